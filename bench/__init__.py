@@ -1,0 +1,1 @@
+"""Benchmarks: programs that print JSON. Never timed assertions in tests."""

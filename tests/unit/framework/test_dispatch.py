@@ -1,0 +1,160 @@
+"""The combination rules of ARCHITECTURE §4, each pinned with stand-in plugins."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import pytest
+
+from vscheduler.framework.dispatch import Dispatcher
+from vscheduler.framework.results import ABSTAIN, Code, Status, Vote
+from vscheduler.framework.state import JobState, TaskState
+from vscheduler.testing.builders import pod, podgroup
+
+
+@dataclasses.dataclass
+class Option:
+    name: str
+    off: frozenset[str] = frozenset()
+
+    def is_enabled(self, flag: str) -> bool:
+        return flag not in self.off
+
+
+def job(name: str = "j", seconds: float = 0) -> JobState:
+    return JobState(podgroup(name).created(seconds).build())
+
+
+def task(name: str) -> TaskState:
+    return TaskState(pod(name).build(), None, 0)
+
+
+class Votes:
+    def __init__(self, enqueue: Vote = Vote.ABSTAIN, starving: bool | None = None) -> None:
+        self._enqueue = enqueue
+        if starving is not None:
+            self.is_job_starving = lambda _job: starving
+
+    def vote_enqueue(self, _job: JobState) -> Vote:
+        return self._enqueue
+
+
+def dispatcher(*tiers: Sequence[tuple[str, object]]) -> Dispatcher:
+    return Dispatcher([[(Option(name), plugin) for name, plugin in tier] for tier in tiers])
+
+
+@pytest.mark.parametrize(
+    ("tiers", "expected"),
+    [
+        pytest.param([], True, id="no votes at all allows"),
+        pytest.param([[Vote.ABSTAIN], [Vote.ABSTAIN]], True, id="all abstain allows"),
+        pytest.param([[Vote.PERMIT, Vote.REJECT]], False, id="a reject in the tier ends it"),
+        pytest.param([[Vote.PERMIT], [Vote.REJECT]], True, id="a permitting tier decides"),
+        pytest.param([[Vote.ABSTAIN], [Vote.REJECT]], False, id="abstaining tier moves on"),
+    ],
+)
+def test_tier_vote_follows_volcano(tiers: list[list[Vote]], expected: bool) -> None:
+    d = dispatcher(
+        *[[(f"p{t}{i}", Votes(v)) for i, v in enumerate(tier)] for t, tier in enumerate(tiers)]
+    )
+    assert d.is_job_enqueueable(job()) is expected
+
+
+def test_starving_is_decided_by_the_first_tier_holding_a_starving_plugin() -> None:
+    d = dispatcher(
+        [("a", Votes())],
+        [("b", Votes(starving=True)), ("c", Votes(starving=False))],
+        [("d", Votes(starving=True))],
+    )
+    assert d.is_job_starving(job()) is False
+    assert dispatcher([("a", Votes())]).is_job_starving(job()) is False
+    assert dispatcher([("b", Votes(starving=True))]).is_job_starving(job()) is True
+
+
+class Victims:
+    def __init__(self, answer: object) -> None:
+        self.answer = answer
+
+    def select_preemptees(self, _preemptor: TaskState, candidates: Sequence[TaskState]) -> object:
+        if self.answer is ABSTAIN:
+            return ABSTAIN
+        assert isinstance(self.answer, set)
+        return tuple(t for t in candidates if t.facts.name in self.answer)
+
+
+def test_preemptable_intersects_within_the_deciding_tier() -> None:
+    tasks = [task(n) for n in "abcd"]
+    d = dispatcher(
+        [("x", Victims(ABSTAIN)), ("y", Victims({"a", "b", "c"})), ("z", Victims({"b", "c", "d"}))]
+    )
+    assert [t.facts.name for t in d.select_preemptees(tasks[0], tasks)] == ["b", "c"]
+
+
+def test_an_empty_intersection_means_no_victims_and_later_plugins_cannot_overrule_it() -> None:
+    tasks = [task(n) for n in "ab"]
+    d = dispatcher(
+        [("protect", Victims(set())), ("greedy", Victims({"a", "b"}))], [("next", Victims({"a"}))]
+    )
+    assert d.select_preemptees(tasks[0], tasks) == ()
+
+
+def test_a_tier_that_only_abstains_passes_the_decision_on() -> None:
+    tasks = [task(n) for n in "ab"]
+    d = dispatcher([("x", Victims(ABSTAIN))], [("y", Victims({"b"}))])
+    assert [t.facts.name for t in d.select_preemptees(tasks[0], tasks)] == ["b"]
+
+
+class Orders:
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def compare_jobs(self, _a: JobState, _b: JobState) -> int:
+        return self.value
+
+
+def test_job_order_takes_the_first_non_zero_answer_then_creation_time_then_uid() -> None:
+    early, late = job("b", 1), job("a", 2)
+    assert dispatcher([("o", Orders(0))]).compare_jobs(early, late) == -1
+    assert dispatcher([("o", Orders(0)), ("p", Orders(5))]).compare_jobs(early, late) == 1
+    same_a, same_b = job("a", 1), job("b", 1)
+    assert dispatcher().compare_jobs(same_a, same_b) == -1
+
+
+def test_task_order_ties_break_on_pod_index_first() -> None:
+    d = dispatcher()
+    first = TaskState(pod("w-z").index(0).created(5).build(), None, 0)
+    second = TaskState(pod("w-a").index(1).created(1).build(), None, 0)
+    assert d.compare_tasks(first, second) == -1
+
+
+class Broken:
+    def is_job_ready(self, _job: JobState) -> bool:
+        raise RuntimeError("boom")
+
+    def validate_job(self, _job: JobState) -> Status | None:
+        raise ValueError("bad")
+
+    def is_overused(self, _queue: object) -> bool:
+        raise RuntimeError("boom")
+
+
+def test_a_raising_plugin_gives_the_conservative_answer_and_is_recorded() -> None:
+    d = dispatcher([("broken", Broken())])
+    assert d.is_job_ready(job()) is False
+    status = d.validate_job(job())
+    assert status is not None
+    assert status.code is Code.ERROR
+    assert status.plugin == "broken"
+    assert d.is_overused(object()) is True  # type: ignore[arg-type]
+    assert [e.point for e in d.errors] == ["jobReady", "jobValid", "overused"]
+
+
+def test_a_disabled_flag_removes_the_plugin_from_that_point_only() -> None:
+    class Both(Votes):
+        def is_job_ready(self, _job: JobState) -> bool:
+            return False
+
+    d = Dispatcher([[(Option("p", frozenset({"enableJobReady"})), Both(Vote.REJECT))]])
+    assert d.is_job_ready(job()) is True
+    assert d.is_job_enqueueable(job()) is False

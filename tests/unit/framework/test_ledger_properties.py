@@ -1,0 +1,108 @@
+"""Node accounting stays exact under any sequence of statement operations (hypothesis)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from vscheduler.clock import FixedClock
+from vscheduler.framework.session import Session
+from vscheduler.framework.state import TaskState
+from vscheduler.model.status import OCCUPYING, TaskStatus
+from vscheduler.testing.builders import START, node, pod, snapshot
+
+NODES = 3
+PENDING = 6
+RUNNING = 3
+
+
+def open_session() -> Session:
+    nodes = [node(f"n{i}").resources(cpu="4", memory="8Gi") for i in range(NODES)]
+    pending = [pod(f"p{i}").requests(cpu=f"{(i % 3) + 1}", memory="1Gi") for i in range(PENDING)]
+    running = [
+        pod(f"r{i}").requests(cpu="1", memory="512Mi").on(f"n{i % NODES}") for i in range(RUNNING)
+    ]
+    return Session(snapshot(*nodes, *pending, *running), [], clock=FixedClock(START))
+
+
+def check_books(session: Session) -> None:
+    ledger = session.ledger
+    assert np.array_equal(ledger.idle + ledger.used, ledger.allocatable)
+    used = np.zeros_like(ledger.used)
+    releasing = np.zeros_like(ledger.used)
+    pipelined = np.zeros_like(ledger.used)
+    for task in session.tasks.values():
+        if task.node_index < 0:
+            continue
+        row = ledger.vector(task.resreq)
+        if task.status in OCCUPYING or task.status is TaskStatus.RELEASING:
+            used[task.node_index] += row
+        if task.status is TaskStatus.RELEASING:
+            releasing[task.node_index] += row
+        if task.status is TaskStatus.PIPELINED:
+            pipelined[task.node_index] += row
+    assert np.array_equal(ledger.used, used)
+    assert np.array_equal(ledger.releasing, releasing)
+    assert np.array_equal(ledger.pipelined, pipelined)
+
+
+operation = st.tuples(
+    st.sampled_from(["allocate", "pipeline", "evict", "end"]),
+    st.integers(0, 100),
+    st.integers(0, NODES - 1),
+    st.booleans(),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(operation, max_size=30))
+def test_idle_plus_used_equals_allocatable_after_any_sequence(
+    ops: list[tuple[str, int, int, bool]],
+) -> None:
+    session = open_session()
+    stmt = session.statement()
+    for kind, pick, node_index, commit in ops:
+        pending = [t for t in session.tasks.values() if t.status is TaskStatus.PENDING]
+        running = [t for t in session.tasks.values() if t.status is TaskStatus.RUNNING]
+        if kind == "allocate" and pending:
+            task = pending[pick % len(pending)]
+            if task.resreq.fits_in(session.ledger.resources_of(session.ledger.idle[node_index])):
+                stmt.allocate(task, node_index)
+        elif kind == "pipeline" and pending:
+            stmt.pipeline(pending[pick % len(pending)], node_index)
+        elif kind == "evict" and running:
+            stmt.evict(running[pick % len(running)], "test")
+        elif kind == "end":
+            stmt.commit() if commit else stmt.discard()
+            stmt = session.statement()
+        check_books(session)
+        assert (session.ledger.used <= session.ledger.allocatable).all()
+    stmt.discard()
+    check_books(session)
+
+
+def test_discard_restores_the_ledger_exactly() -> None:
+    session = open_session()
+    before = [
+        a.copy()
+        for a in (
+            session.ledger.idle,
+            session.ledger.used,
+            session.ledger.pipelined,
+            session.ledger.releasing,
+        )
+    ]
+    stmt = session.statement()
+    tasks: list[TaskState] = [t for t in session.tasks.values() if t.status is TaskStatus.PENDING]
+    stmt.allocate(tasks[0], 0)
+    stmt.pipeline(tasks[1], 1)
+    stmt.evict(next(t for t in session.tasks.values() if t.status is TaskStatus.RUNNING), "x")
+    stmt.discard()
+    after = (
+        session.ledger.idle,
+        session.ledger.used,
+        session.ledger.pipelined,
+        session.ledger.releasing,
+    )
+    assert all(np.array_equal(a, b) for a, b in zip(before, after, strict=True))
+    assert all(t.status is TaskStatus.PENDING for t in tasks)

@@ -1,0 +1,46 @@
+"""Which jobs allocate and backfill may place, and how a job's statement is settled.
+
+Shared by the placing actions so both apply the same admission rules: a Pending PodGroup waits for
+enqueue (or counts as Inqueue when no enqueue action is configured), a malformed or invalid job or
+one whose queue is missing is skipped with a note that its pods will carry.
+"""
+
+from __future__ import annotations
+
+from vscheduler.framework.session import Session
+from vscheduler.framework.state import JobState
+from vscheduler.framework.statement import Statement
+from vscheduler.model.status import PodGroupPhase
+
+
+def admitted_jobs(session: Session) -> dict[str, list[JobState]]:
+    """Jobs allocate and backfill may place, by queue; the others get a note saying why."""
+    treat_pending_as_inqueue = "enqueue" not in session.actions
+    by_queue: dict[str, list[JobState]] = {}
+    for job in session.jobs.values():
+        if job.is_pending():
+            if not treat_pending_as_inqueue:
+                continue
+            job.phase = PodGroupPhase.INQUEUE
+        if job.facts.problem:
+            session.note_job(job, job.facts.problem)
+            continue
+        invalid = session.hooks.validate_job(job)
+        if invalid is not None:
+            session.note_job(job, f"podgroup {job.key} is not valid: {invalid.reason}")
+            continue
+        if session.queue_of(job) is None:
+            session.note_job(job, f"queue {job.queue} of podgroup {job.key} not found")
+            continue
+        by_queue.setdefault(job.queue, []).append(job)
+    return by_queue
+
+
+def settle(session: Session, stmt: Statement, job: JobState) -> None:
+    """Commit a ready job's statement, keep a pipelined one's, discard the rest."""
+    if session.hooks.is_job_ready(job):
+        stmt.commit()
+    elif session.hooks.is_job_pipelined(job):
+        stmt.keep()
+    else:
+        stmt.discard()

@@ -1,0 +1,127 @@
+"""allocate: place pending tasks of admitted jobs, gang by gang, queue by queue.
+
+Queues are taken in queue order (overused queues are skipped), one job per turn in job order,
+tasks in task order. For each task: the queue's allocatable vote, pre-predicates, then the
+placer (predicates, resource fit, scores; idle first, then future idle). A job's placements form
+one statement: committed when the job is ready, kept when it is pipelined, discarded otherwise.
+A job that becomes ready with tasks left goes back into its queue, so other jobs get a turn
+(Volcano's fairness). With no `enqueue` action configured, Pending jobs are treated as Inqueue.
+
+When a task fits nowhere, its job stops unless tasks of another template could still make the
+gang (Volcano's NeedContinueAllocating, by template rather than by task role); later tasks of a
+template that already failed are not tried again in this turn.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from typing import Final
+
+from vscheduler.actions.admission import admitted_jobs, settle
+from vscheduler.actions.ordering import LiveQueue
+from vscheduler.conf.arguments import ArgumentReader
+from vscheduler.framework.placement import FitFailure
+from vscheduler.framework.session import Session
+from vscheduler.framework.state import JobState, QueueState, TaskState
+from vscheduler.framework.statement import Statement
+
+NAME: Final = "allocate"
+
+
+class Allocate:
+    """The allocate action."""
+
+    name = NAME
+
+    def execute(self, session: Session) -> None:
+        """Place what fits."""
+        hooks = session.hooks
+        by_queue = admitted_jobs(session)
+        queues: LiveQueue[QueueState] = LiveQueue(
+            hooks.compare_queues, (session.queues[name] for name in sorted(by_queue))
+        )
+        jobs = {name: LiveQueue(hooks.compare_jobs, items) for name, items in by_queue.items()}
+        pending: dict[str, deque[TaskState]] = {}
+        while queues:
+            queue = queues.pop()
+            waiting = jobs[queue.name]
+            if hooks.is_overused(queue):
+                for job in _drain(waiting):
+                    session.note_job(job, f"queue {queue.name} is overused")
+                continue
+            job = waiting.pop()
+            if job.key not in pending:
+                pending[job.key] = deque(session.pending_tasks(job, best_effort=False))
+            tasks = pending[job.key]
+            if tasks:
+                stmt = session.statement()
+                self._place(session, stmt, job, tasks, waiting, queue)
+                settle(session, stmt, job)
+            if waiting:
+                queues.push(queue)
+
+    def _place(
+        self,
+        session: Session,
+        stmt: Statement,
+        job: JobState,
+        tasks: deque[TaskState],
+        waiting: LiveQueue[JobState],
+        queue: QueueState,
+    ) -> None:
+        hooks, placer = session.hooks, session.placer
+        failed: set[int] = set()
+        while tasks:
+            task = tasks.popleft()
+            if not hooks.allows_allocation(queue, task):
+                session.note_task(
+                    task, f"queue {queue.name} has no room left for this pod (allocatable vote)"
+                )
+                continue
+            if task.class_id in failed:
+                session.failed_class[task.uid] = task.class_id
+                continue
+            pre = hooks.prefilter(task)
+            if pre is not None:
+                session.record_fit_failure(task, placer.failure(task, None, None, pre))
+                break
+            choice = placer.choose(task)
+            if isinstance(choice, FitFailure):
+                session.record_fit_failure(task, choice)
+                failed.add(task.class_id)
+                if _may_continue(job, tasks, failed):
+                    continue
+                break
+            session.record_schedulable(task)
+            if choice.fits_idle:
+                stmt.allocate(task, choice.node)
+            else:
+                stmt.pipeline(task, choice.node)
+            if tasks and hooks.is_job_ready(job):
+                waiting.push(job)
+                break
+
+
+def _may_continue(job: JobState, tasks: deque[TaskState], failed: set[int]) -> bool:
+    """Could the tasks of templates that have not failed still make the gang?"""
+    if job.min_member >= len(job.tasks):
+        return False
+    hopeful = sum(1 for t in tasks if t.class_id not in failed)
+    return job.ready_num() + job.waiting_num() + hopeful >= job.min_member
+
+
+def _drain(queue: LiveQueue[JobState]) -> list[JobState]:
+    out = []
+    while queue:
+        out.append(queue.pop())
+    return out
+
+
+def build(arguments: Mapping[str, object]) -> Allocate:
+    """The allocate action. Volcano's `enablePredicateErrorCache` is accepted (our per-class
+    evaluation cache always plays that role)."""
+    reader = ArgumentReader(arguments, owner="action allocate")
+    reader.bool("enablePredicateErrorCache", True)
+    reader.finish()
+    return Allocate()

@@ -1,0 +1,51 @@
+"""backfill: place best-effort tasks (pods that request nothing) of admitted jobs.
+
+Jobs in job order; for each best-effort pending task, the nodes passing every predicate are
+scored and the best taken. A job's placements are settled as in allocate (commit when ready).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from vscheduler.actions.admission import admitted_jobs, settle
+from vscheduler.conf.arguments import ArgumentReader
+from vscheduler.framework.placement import FitFailure
+from vscheduler.framework.session import Session
+
+NAME: Final = "backfill"
+
+
+class Backfill:
+    """The backfill action."""
+
+    name = NAME
+
+    def execute(self, session: Session) -> None:
+        """Place best-effort tasks."""
+        hooks, placer = session.hooks, session.placer
+        jobs = [job for group in admitted_jobs(session).values() for job in group]
+        for job in session.ordered_jobs(jobs):
+            tasks = session.pending_tasks(job, best_effort=True)
+            if not tasks:
+                continue
+            stmt = session.statement()
+            for task in tasks:
+                pre = hooks.prefilter(task)
+                if pre is not None:
+                    session.record_fit_failure(task, placer.failure(task, None, None, pre))
+                    break
+                choice = placer.choose(task)
+                if isinstance(choice, FitFailure):
+                    session.record_fit_failure(task, choice)
+                    break
+                session.record_schedulable(task)
+                stmt.allocate(task, choice.node)
+            settle(session, stmt, job)
+
+
+def build(arguments: Mapping[str, object]) -> Backfill:
+    """The backfill action (it takes no arguments)."""
+    ArgumentReader(arguments, owner="action backfill").finish()
+    return Backfill()

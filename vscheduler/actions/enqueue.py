@@ -1,0 +1,65 @@
+"""enqueue: admit Pending PodGroups (phase Pending -> Inqueue) when the enqueueable vote allows.
+
+Queues are visited in queue order and each queue's Pending jobs in job order, one job per turn,
+so admission interleaves across queues as Volcano's does. A PodGroup without minResources is
+always admitted. A job not admitted keeps phase Pending and its pods say why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from vscheduler.actions.ordering import LiveQueue
+from vscheduler.conf.arguments import ArgumentReader
+from vscheduler.framework.session import Session
+from vscheduler.framework.state import JobState, QueueState
+from vscheduler.model.status import PodGroupPhase
+
+NAME: Final = "enqueue"
+
+
+class Enqueue:
+    """The enqueue action."""
+
+    name = NAME
+
+    def execute(self, session: Session) -> None:
+        """Admit what the votes allow."""
+        hooks = session.hooks
+        by_queue: dict[str, list[JobState]] = {}
+        for job in session.jobs.values():
+            if not job.is_pending():
+                continue
+            if session.queue_of(job) is None:
+                session.note_job(job, f"queue {job.queue} of podgroup {job.key} not found")
+                continue
+            by_queue.setdefault(job.queue, []).append(job)
+        queues: LiveQueue[QueueState] = LiveQueue(
+            hooks.compare_queues, (session.queues[name] for name in sorted(by_queue))
+        )
+        jobs = {name: LiveQueue(hooks.compare_jobs, items) for name, items in by_queue.items()}
+        while queues:
+            queue = queues.pop()
+            pending = jobs[queue.name]
+            job = pending.pop()
+            if job.facts.min_resources is None or hooks.is_job_enqueueable(job):
+                hooks.job_enqueued(job)
+                job.phase = PodGroupPhase.INQUEUE
+            else:
+                session.note_job(job, _not_admitted(job))
+            if pending:
+                queues.push(queue)
+
+
+def _not_admitted(job: JobState) -> str:
+    return (
+        f"podgroup {job.key} is Pending: not admitted to queue {job.queue} "
+        f"(minResources {job.facts.min_resources} do not fit what the queue and cluster allow)"
+    )
+
+
+def build(arguments: Mapping[str, object]) -> Enqueue:
+    """The enqueue action (it takes no arguments)."""
+    ArgumentReader(arguments, owner="action enqueue").finish()
+    return Enqueue()

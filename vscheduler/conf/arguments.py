@@ -1,0 +1,226 @@
+"""Typed reading of a plugin's or an action's `arguments`, checked once when the policy is loaded.
+
+A plugin builds an `ArgumentReader` over its arguments, asks for each value with a type and a
+default, and calls `finish()`: every wrong value and every argument nobody asked for is reported
+together in one `PluginArgsError`. Values are accepted as leniently as Volcano reads them (a YAML
+int, an integral float or a numeric string for an int; `true`/`false` or their string spellings for
+a bool). Also owns Go duration parsing ("30s", "1h30m", "500ms"). Does no I/O.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import re
+from collections.abc import Collection, Mapping
+from types import MappingProxyType
+from typing import Final
+
+from vscheduler.conf.suggest import describe, did_you_mean
+from vscheduler.errors import PluginArgsError
+
+_INT_TEXT: Final = re.compile(r"[+-]?[0-9]+")
+_FLOAT_TEXT: Final = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# strconv.ParseBool's spellings: Volcano read string-typed arguments with it.
+_BOOL_TEXT: Final[Mapping[str, bool]] = MappingProxyType(
+    {
+        **dict.fromkeys(("true", "True", "TRUE", "t", "T", "1"), True),
+        **dict.fromkeys(("false", "False", "FALSE", "f", "F", "0"), False),
+    }
+)
+_DURATION_PART: Final = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
+_DURATION_UNIT_SECONDS: Final[Mapping[str, float]] = MappingProxyType(
+    {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+)
+_DURATION_HINT: Final = "a duration like '30s', '5m', '1h30m' or '500ms'"
+
+
+def parse_go_duration(text: str) -> float:
+    """Seconds in a Go `time.ParseDuration` string ("300ms", "1h30m", "-1.5h", "0").
+
+    Raises ValueError when `text` is not one.
+    """
+    body, sign = text, 1.0
+    if body.startswith(("+", "-")):
+        sign = -1.0 if body[0] == "-" else 1.0
+        body = body[1:]
+    if body == "0":
+        return 0.0
+    if not body:
+        raise ValueError(f"invalid duration {text!r}")
+    total, position = 0.0, 0
+    while position < len(body):
+        part = _DURATION_PART.match(body, position)
+        if part is None:
+            raise ValueError(f"invalid duration {text!r}")
+        total += float(part.group(1)) * _DURATION_UNIT_SECONDS[part.group(2)]
+        position = part.end()
+    return sign * total
+
+
+def _as_int(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and _INT_TEXT.fullmatch(value):
+        return int(value)
+    return None
+
+
+def _as_float(value: object) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return float(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, str) and _FLOAT_TEXT.fullmatch(value):
+        return float(value)
+    return None
+
+
+def _range_phrase(noun: str, minimum: object | None, maximum: object | None) -> str:
+    if minimum is not None and maximum is not None:
+        return f"{noun} >= {minimum} and <= {maximum}"
+    if minimum is not None:
+        return f"{noun} >= {minimum}"
+    if maximum is not None:
+        return f"{noun} <= {maximum}"
+    return noun
+
+
+def _in_range(value: float, minimum: float | None, maximum: float | None) -> bool:
+    return (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
+
+
+class ArgumentReader:
+    """Reads `arguments` with types and defaults, collecting every problem until `finish()`."""
+
+    def __init__(self, arguments: Mapping[str, object], *, owner: builtins.str) -> None:
+        self._arguments = arguments
+        self._owner = owner
+        self._asked: set[builtins.str] = set()
+        self._problems: list[builtins.str] = []
+
+    @property
+    def problems(self) -> tuple[builtins.str, ...]:
+        """The problems found so far, each a full sentence naming owner and argument."""
+        return tuple(self._problems)
+
+    def int(
+        self,
+        key: builtins.str,
+        default: builtins.int,
+        *,
+        minimum: builtins.int | None = None,
+        maximum: builtins.int | None = None,
+    ) -> builtins.int:
+        """An integer argument: a YAML int, an integral float, or a string of digits."""
+        if not self._present(key):
+            return default
+        raw = self._arguments[key]
+        value = _as_int(raw)
+        if value is None or not _in_range(value, minimum, maximum):
+            self._wrong(key, _range_phrase("an integer", minimum, maximum), raw)
+            return default
+        return value
+
+    def float(
+        self,
+        key: builtins.str,
+        default: builtins.float,
+        *,
+        minimum: builtins.float | None = None,
+        maximum: builtins.float | None = None,
+    ) -> builtins.float:
+        """A finite number: a YAML int or float, or a numeric string."""
+        if not self._present(key):
+            return default
+        raw = self._arguments[key]
+        value = _as_float(raw)
+        if value is None or not _in_range(value, minimum, maximum):
+            self._wrong(key, _range_phrase("a number", minimum, maximum), raw)
+            return default
+        return value
+
+    def bool(self, key: builtins.str, default: builtins.bool) -> builtins.bool:
+        """A YAML bool, or a string Go's strconv.ParseBool accepts ("true", "false", "1", ...)."""
+        if not self._present(key):
+            return default
+        raw = self._arguments[key]
+        if isinstance(raw, bool):
+            return raw
+        if isinstance(raw, str) and raw in _BOOL_TEXT:
+            return _BOOL_TEXT[raw]
+        self._wrong(key, "true or false", raw)
+        return default
+
+    def str(
+        self,
+        key: builtins.str,
+        default: builtins.str,
+        *,
+        choices: Collection[builtins.str] | None = None,
+    ) -> builtins.str:
+        """A string argument, optionally one of `choices`."""
+        if not self._present(key):
+            return default
+        raw = self._arguments[key]
+        if not isinstance(raw, str):
+            self._wrong(key, "a string", raw)
+            return default
+        if choices is not None and raw not in choices:
+            allowed = ", ".join(repr(choice) for choice in sorted(choices))
+            hint = did_you_mean(raw, choices)
+            self._problem(key, f"must be one of {allowed}, got {describe(raw)}{hint}")
+            return default
+        return raw
+
+    def duration(self, key: builtins.str, default_seconds: builtins.float) -> builtins.float:
+        """A non-negative Go duration string, in seconds ("5m" -> 300.0)."""
+        if not self._present(key):
+            return default_seconds
+        raw = self._arguments[key]
+        try:
+            seconds = parse_go_duration(raw) if isinstance(raw, str) else None
+        except ValueError:
+            seconds = None
+        if seconds is None:
+            self._wrong(key, _DURATION_HINT, raw)
+            return default_seconds
+        if seconds < 0:
+            self._problem(key, f"must not be negative, got {describe(raw)}")
+            return default_seconds
+        return seconds
+
+    def raw(self, key: builtins.str) -> object | None:
+        """The value as parsed (None when absent); the key counts as read."""
+        self._asked.add(key)
+        return self._arguments.get(key)
+
+    def keys_with_prefix(self, prefix: builtins.str) -> tuple[builtins.str, ...]:
+        """The argument keys starting with `prefix`, in document order (not marked as read)."""
+        return tuple(key for key in self._arguments if key.startswith(prefix))
+
+    def finish(self, *, allow_prefixes: Collection[builtins.str] = ()) -> None:
+        """Raise PluginArgsError listing every problem, including arguments nobody read."""
+        prefixes = tuple(allow_prefixes)
+        for key in self._arguments:
+            if key in self._asked or key.startswith(prefixes):
+                continue
+            self._problem(key, f"unknown argument{did_you_mean(key, self._asked)}")
+        if self._problems:
+            raise PluginArgsError("; ".join(self._problems))
+
+    def _present(self, key: builtins.str) -> builtins.bool:
+        self._asked.add(key)
+        return key in self._arguments
+
+    def _wrong(self, key: builtins.str, expected: builtins.str, raw: object) -> None:
+        self._problem(key, f"must be {expected}, got {describe(raw)}")
+
+    def _problem(self, key: builtins.str, message: builtins.str) -> None:
+        self._problems.append(f"{self._owner}: arguments.{key}: {message}")

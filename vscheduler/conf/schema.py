@@ -1,0 +1,164 @@
+"""The shape of a scheduler policy, as Volcano's `pkg/scheduler/conf/scheduler_conf.go` defines it.
+
+Owns the frozen values a parsed policy is made of and the keys Volcano accepts at each level.
+Must not parse text or know which actions and plugins exist (the registries live elsewhere).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Final
+
+from vscheduler.conf.suggest import did_you_mean
+
+# Every `PluginOption` flag, spelled exactly as Volcano's yaml tags spell them ("enable..." and
+# "enabled..." both occur), in the struct's order. `enableNamespaceOrder` was removed from Volcano's
+# struct later; it is kept so older policies that set it still load (it switches nothing here).
+ENABLE_FLAGS: Final[tuple[str, ...]] = (
+    "enableJobOrder",
+    "enableNamespaceOrder",
+    "enableHierarchy",
+    "enableJobReady",
+    "enableJobPipelined",
+    "enableTaskOrder",
+    "enablePreemptable",
+    "enableReclaimable",
+    "enablePreemptive",
+    "enableQueueOrder",
+    "enabledClusterOrder",
+    "enablePredicate",
+    "enableBestNode",
+    "enableNodeOrder",
+    "enableTargetJob",
+    "enableReservedNodes",
+    "enableJobEnqueued",
+    "enabledVictim",
+    "enableJobStarving",
+    "enabledOverused",
+    "enabledAllocatable",
+    "enabledHyperNodeOrder",
+    "enabledSubJobReady",
+    "enabledSubJobPipelined",
+    "enabledSubJobOrder",
+    "enabledHyperNodeGradient",
+)
+
+# Other accepted spellings. `enabledVictim` is Volcano's yaml tag; `enableVictim` is what most
+# other flags would suggest (and what some policies write). Volcano once tagged the cluster-order
+# flag `EnabledClusterOrder`.
+FLAG_ALIASES: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "enableVictim": "enabledVictim",
+        "EnabledClusterOrder": "enabledClusterOrder",
+    }
+)
+
+# Omitted flags mean "enabled" (Volcano's ApplyPluginConfDefaults), except these two.
+OFF_BY_DEFAULT: Final[frozenset[str]] = frozenset({"enableHierarchy", "enabledClusterOrder"})
+
+TOP_LEVEL_KEYS: Final[tuple[str, ...]] = ("actions", "tiers", "configurations", "metrics")
+TIER_KEYS: Final[tuple[str, ...]] = ("plugins",)
+PLUGIN_KEYS: Final[tuple[str, ...]] = ("name", *ENABLE_FLAGS, "arguments")
+CONFIGURATION_KEYS: Final[tuple[str, ...]] = ("name", "arguments")
+
+# The `metrics` block is a flat string map in Volcano; these are the keys its metrics clients read.
+METRICS_KEYS: Final[tuple[str, ...]] = (
+    "type",
+    "address",
+    "interval",
+    "tls.insecureSkipVerify",
+    "elasticsearch.index",
+    "elasticsearch.username",
+    "elasticsearch.password",
+    "elasticsearch.hostnameFieldName",
+)
+METRICS_TYPES: Final[tuple[str, ...]] = ("prometheus", "prometheus_adaptor", "elasticsearch")
+
+_KNOWN_FLAGS: Final[frozenset[str]] = frozenset(ENABLE_FLAGS)
+_NO_ARGUMENTS: Final[Mapping[str, object]] = MappingProxyType({})
+
+
+def _empty_mapping() -> Mapping[str, object]:
+    return _NO_ARGUMENTS
+
+
+def _no_flags() -> Mapping[str, bool]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PluginOption:
+    """One `tiers[].plugins[]` entry: the plugin's name, the flags given, and its arguments."""
+
+    name: str
+    flags: Mapping[str, bool] = field(default_factory=_no_flags)
+    arguments: Mapping[str, object] = field(default_factory=_empty_mapping)
+
+    def is_enabled(self, flag: str) -> bool:
+        """Whether an extension point is switched on; an omitted flag takes Volcano's default."""
+        canonical = FLAG_ALIASES.get(flag, flag)
+        if canonical not in _KNOWN_FLAGS:
+            raise KeyError(f"unknown plugin option flag {flag!r}{did_you_mean(flag, ENABLE_FLAGS)}")
+        given = self.flags.get(canonical)
+        if given is not None:
+            return given
+        return canonical not in OFF_BY_DEFAULT
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tier:
+    """An ordered group of plugins; earlier tiers win where callbacks combine tier by tier."""
+
+    plugins: tuple[PluginOption, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ActionConfiguration:
+    """One `configurations[]` entry: arguments for the action named `name`."""
+
+    name: str
+    arguments: Mapping[str, object] = field(default_factory=_empty_mapping)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetricsConfig:
+    """The `metrics` block: where node-usage metrics come from.
+
+    Typed fields hold Volcano's effective values (its defaults when a key is omitted); `raw` is the
+    block as given, flattened to Volcano's dotted keys, every value as text. Neither `raw` nor the
+    password shows in `repr`.
+    """
+
+    type: str = "prometheus"
+    address: str = ""
+    interval: str = ""
+    interval_seconds: float | None = None
+    tls_insecure_skip_verify: bool = False
+    elasticsearch_index: str = "metricbeat-*"
+    elasticsearch_username: str = ""
+    elasticsearch_password: str = field(default="", repr=False)
+    elasticsearch_hostname_field_name: str = "host.hostname"
+    raw: Mapping[str, object] = field(default_factory=_empty_mapping, repr=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Policy:
+    """A whole scheduler policy: actions in run order, plugin tiers, action arguments, metrics."""
+
+    actions: tuple[str, ...] = ()
+    tiers: tuple[Tier, ...] = ()
+    configurations: tuple[ActionConfiguration, ...] = ()
+    metrics: MetricsConfig | None = None
+
+    def action_arguments(self, action: str) -> Mapping[str, object]:
+        """The `arguments` configured for `action`, or an empty mapping."""
+        for configuration in self.configurations:
+            if configuration.name == action:
+                return configuration.arguments
+        return _NO_ARGUMENTS
+
+    def plugins(self) -> tuple[PluginOption, ...]:
+        """Every configured plugin, tiers flattened in order."""
+        return tuple(plugin for tier in self.tiers for plugin in tier.plugins)

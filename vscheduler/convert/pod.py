@@ -1,0 +1,229 @@
+"""A raw `v1` Pod becomes a `TaskFacts`.
+
+Owns: which pods matter to this scheduler; a pod's task status (Volcano's mapping); its job
+(PodGroup annotation, else a job of its own); its priority (spec.priority, else its class's,
+else the global default's), preemptability (`volcano.sh/preemptable`), index and task role;
+`pod_request` and `qos_class` over a bare spec (the arithmetic is in `podresources`).
+Must not: look at nodes, PodGroups or Queues (a missing PodGroup is the scheduler's to report).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Hashable, Mapping
+from typing import Final
+
+from vscheduler.convert import placement
+from vscheduler.convert.fields import (
+    INT32_MAX,
+    Meta,
+    Raw,
+    checked_int,
+    choice,
+    mapping,
+    read_meta,
+    string,
+    string_map,
+)
+from vscheduler.convert.misc import resolve_priority
+from vscheduler.convert.podresources import (
+    ListCache,
+    PodResources,
+    effective_request,
+    qos_of,
+    read_pod_resources,
+    summarize,
+)
+from vscheduler.model.facts import PriorityClassFacts, TaskFacts, Toleration
+from vscheduler.model.resources import Resources
+from vscheduler.model.status import QoSClass, TaskStatus
+
+GROUP_NAME_KEYS: Final = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
+"""Annotations naming a pod's PodGroup, in order of precedence."""
+QUEUE_NAME_KEY: Final = "scheduling.volcano.sh/queue-name"
+PREEMPTABLE_KEY: Final = "volcano.sh/preemptable"
+TASK_SPEC_KEY: Final = "volcano.sh/task-spec"
+COMPLETION_INDEX_KEY: Final = "batch.kubernetes.io/job-completion-index"
+DEFAULT_SCHEDULER: Final = "default-scheduler"
+
+_MEMO_LIMIT: Final = 65536
+_PHASES: Final = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
+_GO_TRUE: Final = frozenset({"1", "t", "T", "true", "TRUE", "True"})
+
+
+# --- requests and QoS ----------------------------------------------------------------------------
+def pod_request(spec: Mapping[str, object], *, where: str) -> Resources:
+    """The effective request of a pod spec, as Kubernetes' `PodRequests` computes it.
+
+    Containers are summed; each init container counts as the maximum with what ran before it,
+    a restartable init container (a sidecar) is added to the sum and to every later init
+    container; pod-level requests of cpu, memory and hugepages replace the containers' total;
+    the overhead is added. A container with a limit but no request requests its limit.
+    `where` names the pod in error messages (`Pod default/p1`).
+    """
+    return effective_request(read_pod_resources(spec, where, ListCache()))
+
+
+def qos_class(spec: Mapping[str, object], *, where: str = "Pod") -> QoSClass:
+    """The QoS class of a pod spec, as Kubernetes' `ComputePodQOS` computes it."""
+    return qos_of(read_pod_resources(spec, where, ListCache()))
+
+
+# --- the task ------------------------------------------------------------------------------------
+def convert_pod(
+    obj: Mapping[str, object],
+    *,
+    priority_classes: Mapping[str, PriorityClassFacts],
+    scheduler_name: str,
+) -> TaskFacts | None:
+    """The task for a raw Pod, or None when the pod does not matter to this scheduler.
+
+    Irrelevant: a pod of another scheduler that occupies no node (pending, or finished), and a
+    pod being deleted before it was placed. To convert many pods, use one `PodConverter`.
+    """
+    converter = PodConverter(priority_classes=priority_classes, scheduler_name=scheduler_name)
+    return converter.convert(obj)
+
+
+class PodConverter:
+    """Converts the pods of one snapshot, sharing parsed ResourceLists between them."""
+
+    __slots__ = ("_classes", "_lists", "_scheduler_name", "_times", "_tolerations")
+
+    def __init__(
+        self, *, priority_classes: Mapping[str, PriorityClassFacts], scheduler_name: str
+    ) -> None:
+        self._classes = priority_classes
+        self._scheduler_name = scheduler_name
+        self._lists = ListCache()
+        self._times: dict[str, dt.datetime] = {}
+        self._tolerations: dict[Hashable, tuple[Toleration, ...]] = {}
+
+    def convert(self, obj: Mapping[str, object]) -> TaskFacts | None:
+        """As `convert_pod`."""
+        meta = read_meta(obj, "Pod", namespaced=True, times=self._times)
+        label = meta.label
+        spec = mapping(obj, "spec", label, "")
+        status = mapping(obj, "status", label, "")
+        pod_scheduler = string(spec, "schedulerName", label, "spec") or DEFAULT_SCHEDULER
+        node_name = string(spec, "nodeName", label, "spec") or None
+        phase = choice(status, "phase", label, "status", _PHASES, "Pending")
+        ours = pod_scheduler == self._scheduler_name
+        if not ours and (node_name is None or phase in ("Succeeded", "Failed")):
+            return None
+        task_status = _task_status(phase, node_name=node_name, deleting=meta.deleting)
+        if task_status is None:
+            return None
+        resources = read_pod_resources(spec, label, self._lists)
+        priority, class_name = _priority(spec, label, self._classes)
+        job, group_name = _job(meta) if ours else ("", None)
+        resreq, qos = summarize(resources)
+        return TaskFacts(
+            uid=meta.uid,
+            namespace=meta.namespace,
+            name=meta.name,
+            job=job,
+            group_name=group_name,
+            resreq=resreq,
+            status=task_status,
+            node_name=node_name,
+            scheduler_name=pod_scheduler,
+            priority=priority,
+            priority_class_name=class_name,
+            qos=qos,
+            preemptable=_preemptable(meta),
+            created=meta.created,
+            index=_index(meta),
+            node_selector=string_map(spec, "nodeSelector", label, "spec"),
+            affinity=placement.node_affinity(spec, label),
+            tolerations=self._read_tolerations(spec, label),
+            host_ports=placement.host_ports(
+                _ports_open(resources), label, host_network=spec.get("hostNetwork") is True
+            ),
+            images=placement.images(spec, label),
+            labels=meta.labels,
+            annotations=meta.annotations,
+            task_role=meta.annotations.get(TASK_SPEC_KEY, ""),
+        )
+
+    def _read_tolerations(self, spec: Raw, label: str) -> tuple[Toleration, ...]:
+        """`spec.tolerations`, remembered by content (admission gives most pods the same)."""
+        raw = spec.get("tolerations")
+        if not raw or type(raw) is not list:
+            return placement.tolerations(spec, label)
+        key = tuple(tuple(t.items()) if type(t) is dict else t for t in raw)
+        try:
+            found = self._tolerations.get(key)
+        except TypeError:  # an unhashable value: let the reader say what is wrong
+            return placement.tolerations(spec, label)
+        if found is None:
+            found = placement.tolerations(spec, label)
+            if len(self._tolerations) < _MEMO_LIMIT:
+                self._tolerations[key] = found
+        return found
+
+
+def _ports_open(res: PodResources) -> list[tuple[Raw, str]]:
+    """The containers whose ports stay open: every container and every sidecar."""
+    out = [(c.raw, c.path) for c in res.containers if "ports" in c.raw]
+    out.extend((c.raw, c.path) for c in res.init_containers if c.restartable and "ports" in c.raw)
+    return out
+
+
+def _task_status(phase: str, *, node_name: str | None, deleting: bool) -> TaskStatus | None:
+    """Volcano's mapping; None for a pod deleted before it was placed (it will never run)."""
+    if deleting and phase in ("Pending", "Running"):
+        return TaskStatus.RELEASING if node_name else None
+    if phase == "Pending":
+        return TaskStatus.BOUND if node_name else TaskStatus.PENDING
+    return TaskStatus(phase)
+
+
+def _job(meta: Meta) -> tuple[str, str | None]:
+    for key in GROUP_NAME_KEYS:
+        group = meta.annotations.get(key)
+        if group:
+            return f"{meta.namespace}/{group}", group
+    return f"{meta.namespace}/{lone_job_name(meta.uid)}", None
+
+
+def lone_job_name(pod_uid: str) -> str:
+    """The PodGroup name Volcano gives a pod without one: `podgroup-<uid>`."""
+    return f"podgroup-{pod_uid}"
+
+
+def _priority(spec: Raw, label: str, classes: Mapping[str, PriorityClassFacts]) -> tuple[int, str]:
+    class_name = string(spec, "priorityClassName", label, "spec")
+    value = spec.get("priority")
+    if value is not None:
+        return checked_int(
+            value, label, "spec.priority", minimum=-INT32_MAX - 1, maximum=INT32_MAX
+        ), class_name
+    return resolve_priority(class_name, classes)
+
+
+def _preemptable(meta: Meta) -> bool:
+    """Volcano's rule: the annotation, else the label; Go's ParseBool; malformed means false."""
+    value = meta.annotations.get(PREEMPTABLE_KEY)
+    if value is None:
+        value = meta.labels.get(PREEMPTABLE_KEY)
+    return value in _GO_TRUE
+
+
+def _index(meta: Meta) -> int | None:
+    """The completion index (annotation, then label), else the numeric end of a `a-b-3` name."""
+    for source in (meta.annotations, meta.labels):
+        value = source.get(COMPLETION_INDEX_KEY)
+        if value is not None and _is_index(value):
+            return int(value)
+    name = meta.name
+    if name.count("-") >= 2:
+        last = name[name.rfind("-") + 1 :]
+        if _is_index(last):
+            return int(last)
+    return None
+
+
+def _is_index(text: str) -> bool:
+    """ASCII digits only, short enough to be an index."""
+    return 0 < len(text) <= 18 and text.isascii() and text.isdigit()

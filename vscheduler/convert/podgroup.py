@@ -1,0 +1,110 @@
+"""A raw `scheduling.volcano.sh/v1beta1` PodGroup becomes a `JobFacts`.
+
+Owns: the PodGroup's gang (`minMember`, default 1; `minTaskMember`), `minResources`, queue
+(default `default`), priority (from `priorityClassName`, as for pods), phase (default Pending)
+and conditions, with Volcano's field names.
+Must not: look at the PodGroup's pods or check that its queue exists (the scheduler reports it).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Final
+
+from vscheduler.convert.fields import (
+    INT32_MAX,
+    Raw,
+    as_mapping,
+    checked_int,
+    choice,
+    error,
+    integer,
+    items,
+    mapping,
+    read_meta,
+    show,
+    string,
+    timestamp,
+)
+from vscheduler.convert.misc import resolve_priority
+from vscheduler.model.facts import JobFacts, PodGroupCondition, PriorityClassFacts
+from vscheduler.model.quantity import parse_resource_list
+from vscheduler.model.status import PodGroupPhase
+
+_PHASES: Final = tuple(phase.value for phase in PodGroupPhase)
+
+
+def convert_podgroup(
+    obj: Mapping[str, object], *, priority_classes: Mapping[str, PriorityClassFacts]
+) -> JobFacts:
+    """The job of a raw PodGroup."""
+    meta = read_meta(obj, "PodGroup", namespaced=True)
+    label = meta.label
+    spec = mapping(obj, "spec", label, "")
+    status = mapping(obj, "status", label, "")
+    min_resources = spec.get("minResources")
+    class_name = string(spec, "priorityClassName", label, "spec")
+    priority, _ = resolve_priority(class_name, priority_classes)
+    return JobFacts(
+        uid=meta.uid,
+        namespace=meta.namespace,
+        name=meta.name,
+        queue=string(spec, "queue", label, "spec") or "default",
+        min_member=integer(spec, "minMember", label, "spec", 1, minimum=0, maximum=INT32_MAX),
+        min_task_member=_min_task_member(spec, label),
+        min_resources=None
+        if min_resources is None
+        else parse_resource_list(min_resources, where=f"{label}: spec.minResources"),
+        priority_class_name=class_name,
+        priority=priority,
+        phase=PodGroupPhase(choice(status, "phase", label, "status", _PHASES, "Pending")),
+        conditions=_conditions(status, label),
+        created=meta.created,
+        annotations=meta.annotations,
+    )
+
+
+def _min_task_member(spec: Raw, label: str) -> dict[str, int]:
+    raw = mapping(spec, "minTaskMember", label, "spec")
+    out: dict[str, int] = {}
+    for key, value in raw.items():
+        task: object = key
+        if not isinstance(task, str) or not task:
+            raise error(
+                label, "spec.minTaskMember", f"task names must be strings, got {show(task)}"
+            )
+        path = f"spec.minTaskMember.{task}"
+        out[task] = checked_int(value, label, path, minimum=0, maximum=INT32_MAX)
+    return out
+
+
+def _conditions(status: Raw, label: str) -> tuple[PodGroupCondition, ...]:
+    out = []
+    for i, raw in enumerate(items(status, "conditions", label, "status")):
+        path = f"status.conditions[{i}]"
+        cond = as_mapping(raw, label, path)
+        kind = string(cond, "type", label, path)
+        if not kind:
+            raise error(label, f"{path}.type", "must be a non-empty string")
+        out.append(
+            PodGroupCondition(
+                type=kind,
+                status=string(cond, "status", label, path),
+                reason=string(cond, "reason", label, path),
+                message=string(cond, "message", label, path),
+                transition_id=string(cond, "transitionID", label, path),
+                last_transition_time=_time_text(cond.get("lastTransitionTime"), label, path),
+            )
+        )
+    return tuple(out)
+
+
+def _time_text(value: object, label: str, path: str) -> str:
+    """A condition's time, checked, kept as RFC3339 text ("" when absent)."""
+    if value is None:
+        return ""
+    when = timestamp(value, label, f"{path}.lastTransitionTime")
+    if isinstance(value, str):
+        return value
+    return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,61 @@
+"""A raw `scheduling.volcano.sh/v1beta1` Queue becomes a `QueueFacts`.
+
+Owns: a queue's weight (default 1, at least 1), capability, guarantee, deserved share,
+reclaimable flag (default true), parent, priority and state (default Open), with Volcano's
+field names.
+Must not: check the queue hierarchy (parents that exist, cycles): that is the scheduler's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from vscheduler.convert.fields import (
+    INT32_MAX,
+    boolean,
+    choice,
+    integer,
+    mapping,
+    read_meta,
+    string,
+)
+from vscheduler.model.facts import QueueFacts
+from vscheduler.model.quantity import parse_resource_list
+from vscheduler.model.resources import Resources
+
+_STATES: Final = ("Open", "Closed", "Closing", "Unknown")
+
+
+def convert_queue(obj: Mapping[str, object]) -> QueueFacts:
+    """The facts of a raw Queue (cluster-scoped)."""
+    meta = read_meta(obj, "Queue", namespaced=False)
+    label = meta.label
+    spec = mapping(obj, "spec", label, "")
+    status = mapping(obj, "status", label, "")
+    guarantee = mapping(spec, "guarantee", label, "spec")
+    return QueueFacts(
+        name=meta.name,
+        uid=meta.uid,
+        weight=integer(spec, "weight", label, "spec", 1, minimum=1, maximum=INT32_MAX),
+        capability=_optional_list(spec, "capability", label),
+        guarantee=parse_resource_list(
+            guarantee.get("resource"), where=f"{label}: spec.guarantee.resource"
+        ),
+        deserved=_optional_list(spec, "deserved", label),
+        reclaimable=boolean(spec, "reclaimable", label, "spec", True),
+        state=choice(status, "state", label, "status", _STATES, "Open"),
+        parent=string(spec, "parent", label, "spec"),
+        priority=integer(
+            spec, "priority", label, "spec", 0, minimum=-INT32_MAX - 1, maximum=INT32_MAX
+        ),
+        created=meta.created,
+    )
+
+
+def _optional_list(spec: Mapping[str, object], key: str, label: str) -> Resources | None:
+    """A ResourceList that means "no limit" when absent or empty (Volcano omits empty lists)."""
+    raw = spec.get(key)
+    if raw is None or raw == {}:
+        return None
+    return parse_resource_list(raw, where=f"{label}: spec.{key}")

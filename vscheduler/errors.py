@@ -1,0 +1,47 @@
+"""The exception tree. Every error a user can meet names the object and the field.
+
+VSchedulerError
+├── ConfigError             the scheduler policy is wrong
+│   ├── PolicyError         parse / structure errors (carries every error found)
+│   └── PluginArgsError     a plugin's or action's arguments are wrong
+├── InputError              a Kubernetes object (or a snapshot file) is malformed
+│   └── QuantityError       a resource quantity string is malformed
+└── InvariantError          the framework broke its own bookkeeping: abort the cycle
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class VSchedulerError(Exception):
+    """Root of every error vscheduler raises on purpose."""
+
+
+class ConfigError(VSchedulerError):
+    """The scheduler policy is wrong."""
+
+
+class PolicyError(ConfigError):
+    """One or more errors in a policy document; `errors` lists each, precisely."""
+
+    def __init__(self, errors: Sequence[str], *, source: str = "policy") -> None:
+        self.errors = tuple(errors)
+        self.source = source
+        super().__init__(f"{source}: " + "; ".join(self.errors))
+
+
+class PluginArgsError(ConfigError):
+    """A plugin's or an action's `arguments` are wrong."""
+
+
+class InputError(VSchedulerError):
+    """A Kubernetes object or snapshot document is malformed."""
+
+
+class QuantityError(InputError):
+    """A resource quantity string (`500m`, `1Gi`, `2e3`) is malformed."""
+
+
+class InvariantError(VSchedulerError):
+    """The framework found its own bookkeeping broken; nothing of the cycle is committed."""

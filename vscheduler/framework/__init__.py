@@ -1,0 +1,1 @@
+"""The session runtime: where actions and plugins meet. No I/O; reads only a snapshot."""

@@ -1,0 +1,311 @@
+"""The dispatcher: one method per extension point, each applying its combination rule once.
+
+Built at session open from the policy's tiers: a plugin instance serves a point when it has the
+point's method and the point's flag is enabled in its policy entry. Exceptions raised inside a
+hook never escape: they are recorded on `errors` and the hook counts as the conservative answer
+(a failed filter, a REJECT vote, "not ready", an order of 0).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from vscheduler.framework import points
+from vscheduler.framework.results import ABSTAIN, Abstain, Code, Status, Vote
+from vscheduler.framework.state import JobState, QueueState, TaskState
+
+
+class EnabledFlags(Protocol):
+    """What the dispatcher needs of a policy plugin entry."""
+
+    @property
+    def name(self) -> str:
+        """The plugin name."""
+        ...
+
+    def is_enabled(self, flag: str) -> bool:
+        """Whether `flag` is on for this entry (Volcano's defaults apply)."""
+        ...
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Hook:
+    """One plugin's method serving one point."""
+
+    plugin: str
+    fn: Callable[..., object]
+
+
+Tiers = tuple[tuple[Hook, ...], ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PluginError:
+    """A plugin hook raised: which plugin, at which point, and what."""
+
+    plugin: str
+    point: str
+    message: str
+
+
+def collect(tiers: Sequence[Sequence[tuple[EnabledFlags, object]]], point: points.Point) -> Tiers:
+    """The hooks serving `point`, tier by tier, in policy order."""
+    out: list[tuple[Hook, ...]] = []
+    for tier in tiers:
+        hooks = []
+        for option, plugin in tier:
+            fn = getattr(plugin, point.method, None)
+            if fn is None or (point.flag is not None and not option.is_enabled(point.flag)):
+                continue
+            hooks.append(Hook(option.name, fn))
+        out.append(tuple(hooks))
+    return tuple(out)
+
+
+class Dispatcher:
+    """Calls the hooks of every point and combines their answers."""
+
+    def __init__(self, tiers: Sequence[Sequence[tuple[EnabledFlags, object]]]) -> None:
+        self.tiers: dict[str, Tiers] = {p.name: collect(tiers, p) for p in points.POINTS}
+        self.errors: list[PluginError] = []
+
+    def hooks(self, point: str) -> tuple[Hook, ...]:
+        """Every hook of `point`, tiers flattened."""
+        return tuple(h for tier in self.tiers[point] for h in tier)
+
+    def has(self, point: str) -> bool:
+        """Whether any plugin serves `point`."""
+        return any(self.tiers[point])
+
+    def _failed(self, hook: Hook, point: str, exc: Exception) -> None:
+        self.errors.append(PluginError(hook.plugin, point, f"{type(exc).__name__}: {exc}"))
+
+    # --- ordering: first non-zero -------------------------------------------------------------
+    def _first_nonzero(self, point: str, a: object, b: object) -> int:
+        for tier in self.tiers[point]:
+            for hook in tier:
+                try:
+                    result = hook.fn(a, b)
+                except Exception as exc:
+                    self._failed(hook, point, exc)
+                    continue
+                if result:
+                    return -1 if result < 0 else 1  # type: ignore[operator]
+        return 0
+
+    def compare_jobs(self, a: JobState, b: JobState) -> int:
+        """Job order, made total by creation time then uid."""
+        return self._first_nonzero("jobOrder", a, b) or _tie((a.created, a.uid), (b.created, b.uid))
+
+    def compare_tasks(self, a: TaskState, b: TaskState) -> int:
+        """Task order, made total by pod index, creation time, uid."""
+        result = self._first_nonzero("taskOrder", a, b)
+        if result:
+            return result
+        ai, bi = a.facts.index, b.facts.index
+        if ai is not None and bi is not None and ai != bi:
+            return -1 if ai < bi else 1
+        return _tie((a.facts.created, a.uid), (b.facts.created, b.uid))
+
+    def compare_queues(self, a: QueueState, b: QueueState) -> int:
+        """Queue order, made total by creation time then name."""
+        return self._first_nonzero("queueOrder", a, b) or _tie(
+            (a.facts.created, a.name), (b.facts.created, b.name)
+        )
+
+    # --- all must pass ------------------------------------------------------------------------
+    def _first_failure(self, point: str, *args: object) -> Status | None:
+        for tier in self.tiers[point]:
+            for hook in tier:
+                try:
+                    result = hook.fn(*args)
+                except Exception as exc:
+                    self._failed(hook, point, exc)
+                    return Status(Code.ERROR, f"plugin {hook.plugin} failed: {exc}", hook.plugin)
+                if isinstance(result, Status):
+                    return dataclasses.replace(result, plugin=hook.plugin)
+        return None
+
+    def validate_job(self, job: JobState) -> Status | None:
+        """None when valid; the first plugin's objection otherwise."""
+        return self._first_failure("jobValid", job)
+
+    def prefilter(self, task: TaskState) -> Status | None:
+        """None when every pre-predicate passes."""
+        return self._first_failure("prePredicate", task)
+
+    def _all_true(self, point: str, *args: object, default: bool = True) -> bool:
+        for tier in self.tiers[point]:
+            for hook in tier:
+                try:
+                    if not hook.fn(*args):
+                        return False
+                except Exception as exc:
+                    self._failed(hook, point, exc)
+                    return False
+        return default
+
+    def is_job_ready(self, job: JobState) -> bool:
+        """Every jobReady plugin agrees."""
+        return self._all_true("jobReady", job)
+
+    def allows_allocation(self, queue: QueueState, task: TaskState) -> bool:
+        """Every allocatable plugin agrees."""
+        return self._all_true("allocatable", queue, task)
+
+    def allows_reclaim(self, queue: QueueState, task: TaskState) -> bool:
+        """Every preemptive plugin agrees."""
+        return self._all_true("preemptive", queue, task)
+
+    def is_overused(self, queue: QueueState) -> bool:
+        """Any overused plugin says so."""
+        for tier in self.tiers["overused"]:
+            for hook in tier:
+                try:
+                    if hook.fn(queue):
+                        return True
+                except Exception as exc:
+                    self._failed(hook, "overused", exc)
+                    return True
+        return False
+
+    def is_job_starving(self, job: JobState) -> bool:
+        """The first tier with a jobStarving plugin decides; all of it must agree."""
+        for tier in self.tiers["jobStarving"]:
+            if not tier:
+                continue
+            for hook in tier:
+                try:
+                    if not hook.fn(job):
+                        return False
+                except Exception as exc:
+                    self._failed(hook, "jobStarving", exc)
+                    return False
+            return True
+        return False
+
+    # --- tier votes ---------------------------------------------------------------------------
+    def _tier_vote(self, point: str, job: JobState) -> bool:
+        for tier in self.tiers[point]:
+            permitted = False
+            for hook in tier:
+                try:
+                    vote = hook.fn(job)
+                except Exception as exc:
+                    self._failed(hook, point, exc)
+                    return False
+                if vote == Vote.REJECT:
+                    return False
+                permitted = permitted or vote == Vote.PERMIT
+            if permitted:
+                return True
+        return True
+
+    def is_job_enqueueable(self, job: JobState) -> bool:
+        """The enqueue vote."""
+        return self._tier_vote("jobEnqueueable", job)
+
+    def is_job_pipelined(self, job: JobState) -> bool:
+        """The pipelined vote."""
+        return self._tier_vote("jobPipelined", job)
+
+    # --- notifications ------------------------------------------------------------------------
+    def _broadcast(self, point: str, *args: object) -> None:
+        for tier in self.tiers[point]:
+            for hook in tier:
+                try:
+                    hook.fn(*args)
+                except Exception as exc:
+                    self._failed(hook, point, exc)
+
+    def job_enqueued(self, job: JobState) -> None:
+        """Tell every jobEnqueued plugin."""
+        self._broadcast("jobEnqueued", job)
+
+    def allocated(self, task: TaskState) -> None:
+        """Tell every plugin that `task` now holds resources (allocated, pipelined, un-evicted)."""
+        self._broadcast("allocateEvent", task)
+
+    def deallocated(self, task: TaskState) -> None:
+        """Tell every plugin that `task` gave its resources back."""
+        self._broadcast("deallocateEvent", task)
+
+    def session_closing(self) -> None:
+        """Let every plugin write its end-of-session findings."""
+        self._broadcast("sessionClose")
+
+    # --- best node ----------------------------------------------------------------------------
+    def pick_best_node(self, task: TaskState, scores: dict[str, float]) -> str | None:
+        """The first bestNode plugin with an answer decides."""
+        for tier in self.tiers["bestNode"]:
+            for hook in tier:
+                try:
+                    node = hook.fn(task, scores)
+                except Exception as exc:
+                    self._failed(hook, "bestNode", exc)
+                    continue
+                if isinstance(node, str):
+                    return node
+        return None
+
+    # --- victims ------------------------------------------------------------------------------
+    def _tier_intersect(self, point: str, *args: object) -> tuple[TaskState, ...]:
+        for tier in self.tiers[point]:
+            chosen: dict[str, TaskState] | None = None
+            for hook in tier:
+                try:
+                    answer = hook.fn(*args)
+                except Exception as exc:
+                    self._failed(hook, point, exc)
+                    chosen = {}
+                    break
+                if isinstance(answer, Abstain):
+                    continue
+                proposed = {t.uid: t for t in answer}  # type: ignore[attr-defined]
+                chosen = (
+                    proposed
+                    if chosen is None
+                    else {u: t for u, t in chosen.items() if u in proposed}
+                )
+                if not chosen:
+                    break
+            if chosen is not None:
+                return tuple(chosen.values())
+        return ()
+
+    def select_preemptees(
+        self, preemptor: TaskState, candidates: Sequence[TaskState]
+    ) -> tuple[TaskState, ...]:
+        """Victims every non-abstaining plugin of the deciding tier agrees on."""
+        return self._tier_intersect("preemptable", preemptor, candidates)
+
+    def select_reclaimees(
+        self, reclaimer: TaskState, candidates: Sequence[TaskState]
+    ) -> tuple[TaskState, ...]:
+        """Victims every non-abstaining plugin of the deciding tier agrees on."""
+        return self._tier_intersect("reclaimable", reclaimer, candidates)
+
+    def propose_victims(self, candidates: Sequence[TaskState]) -> tuple[TaskState, ...]:
+        """The union of the first tier that proposes anything."""
+        for tier in self.tiers["victimTasks"]:
+            union: dict[str, TaskState] = {}
+            for hook in tier:
+                try:
+                    for task in hook.fn(candidates):  # type: ignore[attr-defined]
+                        union[task.uid] = task
+                except Exception as exc:
+                    self._failed(hook, "victimTasks", exc)
+            if union:
+                return tuple(union.values())
+        return ()
+
+
+def _tie(a: tuple[object, str], b: tuple[object, str]) -> int:
+    if a == b:
+        return 0
+    return -1 if a < b else 1
+
+
+__all__ = ["ABSTAIN", "Dispatcher", "Hook", "PluginError"]

@@ -1,0 +1,100 @@
+"""The session's node accounting, as NumPy arrays: one row per node, one column per resource.
+
+    idle      = allocatable - used            (kept explicitly; `idle + used == allocatable`)
+    used      = requests of tasks in OCCUPYING statuses (Allocated, Binding, Bound, Running)
+    releasing = requests of tasks being evicted or deleted (still part of `used`)
+    pipelined = requests of tasks waiting for releasing resources (not part of `used`)
+    future_idle = idle + releasing - pipelined
+
+Every change appends the node's index to a change log, so per-class evaluation caches
+(`framework.placement`) recompute only the nodes that changed since they last looked.
+Only the session's Statement calls the mutating methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from vscheduler.model.facts import NodeFacts
+from vscheduler.model.resources import CPU, MEMORY, Resources
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+FloatArray = npt.NDArray[np.float64]
+
+
+class Ledger:
+    """Node accounting for one session."""
+
+    def __init__(self, nodes: Sequence[NodeFacts], extra_dims: Iterable[str] = ()) -> None:
+        names: set[str] = set(extra_dims)
+        for node in nodes:
+            names.update(node.allocatable.names())
+        names.discard(CPU)
+        names.discard(MEMORY)
+        self.dims: tuple[str, ...] = (CPU, MEMORY, *sorted(names))
+        self.dim_index: dict[str, int] = {d: i for i, d in enumerate(self.dims)}
+        self.nodes: tuple[NodeFacts, ...] = tuple(nodes)
+        self.names: tuple[str, ...] = tuple(n.name for n in nodes)
+        self.index: dict[str, int] = {name: i for i, name in enumerate(self.names)}
+        count, width = len(self.nodes), len(self.dims)
+        self.allocatable: IntArray = np.zeros((count, width), dtype=np.int64)
+        for i, node in enumerate(self.nodes):
+            self.allocatable[i] = self.vector(node.allocatable)
+        self.used: IntArray = np.zeros((count, width), dtype=np.int64)
+        self.idle: IntArray = self.allocatable.copy()
+        self.releasing: IntArray = np.zeros((count, width), dtype=np.int64)
+        self.pipelined: IntArray = np.zeros((count, width), dtype=np.int64)
+        self.pods_used: IntArray = np.zeros(count, dtype=np.int64)
+        self.pods_max: IntArray = np.array([n.max_pods for n in self.nodes], dtype=np.int64)
+        self._log: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def vector(self, res: Resources) -> IntArray:
+        """`res` as a row over this ledger's dims (resources not in dims must not be passed)."""
+        row = np.zeros(len(self.dims), dtype=np.int64)
+        for name, amount in res.items():
+            row[self.dim_index[name]] = amount
+        return row
+
+    def future_idle(self) -> IntArray:
+        """idle + releasing - pipelined, for every node (a fresh array)."""
+        return self.idle + self.releasing - self.pipelined
+
+    def resources_of(self, row: IntArray) -> Resources:
+        """A row turned back into Resources."""
+        return Resources({d: int(row[i]) for i, d in enumerate(self.dims) if row[i]})
+
+    # --- the change log -----------------------------------------------------------------------
+    @property
+    def log_position(self) -> int:
+        """How many changes have happened so far."""
+        return len(self._log)
+
+    def changed_since(self, position: int) -> list[int]:
+        """The node indices changed after `position` (may repeat)."""
+        return self._log[position:]
+
+    # --- mutations (Statement only) -----------------------------------------------------------
+    def occupy(self, i: int, req: IntArray, sign: int = 1) -> None:
+        """A task starts (sign 1) or stops (sign -1) using `req` on node `i`."""
+        self.used[i] += sign * req
+        self.idle[i] -= sign * req
+        self.pods_used[i] += sign
+        self._log.append(i)
+
+    def pipeline(self, i: int, req: IntArray, sign: int = 1) -> None:
+        """A task is pipelined onto (sign 1) or taken off (sign -1) node `i`."""
+        self.pipelined[i] += sign * req
+        self.pods_used[i] += sign
+        self._log.append(i)
+
+    def release(self, i: int, req: IntArray, sign: int = 1) -> None:
+        """A running task starts (sign 1) or stops (sign -1) releasing `req` on node `i`."""
+        self.releasing[i] += sign * req
+        self._log.append(i)

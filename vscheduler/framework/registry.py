@@ -1,0 +1,116 @@
+"""Registries of plugins and actions, and building a policy into a runnable pipeline.
+
+A registry is a value (name -> builder), never filled by import side effects. `build` checks a
+whole policy at load time: every plugin's and action's arguments are parsed by its builder, and
+all errors are reported together. The resulting `Pipeline` lives as long as the policy; its
+plugin factories are where cross-cycle plugin state belongs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Protocol
+
+from vscheduler.errors import PluginArgsError, PolicyError
+from vscheduler.framework.session import PluginEntry, PluginFactory, Session
+
+
+class Action(Protocol):
+    """One step of a cycle (enqueue, allocate, ...)."""
+
+    name: str
+
+    def execute(self, session: Session) -> None:
+        """Run on the session; change it only through statements."""
+        ...
+
+
+class PluginBuilder(Protocol):
+    """Parses a plugin entry's `arguments` (raising PluginArgsError) into its factory."""
+
+    def __call__(self, arguments: Mapping[str, object]) -> PluginFactory: ...
+
+
+class ActionBuilder(Protocol):
+    """Parses an action's `configurations` arguments (raising PluginArgsError) into the action."""
+
+    def __call__(self, arguments: Mapping[str, object]) -> Action: ...
+
+
+class PolicyLike(Protocol):
+    """What `build` needs of a parsed policy (vscheduler.conf.schema.Policy)."""
+
+    @property
+    def actions(self) -> tuple[str, ...]: ...
+
+    @property
+    def tiers(self) -> tuple[TierLike, ...]: ...
+
+    def action_arguments(self, action: str) -> Mapping[str, object]: ...
+
+
+class OptionLike(Protocol):
+    """A policy plugin entry."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def arguments(self) -> Mapping[str, object]: ...
+
+    def is_enabled(self, flag: str) -> bool: ...
+
+
+class TierLike(Protocol):
+    """A policy tier."""
+
+    @property
+    def plugins(self) -> tuple[OptionLike, ...]: ...
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Registry:
+    """Known plugins and actions, by their Volcano names."""
+
+    plugins: Mapping[str, PluginBuilder]
+    actions: Mapping[str, ActionBuilder]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Pipeline:
+    """A built policy: the actions to run, in order, and the plugin tiers."""
+
+    actions: tuple[Action, ...]
+    tiers: tuple[tuple[PluginEntry, ...], ...]
+
+
+def build(policy: PolicyLike, registry: Registry, *, source: str = "policy") -> Pipeline:
+    """Build every action and plugin of `policy`; raise PolicyError listing every problem."""
+    errors: list[str] = []
+    actions: list[Action] = []
+    for name in policy.actions:
+        builder = registry.actions.get(name)
+        if builder is None:
+            errors.append(f"actions: unknown action '{name}'")
+            continue
+        try:
+            actions.append(builder(policy.action_arguments(name)))
+        except PluginArgsError as exc:
+            errors.append(str(exc))
+    tiers: list[tuple[PluginEntry, ...]] = []
+    for t, tier in enumerate(policy.tiers):
+        entries: list[PluginEntry] = []
+        for p, option in enumerate(tier.plugins):
+            plugin_builder = registry.plugins.get(option.name)
+            if plugin_builder is None:
+                errors.append(f"tiers[{t}].plugins[{p}].name: unknown plugin '{option.name}'")
+                continue
+            try:
+                entries.append(PluginEntry(option, plugin_builder(option.arguments)))
+            except PluginArgsError as exc:
+                errors.append(f"tiers[{t}].plugins[{p}]: {exc}")
+        tiers.append(tuple(entries))
+    if errors:
+        raise PolicyError(errors, source=source)
+    return Pipeline(tuple(actions), tuple(tiers))

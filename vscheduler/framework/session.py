@@ -1,0 +1,306 @@
+"""Session: one scheduling cycle's view of the cluster, its plugins, and what it decided.
+
+Opened on a `ClusterSnapshot` and the policy's plugin tiers; actions read it and change it only
+through Statements; `close()` returns the `CycleResult`. It does no I/O and reads time only
+from the clock it is handed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import functools
+from collections.abc import Iterable, Sequence
+from typing import Protocol
+
+from vscheduler.clock import Clock
+from vscheduler.framework import messages
+from vscheduler.framework.dispatch import Dispatcher, EnabledFlags
+from vscheduler.framework.ledger import Ledger
+from vscheduler.framework.placement import FitFailure, Placer
+from vscheduler.framework.state import JobState, QueueState, TaskState
+from vscheduler.framework.statement import Statement
+from vscheduler.model import status as st
+from vscheduler.model.cluster import ClusterSnapshot
+from vscheduler.model.commands import Bind, CycleResult, Evict, PodGroupStatus
+from vscheduler.model.facts import PodGroupCondition, TaskFacts
+from vscheduler.model.status import PodGroupPhase, TaskStatus
+
+
+class PluginFactory(Protocol):
+    """Lives as long as the policy; opens a fresh plugin instance for every session."""
+
+    name: str
+
+    def open(self, session: Session) -> object:
+        """A new plugin instance for `session` (it registers by having hook methods)."""
+        ...
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PluginEntry:
+    """A policy plugin entry (its flags) and the factory that serves it."""
+
+    option: EnabledFlags
+    factory: PluginFactory
+
+
+class Session:
+    """One cycle: the snapshot's tasks, jobs, queues and nodes, and the plugins' hooks."""
+
+    def __init__(
+        self,
+        snapshot: ClusterSnapshot,
+        tiers: Sequence[Sequence[PluginEntry]],
+        *,
+        clock: Clock,
+        actions: Sequence[str] = (),
+        uid: str = "session",
+    ) -> None:
+        self.snapshot = snapshot
+        self.clock = clock
+        self.now: dt.datetime = clock.now()
+        self.uid = uid
+        self.actions = tuple(actions)
+        self.ledger = Ledger(snapshot.nodes, _requested_dims(snapshot.tasks.values()))
+        self.queues: dict[str, QueueState] = {
+            name: QueueState(q) for name, q in snapshot.queues.items()
+        }
+        self.jobs: dict[str, JobState] = {k: JobState(j) for k, j in snapshot.jobs.items()}
+        self.tasks: dict[str, TaskState] = {}
+        self.notes: dict[str, str] = {}
+        """Pending tasks' reasons found outside node fitting (missing PodGroup, queue, ...)."""
+        self.job_notes: dict[str, str] = {}
+        """Jobs' reasons (not admitted, invalid), shown on their pending tasks."""
+        self.job_conditions: dict[str, dict[str, PodGroupCondition]] = {}
+        self.fit_failures: dict[int, FitFailure] = {}
+        self.failed_class: dict[str, int] = {}
+        self.schedulable: set[str] = set()
+        self._binds: list[Bind] = []
+        self._evictions: list[Evict] = []
+        self._class_ids: dict[tuple[object, ...], int] = {}
+        self._load_tasks(snapshot)
+        self.plugins: dict[str, object] = {}
+        opened: list[list[tuple[EnabledFlags, object]]] = []
+        for tier in tiers:
+            row: list[tuple[EnabledFlags, object]] = []
+            for entry in tier:
+                plugin = entry.factory.open(self)
+                self.plugins[entry.option.name] = plugin
+                row.append((entry.option, plugin))
+            opened.append(row)
+        self.hooks = Dispatcher(opened)
+        self.placer = Placer(
+            self.ledger,
+            filters=self.hooks.hooks("predicate"),
+            scorers=self.hooks.hooks("nodeOrder"),
+            batch_scorers=self.hooks.hooks("batchNodeOrder"),
+            node_local={n: bool(getattr(p, "node_local", True)) for n, p in self.plugins.items()},
+            explainers={h.plugin: h.fn for h in self.hooks.hooks("predicateReason")},
+        )
+
+    # --- opening ------------------------------------------------------------------------------
+    def _load_tasks(self, snapshot: ClusterSnapshot) -> None:
+        ledger = self.ledger
+        for facts in snapshot.tasks.values():
+            job = self.jobs.get(facts.job)
+            task = TaskState(facts, job, self._class_of(facts))
+            self.tasks[facts.uid] = task
+            if job is not None:
+                job.add(task)
+            elif facts.job and facts.status is TaskStatus.PENDING:
+                self.notes[facts.uid] = f"podgroup {facts.job} not found"
+            if facts.node_name is None:
+                continue
+            i = ledger.index.get(facts.node_name, -1)
+            task.node_index = i
+            if i < 0 or facts.status in st.TERMINATED or facts.status is TaskStatus.UNKNOWN:
+                continue
+            req = ledger.vector(facts.resreq)
+            if facts.status is TaskStatus.PIPELINED:
+                ledger.pipeline(i, req)
+                continue
+            ledger.occupy(i, req)
+            if facts.status is TaskStatus.RELEASING:
+                ledger.release(i, req)
+
+    def _class_of(self, facts: TaskFacts) -> int:
+        return self._class_ids.setdefault(facts.template_key(), len(self._class_ids))
+
+    # --- reading ------------------------------------------------------------------------------
+    def statement(self) -> Statement:
+        """A new statement on this session."""
+        return Statement(self)
+
+    def queue_of(self, job: JobState) -> QueueState | None:
+        """The job's queue, or None if it does not exist."""
+        return self.queues.get(job.queue)
+
+    def ordered_jobs(self, jobs: Iterable[JobState]) -> list[JobState]:
+        """`jobs` sorted by the job order."""
+        return sorted(jobs, key=functools.cmp_to_key(self.hooks.compare_jobs))
+
+    def pending_tasks(self, job: JobState, *, best_effort: bool) -> list[TaskState]:
+        """The job's pending tasks of one kind, in task order, leaving out malformed pods."""
+        tasks = [
+            t
+            for t in job.with_status(TaskStatus.PENDING)
+            if t.facts.best_effort == best_effort and not t.facts.problem
+        ]
+        return sorted(tasks, key=functools.cmp_to_key(self.hooks.compare_tasks))
+
+    # --- mutations (Statement only) -----------------------------------------------------------
+    def _move(self, task: TaskState, new: TaskStatus) -> None:
+        st.check_transition(task.key, task.status, new)
+        if task.job is not None:
+            task.job.move(task, new)
+        task.status = new
+
+    def apply_allocate(self, task: TaskState, node: int) -> None:
+        """Task Pending -> Allocated on `node`."""
+        self._move(task, TaskStatus.ALLOCATED)
+        task.node_index, task.node = node, self.ledger.names[node]
+        self.ledger.occupy(node, self.ledger.vector(task.resreq))
+        self.hooks.allocated(task)
+
+    def apply_pipeline(self, task: TaskState, node: int) -> None:
+        """Task Pending -> Pipelined on `node`."""
+        self._move(task, TaskStatus.PIPELINED)
+        task.node_index, task.node = node, self.ledger.names[node]
+        self.ledger.pipeline(node, self.ledger.vector(task.resreq))
+        self.hooks.allocated(task)
+
+    def apply_evict(self, task: TaskState) -> None:
+        """A task on a node -> Releasing."""
+        self._move(task, TaskStatus.RELEASING)
+        self.ledger.release(task.node_index, self.ledger.vector(task.resreq))
+        self.hooks.deallocated(task)
+
+    def undo_allocate(self, task: TaskState) -> None:
+        """Allocated -> Pending."""
+        self._move(task, TaskStatus.PENDING)
+        self.ledger.occupy(task.node_index, self.ledger.vector(task.resreq), -1)
+        self.hooks.deallocated(task)  # handlers still see the node it leaves, as in Volcano
+        task.node_index, task.node = -1, None
+
+    def undo_pipeline(self, task: TaskState) -> None:
+        """Pipelined -> Pending."""
+        self._move(task, TaskStatus.PENDING)
+        self.ledger.pipeline(task.node_index, self.ledger.vector(task.resreq), -1)
+        self.hooks.deallocated(task)  # handlers still see the node it leaves, as in Volcano
+        task.node_index, task.node = -1, None
+
+    def undo_evict(self, task: TaskState) -> None:
+        """Releasing -> Running (the eviction is abandoned)."""
+        self._move(task, TaskStatus.RUNNING)
+        self.ledger.release(task.node_index, self.ledger.vector(task.resreq), -1)
+        self.hooks.allocated(task)
+
+    def record_bind(self, task: TaskState) -> None:
+        """A committed allocation: Allocated -> Binding, and a Bind decision."""
+        self._move(task, TaskStatus.BINDING)
+        self._binds.append(Bind(task_uid=task.uid, pod=task.key, node=task.node or ""))
+
+    def record_evict(self, task: TaskState, reason: str) -> None:
+        """A committed eviction."""
+        self._evictions.append(
+            Evict(task_uid=task.uid, pod=task.key, node=task.node or "", reason=reason)
+        )
+
+    # --- what actions and plugins report ------------------------------------------------------
+    def record_fit_failure(self, task: TaskState, failure: FitFailure) -> None:
+        """`task` found no node; keep the (latest) evidence for its class."""
+        self.fit_failures[task.class_id] = failure
+        self.failed_class[task.uid] = task.class_id
+        self.schedulable.discard(task.uid)
+
+    def record_schedulable(self, task: TaskState) -> None:
+        """`task` found a node (whether or not its job could keep it)."""
+        self.schedulable.add(task.uid)
+        self.failed_class.pop(task.uid, None)
+
+    def set_job_condition(self, job: JobState, condition: PodGroupCondition) -> None:
+        """Set (replace by type) a condition on the job's PodGroup status."""
+        self.job_conditions.setdefault(job.key, {})[condition.type] = condition
+
+    def note_task(self, task: TaskState, reason: str) -> None:
+        """Why a pending task was not tried."""
+        self.notes.setdefault(task.uid, reason)
+
+    def note_job(self, job: JobState, reason: str) -> None:
+        """Why a job's tasks were not tried (not admitted, invalid, queue missing)."""
+        self.job_notes.setdefault(job.key, reason)
+
+    def job_conditions_message(self, job: JobState) -> str:
+        """The gang shortfall for `job`: its Unschedulable condition message if a plugin set one,
+        else computed from the job's task counts."""
+        cond = self.job_conditions.get(job.key, {}).get("Unschedulable")
+        if cond is not None and cond.status == "True":
+            return cond.message
+        schedulable = sum(
+            1 for t in job.with_status(TaskStatus.PENDING) if t.uid in self.schedulable
+        )
+        return messages.gang_shortfall(job, schedulable)
+
+    def now_rfc3339(self) -> str:
+        """The session's clock as RFC3339 (for condition timestamps)."""
+        return self.now.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    # --- closing ------------------------------------------------------------------------------
+    def close(self) -> CycleResult:
+        """Let plugins report, then gather the cycle's decisions and findings."""
+        self.hooks.session_closing()
+        pipelined = {
+            t.key: t.node or ""
+            for t in self.tasks.values()
+            if t.status in (TaskStatus.PIPELINED, TaskStatus.ALLOCATED)
+        }
+        return CycleResult(
+            binds=tuple(self._binds),
+            evictions=tuple(self._evictions),
+            pipelined=pipelined,
+            podgroups=self._podgroup_statuses(),
+            unschedulable=messages.unschedulable(self),
+        )
+
+    def _podgroup_statuses(self) -> dict[str, PodGroupStatus]:
+        out: dict[str, PodGroupStatus] = {}
+        for job in self.jobs.values():
+            if job.facts.synthetic:
+                continue
+            conditions = {c.type: c for c in job.facts.conditions}
+            conditions.update(self.job_conditions.get(job.key, {}))
+            out[job.key] = PodGroupStatus(
+                phase=self._end_phase(job, conditions),
+                conditions=tuple(conditions[k] for k in sorted(conditions)),
+                running=job.count(TaskStatus.RUNNING),
+                succeeded=job.count(TaskStatus.SUCCEEDED),
+                failed=job.count(TaskStatus.FAILED),
+            )
+        return out
+
+    def _end_phase(self, job: JobState, conditions: dict[str, PodGroupCondition]) -> PodGroupPhase:
+        """Volcano's end-of-session phase rule."""
+        unsched = conditions.get("Unschedulable")
+        if (
+            job.count(TaskStatus.RUNNING)
+            and unsched is not None
+            and unsched.status == "True"
+            and unsched.transition_id == self.uid
+        ):
+            return PodGroupPhase.UNKNOWN
+        allocated = job.count(*st.OCCUPYING, TaskStatus.SUCCEEDED)
+        if allocated >= job.min_member and allocated > 0:
+            if job.count(TaskStatus.SUCCEEDED) == allocated:
+                return PodGroupPhase.COMPLETED
+            return PodGroupPhase.RUNNING
+        if job.phase is not PodGroupPhase.INQUEUE:
+            return PodGroupPhase.PENDING
+        return job.phase
+
+
+def _requested_dims(tasks: Iterable[TaskFacts]) -> set[str]:
+    names: set[str] = set()
+    for task in tasks:
+        names.update(task.resreq.names())
+    return names

@@ -1,0 +1,170 @@
+"""The session's mutable records of tasks, jobs and queues.
+
+Plugins and actions read them; only `Statement` (through the session) changes them, and only
+through legal status transitions. Attributes meant to be read are plain; the setters are the
+session's business.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+
+from vscheduler.model import status as st
+from vscheduler.model.facts import JobFacts, QueueFacts, TaskFacts
+from vscheduler.model.resources import EMPTY, Resources
+from vscheduler.model.status import PodGroupPhase, TaskStatus
+
+
+class TaskState:
+    """One task in the session: its facts, its current status and node (index and name)."""
+
+    __slots__ = ("class_id", "facts", "job", "node", "node_index", "status")
+
+    def __init__(self, facts: TaskFacts, job: JobState | None, class_id: int) -> None:
+        self.facts = facts
+        self.job = job
+        self.class_id = class_id
+        self.status: TaskStatus = facts.status
+        self.node: str | None = facts.node_name
+        self.node_index: int = -1
+
+    @property
+    def uid(self) -> str:
+        """The pod uid."""
+        return self.facts.uid
+
+    @property
+    def key(self) -> str:
+        """`namespace/name`."""
+        return self.facts.key
+
+    @property
+    def resreq(self) -> Resources:
+        """The effective request."""
+        return self.facts.resreq
+
+    @property
+    def priority(self) -> int:
+        """The pod priority."""
+        return self.facts.priority
+
+    def __repr__(self) -> str:
+        return f"TaskState({self.key}, {self.status.value}, node={self.node})"
+
+
+class JobState:
+    """One job (PodGroup) in the session, with its tasks indexed by status."""
+
+    __slots__ = ("_by_status", "allocated", "facts", "phase", "tasks")
+
+    def __init__(self, facts: JobFacts) -> None:
+        self.facts = facts
+        self.phase: PodGroupPhase = facts.phase
+        self.tasks: dict[str, TaskState] = {}
+        self._by_status: dict[TaskStatus, dict[str, TaskState]] = {s: {} for s in TaskStatus}
+        self.allocated: Resources = EMPTY
+        """The sum of the requests of tasks in OCCUPYING or PIPELINED statuses."""
+
+    def add(self, task: TaskState) -> None:
+        """Adds a task at session open."""
+        self.tasks[task.uid] = task
+        self._by_status[task.status][task.uid] = task
+        if task.status in st.OCCUPYING or task.status is TaskStatus.PIPELINED:
+            self.allocated = self.allocated + task.resreq
+
+    def move(self, task: TaskState, new: TaskStatus) -> None:
+        """Re-index `task` under `new` (the session has checked the transition)."""
+        del self._by_status[task.status][task.uid]
+        self._by_status[new][task.uid] = task
+        was = task.status in st.OCCUPYING or task.status is TaskStatus.PIPELINED
+        now = new in st.OCCUPYING or new is TaskStatus.PIPELINED
+        if now and not was:
+            self.allocated = self.allocated + task.resreq
+        elif was and not now:
+            self.allocated = self.allocated - task.resreq
+
+    # --- reading ------------------------------------------------------------------------------
+    @property
+    def key(self) -> str:
+        """`namespace/name` of the PodGroup."""
+        return self.facts.key
+
+    @property
+    def uid(self) -> str:
+        """The PodGroup uid."""
+        return self.facts.uid
+
+    @property
+    def queue(self) -> str:
+        """The queue name."""
+        return self.facts.queue
+
+    @property
+    def min_member(self) -> int:
+        """The gang's minimum member count (minAvailable)."""
+        return self.facts.min_member
+
+    @property
+    def priority(self) -> int:
+        """The job's priority."""
+        return self.facts.priority
+
+    @property
+    def created(self) -> dt.datetime:
+        """Creation time of the PodGroup."""
+        return self.facts.created
+
+    def with_status(self, *statuses: TaskStatus) -> Iterator[TaskState]:
+        """The tasks in any of `statuses` (a live view: do not change statuses while iterating)."""
+        for status in statuses:
+            yield from self._by_status[status].values()
+
+    def count(self, *statuses: TaskStatus) -> int:
+        """How many tasks are in any of `statuses`."""
+        return sum(len(self._by_status[s]) for s in statuses)
+
+    def ready_num(self) -> int:
+        """Tasks placed (this cycle or before) or finished successfully."""
+        return sum(len(self._by_status[s]) for s in st.READY_FOR_GANG)
+
+    def waiting_num(self) -> int:
+        """Tasks pipelined onto resources being released."""
+        return len(self._by_status[TaskStatus.PIPELINED])
+
+    def pending_best_effort_num(self) -> int:
+        """Pending tasks that request nothing (they never block a gang)."""
+        return sum(1 for t in self._by_status[TaskStatus.PENDING].values() if t.facts.best_effort)
+
+    def valid_num(self) -> int:
+        """Tasks that are or can still become ready (Volcano's ValidTaskNum)."""
+        return self.ready_num() + self.count(TaskStatus.PENDING, TaskStatus.PIPELINED)
+
+    def is_pending(self) -> bool:
+        """The PodGroup has not been admitted yet."""
+        return self.phase is PodGroupPhase.PENDING
+
+    def __repr__(self) -> str:
+        return f"JobState({self.key}, {self.phase.value}, tasks={len(self.tasks)})"
+
+
+class QueueState:
+    """One queue in the session."""
+
+    __slots__ = ("facts",)
+
+    def __init__(self, facts: QueueFacts) -> None:
+        self.facts = facts
+
+    @property
+    def name(self) -> str:
+        """The queue name."""
+        return self.facts.name
+
+    @property
+    def weight(self) -> int:
+        """The queue weight (>= 1)."""
+        return self.facts.weight
+
+    def __repr__(self) -> str:
+        return f"QueueState({self.name})"

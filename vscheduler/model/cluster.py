@@ -1,0 +1,84 @@
+"""ClusterSnapshot: one consistent, read-only view of the cluster for one cycle."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Mapping
+
+from vscheduler.model.facts import (
+    EPOCH,
+    JobFacts,
+    NodeFacts,
+    NodeUsage,
+    PriorityClassFacts,
+    QueueFacts,
+    TaskFacts,
+)
+
+DEFAULT_SCHEDULER_NAME = "vscheduler"
+DEFAULT_QUEUE = "default"
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ClusterSnapshot:
+    """Everything a session reads. Maps are insertion-ordered deterministically.
+
+    `tasks` holds every pod that matters: the ones this scheduler must place (pending, ours)
+    and every pod that occupies a node (of any scheduler). A task whose `job` is not a key of
+    `jobs` either occupies a node only (a foreign pod, job "") or names a missing PodGroup.
+    """
+
+    nodes: tuple[NodeFacts, ...] = ()
+    tasks: Mapping[str, TaskFacts] = dataclasses.field(default_factory=dict)
+    jobs: Mapping[str, JobFacts] = dataclasses.field(default_factory=dict)
+    queues: Mapping[str, QueueFacts] = dataclasses.field(default_factory=dict)
+    priority_classes: Mapping[str, PriorityClassFacts] = dataclasses.field(default_factory=dict)
+    namespaces: tuple[str, ...] = ()
+    usage: Mapping[str, NodeUsage] = dataclasses.field(default_factory=dict)
+    resource_quotas: tuple[Mapping[str, object], ...] = ()
+    """Raw `v1` ResourceQuota objects, kept for the resourcequota plugin."""
+    pod_disruption_budgets: tuple[Mapping[str, object], ...] = ()
+    """Raw `policy/v1` PodDisruptionBudget objects, kept for the pdb plugin."""
+    config_maps: tuple[Mapping[str, object], ...] = ()
+    """Raw `v1` ConfigMap objects (e.g. the reservation ConfigMap)."""
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME
+    taken_at: dt.datetime = EPOCH
+
+
+QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
+
+
+def implicit_job(task: TaskFacts) -> JobFacts:
+    """The job of one for a pod without a PodGroup (as Volcano's controller would create it):
+    min member 1, the queue from the pod's `scheduling.volcano.sh/queue-name` annotation."""
+    namespace, _, name = task.job.partition("/")
+    return JobFacts(
+        uid=task.job,
+        namespace=namespace,
+        name=name,
+        queue=task.annotations.get(QUEUE_ANNOTATION, DEFAULT_QUEUE),
+        min_member=1,
+        priority=task.priority,
+        priority_class_name=task.priority_class_name,
+        created=task.created,
+        synthetic=True,
+    )
+
+
+def complete_jobs(
+    tasks: Mapping[str, TaskFacts], jobs: Mapping[str, JobFacts]
+) -> dict[str, JobFacts]:
+    """`jobs` plus an implicit job for every task without a PodGroup (`group_name` None)."""
+    out = dict(jobs)
+    for task in tasks.values():
+        if task.group_name is None and task.job and task.job not in out:
+            out[task.job] = implicit_job(task)
+    return out
+
+
+def default_queues(queues: Mapping[str, QueueFacts]) -> dict[str, QueueFacts]:
+    """`queues` plus the `default` queue (weight 1) if it is missing."""
+    out = dict(queues)
+    out.setdefault(DEFAULT_QUEUE, QueueFacts(name=DEFAULT_QUEUE))
+    return out

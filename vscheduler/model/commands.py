@@ -1,0 +1,59 @@
+"""Decisions as data: what one cycle asks the cluster to do, and what it found.
+
+A session never talks to the API server; it returns a `CycleResult`, which `simulate` prints
+and the runtime's effects carry out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+from vscheduler.model.facts import PodGroupCondition
+from vscheduler.model.status import PodGroupPhase
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Bind:
+    """Bind pod `pod` (`namespace/name`, uid `task_uid`) to `node`."""
+
+    task_uid: str
+    pod: str
+    node: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Evict:
+    """Evict pod `pod` through the Eviction API; `reason` says which action and why."""
+
+    task_uid: str
+    pod: str
+    node: str
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class PodGroupStatus:
+    """A PodGroup's status at the end of a cycle."""
+
+    phase: PodGroupPhase
+    conditions: tuple[PodGroupCondition, ...] = ()
+    running: int = 0
+    succeeded: int = 0
+    failed: int = 0
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class CycleResult:
+    """The outcome of one scheduling cycle.
+
+    `binds` and `evictions` are commands; `pipelined` tasks wait for resources being released;
+    `podgroups` holds the status of every real PodGroup the session saw; `unschedulable` maps
+    every pod left pending to the message written to its PodScheduled condition.
+    """
+
+    binds: tuple[Bind, ...] = ()
+    evictions: tuple[Evict, ...] = ()
+    pipelined: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    podgroups: Mapping[str, PodGroupStatus] = dataclasses.field(default_factory=dict)
+    unschedulable: Mapping[str, str] = dataclasses.field(default_factory=dict)

@@ -1,0 +1,238 @@
+"""Facts: frozen records of one cluster object each, as the scheduler needs them.
+
+Facts are built once at the boundary (`vscheduler.convert`) from raw Kubernetes JSON and never
+change; a session keeps its mutable state (statuses, node accounting) elsewhere.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Mapping
+
+from vscheduler.model.resources import EMPTY, Resources
+from vscheduler.model.status import PodGroupPhase, QoSClass, TaskStatus
+
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Toleration:
+    """A pod's toleration (`operator` Equal or Exists; empty effect tolerates every effect)."""
+
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Taint:
+    """A node's taint."""
+
+    key: str
+    value: str = ""
+    effect: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Requirement:
+    """One node-selector requirement: key, operator (In, NotIn, Exists, DoesNotExist, Gt, Lt)."""
+
+    key: str
+    operator: str
+    values: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class SelectorTerm:
+    """A node-selector term: all expressions and field expressions must match (AND)."""
+
+    match_expressions: tuple[Requirement, ...] = ()
+    match_fields: tuple[Requirement, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class PreferredTerm:
+    """A weighted preferred scheduling term of node affinity."""
+
+    weight: int
+    term: SelectorTerm
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class NodeAffinity:
+    """Required terms (ORed; None means no requirement) and preferred weighted terms."""
+
+    required: tuple[SelectorTerm, ...] | None = None
+    preferred: tuple[PreferredTerm, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class HostPort:
+    """A container port published on the host."""
+
+    port: int
+    protocol: str = "TCP"
+    host_ip: str = "0.0.0.0"
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class TaskFacts:
+    """One pod, as the scheduler sees it."""
+
+    uid: str
+    namespace: str
+    name: str
+    job: str
+    """The key (`namespace/name`) of the job (PodGroup) this task belongs to."""
+    group_name: str | None
+    """The PodGroup named by the pod's annotation, or None for a pod of its own."""
+    resreq: Resources
+    """The effective request: containers summed, max with init containers, plus overhead."""
+    status: TaskStatus
+    node_name: str | None = None
+    scheduler_name: str = "default-scheduler"
+    priority: int = 0
+    priority_class_name: str = ""
+    qos: QoSClass = QoSClass.BEST_EFFORT
+    preemptable: bool = False
+    created: dt.datetime = EPOCH
+    index: int | None = None
+    """The pod's index in its job (numeric last part of the name, or the completion index)."""
+    node_selector: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    affinity: NodeAffinity = NodeAffinity()
+    tolerations: tuple[Toleration, ...] = ()
+    host_ports: tuple[HostPort, ...] = ()
+    images: tuple[str, ...] = ()
+    labels: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    annotations: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    task_role: str = ""
+    """The task name within its job (Volcano's `volcano.sh/task-spec` annotation), if any."""
+    problem: str = ""
+    """Why this pod cannot be scheduled whatever the nodes (e.g. a malformed annotation)."""
+
+    @property
+    def key(self) -> str:
+        """`namespace/name`."""
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def best_effort(self) -> bool:
+        """Requests no resource at all (placed by backfill, not allocate)."""
+        return self.resreq.is_empty()
+
+    def template_key(self) -> tuple[object, ...]:
+        """Everything about this pod that can change a placement decision but its identity.
+
+        Tasks with equal keys are interchangeable for predicates and scores, so the session
+        evaluates nodes once per key (an equivalence class) and updates incrementally.
+        """
+        return (
+            self.resreq,
+            tuple(sorted(self.node_selector.items())),
+            self.affinity,
+            self.tolerations,
+            self.host_ports,
+            self.images,
+            self.namespace,
+        )
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class NodeFacts:
+    """One node."""
+
+    name: str
+    allocatable: Resources
+    capacity: Resources
+    max_pods: int = 110
+    labels: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    annotations: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+    ready: bool = True
+    images: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    """Image name (every name the node reports for it) -> size in bytes."""
+    created: dt.datetime = EPOCH
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class PodGroupCondition:
+    """A PodGroup status condition."""
+
+    type: str
+    status: str
+    reason: str = ""
+    message: str = ""
+    transition_id: str = ""
+    last_transition_time: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class JobFacts:
+    """One PodGroup (or a lone pod's implicit group of one)."""
+
+    uid: str
+    namespace: str
+    name: str
+    queue: str = "default"
+    min_member: int = 1
+    min_task_member: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    min_resources: Resources | None = None
+    priority_class_name: str = ""
+    priority: int = 0
+    phase: PodGroupPhase = PodGroupPhase.PENDING
+    conditions: tuple[PodGroupCondition, ...] = ()
+    created: dt.datetime = EPOCH
+    annotations: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    synthetic: bool = False
+    """True for a pod without a PodGroup: no PodGroup object exists to update."""
+    problem: str = ""
+    """Why this job cannot be scheduled (a malformed PodGroup field), or empty."""
+
+    @property
+    def key(self) -> str:
+        """`namespace/name`."""
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class QueueFacts:
+    """One Queue (`scheduling.volcano.sh/v1beta1`)."""
+
+    name: str
+    uid: str = ""
+    weight: int = 1
+    capability: Resources | None = None
+    guarantee: Resources = EMPTY
+    deserved: Resources | None = None
+    reclaimable: bool = True
+    state: str = "Open"
+    parent: str = ""
+    priority: int = 0
+    created: dt.datetime = EPOCH
+
+    @property
+    def is_open(self) -> bool:
+        """Accepts new work."""
+        return self.state in ("Open", "")
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class PriorityClassFacts:
+    """A PriorityClass."""
+
+    name: str
+    value: int
+    global_default: bool = False
+    preemption_policy: str = "PreemptLowerPriority"
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class NodeUsage:
+    """A node's measured utilisation: percent by resource, then by period (`10m`)."""
+
+    node: str
+    usage: Mapping[str, Mapping[str, float]]
+    metrics_time: dt.datetime

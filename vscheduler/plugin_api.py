@@ -1,0 +1,103 @@
+"""The plugin API: everything a plugin may import, in one place.
+
+A plugin is a module with a builder `build(arguments) -> factory`. The factory (lives as long as
+the policy; holds any cross-cycle state as typed attributes) has `name` and `open(session)`,
+which returns a fresh per-session plugin object. That object takes part in an extension point
+simply by having the point's method (the table in `vscheduler.framework.points`):
+
+    compare_jobs(a, b) -> int          compare_tasks(a, b) -> int     compare_queues(a, b) -> int
+    validate_job(job) -> Status | None vote_enqueue(job) -> Vote      on_enqueued(job)
+    prefilter(task) -> Status | None
+    filter_nodes(task, idx) -> bool array over node indices `idx`     (vectorised predicate)
+    explain_node(task, i) -> Status | None                            (the reason for node i)
+    score_nodes(task, idx) -> float array | None                      (nodeOrder, weights applied)
+    batch_score_nodes(task, idx) -> float array | None                (batchNodeOrder)
+    pick_best_node(task, scores) -> node name | None
+    is_job_ready(job) -> bool          vote_pipelined(job) -> Vote    is_job_starving(job) -> bool
+    allows_allocation(queue, task) -> bool                            is_overused(queue) -> bool
+    allows_reclaim(queue, task) -> bool
+    select_preemptees(preemptor, candidates) -> tasks | ABSTAIN
+    select_reclaimees(reclaimer, candidates) -> tasks | ABSTAIN
+    propose_victims(candidates) -> tasks
+    on_allocate(task) / on_deallocate(task)                           (event handlers)
+    on_session_close()
+
+Contracts. Hooks are pure functions of the session (no I/O, time only from `session.clock` /
+`session.now`). Predicates and nodeOrder scores must depend only on the task's template (its
+`class_id`) and the node's own state, because the session caches them per class and recomputes
+only the nodes whose accounting changed; a plugin that cannot promise this sets the attribute
+`node_local = False`. Node arrays live on `session.ledger` (rows = nodes, columns =
+`ledger.dims`). An exception inside a hook is caught and counts as the conservative answer.
+`gang_shortfall(job, schedulable)` is Volcano's "N/M tasks in gang unschedulable: ..." text.
+"""
+
+from __future__ import annotations
+
+from vscheduler.conf.arguments import ArgumentReader
+from vscheduler.errors import PluginArgsError
+from vscheduler.framework.ledger import BoolArray, FloatArray, IntArray, Ledger
+from vscheduler.framework.messages import gang_shortfall
+from vscheduler.framework.results import (
+    ABSTAIN,
+    Abstain,
+    Code,
+    Status,
+    Vote,
+    unresolvable,
+    unschedulable,
+)
+from vscheduler.framework.session import PluginFactory, Session
+from vscheduler.framework.state import JobState, QueueState, TaskState
+from vscheduler.model import status as task_status
+from vscheduler.model.facts import (
+    HostPort,
+    NodeAffinity,
+    NodeFacts,
+    PodGroupCondition,
+    PreferredTerm,
+    Requirement,
+    SelectorTerm,
+    Taint,
+    Toleration,
+)
+from vscheduler.model.resources import CPU, EMPTY, MEMORY, Resources
+from vscheduler.model.status import PodGroupPhase, QoSClass, TaskStatus
+
+__all__ = [
+    "ABSTAIN",
+    "CPU",
+    "EMPTY",
+    "MEMORY",
+    "Abstain",
+    "ArgumentReader",
+    "BoolArray",
+    "Code",
+    "FloatArray",
+    "HostPort",
+    "IntArray",
+    "JobState",
+    "Ledger",
+    "NodeAffinity",
+    "NodeFacts",
+    "PluginArgsError",
+    "PluginFactory",
+    "PodGroupCondition",
+    "PodGroupPhase",
+    "PreferredTerm",
+    "QoSClass",
+    "QueueState",
+    "Requirement",
+    "Resources",
+    "SelectorTerm",
+    "Session",
+    "Status",
+    "Taint",
+    "TaskState",
+    "TaskStatus",
+    "Toleration",
+    "Vote",
+    "gang_shortfall",
+    "task_status",
+    "unresolvable",
+    "unschedulable",
+]

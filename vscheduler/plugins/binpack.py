@@ -1,0 +1,127 @@
+"""binpack: prefer nodes that are already full, to keep whole nodes free (Volcano's binpack).
+
+Registers `score_nodes(task, idx)` (nodeOrder), vectorised over node indices, as Volcano's
+`BinPackingScore`: for each resource the task requests that has a weight (cpu, memory, and the
+`binpack.resources` names),
+
+    resource score = weight * (used + request) / allocatable
+
+(0 when the node has none of it or `used + request` exceeds it), where `used` is the node's
+`ledger.used`. The node's score is the sum of the resource scores divided by the sum of those
+resources' weights (a resource scoring 0 still counts in the sum), times 100, times
+`binpack.weight`. Resources the task does not request contribute nothing; a task that requests
+none of the weighted resources scores 0 everywhere. With `binpack.weight` 0 nothing is
+registered, as in Volcano.
+
+Arguments (Volcano's names and defaults): `binpack.weight` (1), `binpack.cpu` (1),
+`binpack.memory` (1), `binpack.resources` ("", comma-separated extra resource names, e.g.
+"nvidia.com/gpu, example.com/foo") and `binpack.resources.<name>` (1) for each name listed. A
+negative resource weight means 1, as in Volcano. cpu and memory weights come only from
+`binpack.cpu` and `binpack.memory`, even when `binpack.resources` lists them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Final
+
+import numpy as np
+
+from vscheduler.plugin_api import (
+    CPU,
+    MEMORY,
+    ArgumentReader,
+    FloatArray,
+    IntArray,
+    Session,
+    TaskState,
+)
+
+NAME: Final = "binpack"
+MAX_NODE_SCORE: Final = 100
+RESOURCES: Final = "binpack.resources"
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Weights:
+    """The plugin weight and each resource's weight."""
+
+    weight: int = 1
+    resources: Mapping[str, int] = dataclasses.field(default_factory=lambda: {CPU: 1, MEMORY: 1})
+
+
+class Binpack:
+    """The per-session plugin (only opened when `binpack.weight` is not 0)."""
+
+    def __init__(self, session: Session, weights: Weights) -> None:
+        self._weights = weights
+        self._ledger = session.ledger
+        self._classes: dict[int, tuple[IntArray, FloatArray, FloatArray]] = {}
+
+    def score_nodes(self, task: TaskState, idx: IntArray) -> FloatArray:
+        """Volcano's binpack score of each node of `idx`."""
+        cols, request, weight = self._columns(task)
+        if not len(cols) or not weight.sum():
+            return np.zeros(len(idx), dtype=np.float64)
+        ledger = self._ledger
+        rows = np.ix_(idx, cols)
+        final = ledger.used[rows] + request
+        allocatable = ledger.allocatable[rows]
+        counted = (allocatable != 0) & (final <= allocatable)
+        per = np.where(counted, final * weight / np.where(counted, allocatable, 1), 0.0)
+        score: FloatArray = per.sum(axis=1) / weight.sum() * (MAX_NODE_SCORE * self._weights.weight)
+        return score
+
+    def _columns(self, task: TaskState) -> tuple[IntArray, FloatArray, FloatArray]:
+        """The ledger columns the task requests that have a weight, the request and the weights
+        on them (cached per class)."""
+        found = self._classes.get(task.class_id)
+        if found is None:
+            dims = self._ledger.dims
+            req = self._ledger.vector(task.resreq)
+            weights = self._weights.resources
+            cols = [k for k, d in enumerate(dims) if req[k] and d in weights]
+            found = (
+                np.array(cols, dtype=np.int64),
+                req[cols].astype(np.float64),
+                np.array([weights[dims[k]] for k in cols], dtype=np.float64),
+            )
+            self._classes[task.class_id] = found
+        return found
+
+
+class Inert:
+    """What `binpack.weight: 0` opens: a plugin with no hooks."""
+
+
+class Factory:
+    """Lives as long as the policy."""
+
+    name = NAME
+
+    def __init__(self, weights: Weights) -> None:
+        self.weights = weights
+
+    def open(self, session: Session) -> Binpack | Inert:
+        """A fresh plugin for `session`."""
+        return Binpack(session, self.weights) if self.weights.weight else Inert()
+
+
+def build(arguments: Mapping[str, object]) -> Factory:
+    """Read Volcano's binpack arguments; every problem is reported at once."""
+    reader = ArgumentReader(arguments, owner=f"plugin {NAME}")
+    weight = reader.int("binpack.weight", 1)
+    resources: dict[str, int] = {}
+    for name in (n.strip() for n in reader.str(RESOURCES, "").split(",")):
+        if name:
+            resources[name] = _non_negative(reader.int(f"{RESOURCES}.{name}", 1))
+    resources[CPU] = _non_negative(reader.int("binpack.cpu", 1))
+    resources[MEMORY] = _non_negative(reader.int("binpack.memory", 1))
+    reader.finish()
+    return Factory(Weights(weight=weight, resources=resources))
+
+
+def _non_negative(weight: int) -> int:
+    """Volcano's rule: a negative resource weight is taken as 1."""
+    return weight if weight >= 0 else 1

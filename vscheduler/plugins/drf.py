@@ -1,0 +1,137 @@
+"""drf: dominant resource fairness between jobs.
+
+A job's share is its dominant share: the largest `allocated / total` over the resources of the
+cluster total (the allocatable of the Ready nodes), where `allocated` is what its tasks hold
+(Allocated, Binding, Bound, Running or Pipelined), kept in step by the event handlers.
+
+Registers (Volcano's drf plugin, without hierarchy):
+    compare_jobs        the job of lower share first
+    select_preemptees   the candidates whose job, after losing them (one after another, per job),
+                        keeps a share at least the preemptor job's share once it holds the
+                        preemptor (within 1e-6); the tasks of jobs that would drop below it are kept
+    on_allocate / on_deallocate keep every job's share in step
+
+It takes no arguments. Not supported, and said so:
+- `enableHierarchy: true` (hierarchical DRF: Volcano then also registers a queue order and a
+  reclaim function over the queue tree of `volcano.sh/hierarchy` annotations) is accepted, but drf
+  behaves as without it.
+- `enableNamespaceOrder` (namespace fair share weighted by `volcano.sh/namespace.weight` quotas,
+  also applied first when choosing preemptees) is accepted and switches nothing: vscheduler has no
+  namespace-order extension point. It is off by default in Volcano too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from vscheduler.plugin_api import (
+    EMPTY,
+    ArgumentReader,
+    JobState,
+    Resources,
+    Session,
+    TaskState,
+)
+
+NAME: Final = "drf"
+SHARE_DELTA: Final = 0.000001
+"""Shares this close count as equal when choosing preemptees (Volcano's `shareDelta`)."""
+
+
+def cluster_total(session: Session) -> Resources:
+    """The allocatable of the Ready nodes (Volcano's snapshot holds only those)."""
+    total = EMPTY
+    for node in session.snapshot.nodes:
+        if node.ready:
+            total = total + node.allocatable
+    return total
+
+
+def dominant_share(allocated: Resources, total: Resources) -> float:
+    """The largest allocated/total ratio over the cluster's resources (0 when it has none)."""
+    return max((allocated.get(n) / a for n, a in total.items() if a > 0), default=0.0)
+
+
+class JobAttr:
+    """One job's allocation and dominant share."""
+
+    __slots__ = ("allocated", "share")
+
+    def __init__(self, allocated: Resources, total: Resources) -> None:
+        self.allocated = allocated
+        self.share = dominant_share(allocated, total)
+
+
+class Drf:
+    """The per-session plugin: every job's dominant share."""
+
+    def __init__(self, session: Session) -> None:
+        self.total = cluster_total(session)
+        self.jobs: dict[str, JobAttr] = {
+            key: JobAttr(job.allocated, self.total) for key, job in session.jobs.items()
+        }
+
+    def share(self, job: JobState) -> float:
+        """The job's dominant share now."""
+        attr = self.jobs.get(job.key)
+        return 0.0 if attr is None else attr.share
+
+    def compare_jobs(self, a: JobState, b: JobState) -> int:
+        """The job of lower dominant share first."""
+        left, right = self.share(a), self.share(b)
+        return (left > right) - (left < right)
+
+    def select_preemptees(
+        self, preemptor: TaskState, candidates: Sequence[TaskState]
+    ) -> tuple[TaskState, ...]:
+        """Candidates whose job would still hold at least the preemptor job's share."""
+        own = self._allocated(preemptor) + preemptor.resreq
+        bar = dominant_share(own, self.total)
+        left: dict[str, Resources] = {}
+        victims: list[TaskState] = []
+        for task in candidates:
+            if task.job is None:
+                continue
+            key = task.job.key
+            remaining = left.get(key, self._allocated(task)) - task.resreq
+            left[key] = remaining
+            after = dominant_share(remaining, self.total)
+            if bar < after or abs(bar - after) <= SHARE_DELTA:
+                victims.append(task)
+        return tuple(victims)
+
+    def _allocated(self, task: TaskState) -> Resources:
+        attr = None if task.job is None else self.jobs.get(task.job.key)
+        return EMPTY if attr is None else attr.allocated
+
+    def on_allocate(self, task: TaskState) -> None:
+        """The task's job holds its request."""
+        self._change(task, task.resreq)
+
+    def on_deallocate(self, task: TaskState) -> None:
+        """The task's job gives its request back."""
+        self._change(task, -task.resreq)
+
+    def _change(self, task: TaskState, delta: Resources) -> None:
+        if task.job is None:
+            return
+        attr = self.jobs.get(task.job.key)
+        if attr is not None:
+            self.jobs[task.job.key] = JobAttr(attr.allocated + delta, self.total)
+
+
+class Factory:
+    """Lives as long as the policy; holds nothing across cycles."""
+
+    name = NAME
+
+    def open(self, session: Session) -> Drf:
+        """A fresh plugin for `session`."""
+        return Drf(session)
+
+
+def build(arguments: Mapping[str, object]) -> Factory:
+    """drf takes no arguments."""
+    ArgumentReader(arguments, owner=f"plugin {NAME}").finish()
+    return Factory()

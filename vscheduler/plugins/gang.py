@@ -1,0 +1,227 @@
+"""gang: a job runs only when at least minMember of its tasks (and minTaskMember of each task
+role) can run together.
+
+Registers (Volcano's gang plugin):
+
+- `validate_job`: invalid when some task role has fewer tasks that can still run than its
+  minTaskMember ("Not enough valid pods of each task for gang-scheduling"), or the job has fewer
+  such tasks than minMember ("Not enough valid tasks for gang-scheduling, valid: V, min: M").
+- `compare_jobs`: jobs that are not ready first.
+- `is_job_ready`: placed tasks plus pending best-effort tasks reach minMember, and each task role
+  reaches its minTaskMember.
+- `vote_pipelined`: PERMIT when placed plus pipelined (plus pending best-effort) tasks reach
+  minMember and each role its minTaskMember; REJECT otherwise.
+- `is_job_starving`: placed plus pipelined tasks fall short of minMember.
+- `select_preemptees` / `select_reclaimees`: never take a job below minMember: a job with R
+  ready tasks gives at most R - minMember victims, in candidate order. Always answers.
+- `on_session_close`: writes the PodGroup condition Volcano writes. An admitted job that is not
+  ready gets `Unschedulable` (reason `NotEnoughResources`, message "U/T tasks in gang
+  unschedulable: ..."), a ready one `Scheduled`; a job that was invalid when the session opened
+  gets `Unschedulable` with the validation reason and message, as Volcano's session open does.
+  Jobs not yet admitted (phase Pending) and jobs without tasks get no gang condition.
+
+"Placed" means Allocated, Binding, Bound, Running or Succeeded; the minTaskMember checks apply
+only when minMember is at least the sum of the minTaskMember values (Volcano's rule), and a task's
+role is its `volcano.sh/task-spec`. It takes no arguments.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Final
+
+from vscheduler.plugin_api import (
+    ArgumentReader,
+    JobState,
+    PodGroupCondition,
+    PodGroupPhase,
+    Session,
+    Status,
+    TaskState,
+    TaskStatus,
+    Vote,
+    gang_shortfall,
+    task_status,
+    unresolvable,
+)
+
+NAME: Final = "gang"
+
+UNSCHEDULABLE: Final = "Unschedulable"
+SCHEDULED: Final = "Scheduled"
+NOT_ENOUGH_RESOURCES: Final = "NotEnoughResources"
+NOT_ENOUGH_TASKS: Final = "NotEnoughTasks"
+NOT_ENOUGH_PODS_OF_TASK: Final = "NotEnoughPodsOfTask"
+READY_REASON: Final = "tasks in gang are ready to be scheduled"
+ROLES_INVALID: Final = "Not enough valid pods of each task for gang-scheduling"
+
+_PLACED: Final = task_status.READY_FOR_GANG
+_VALID: Final = _PLACED | {TaskStatus.PIPELINED, TaskStatus.PENDING}
+_PIPELINED: Final = _PLACED | {TaskStatus.PIPELINED}
+
+
+# --- job arithmetic (Volcano's JobInfo.IsReady, IsPipelined, IsStarving, CheckTask*) ------------
+def is_ready(job: JobState) -> bool:
+    """Placed tasks plus pending best-effort tasks reach minMember."""
+    return job.ready_num() + job.pending_best_effort_num() >= job.min_member
+
+
+def is_pipelined(job: JobState) -> bool:
+    """Placed, pipelined and pending best-effort tasks reach minMember."""
+    placed = job.ready_num() + job.waiting_num()
+    return placed + job.pending_best_effort_num() >= job.min_member
+
+
+def is_starving(job: JobState) -> bool:
+    """Placed and pipelined tasks fall short of minMember."""
+    return job.ready_num() + job.waiting_num() < job.min_member
+
+
+def _role_counts(
+    tasks: Iterable[TaskState], statuses: frozenset[TaskStatus], *, best_effort_pending: bool
+) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for task in tasks:
+        if task.status in statuses or (
+            best_effort_pending and task.status is TaskStatus.PENDING and task.facts.best_effort
+        ):
+            counts[task.facts.task_role] += 1
+    return counts
+
+
+def roles_reach(
+    job: JobState, statuses: frozenset[TaskStatus], *, best_effort_pending: bool = True
+) -> bool:
+    """Every task role has at least its minTaskMember tasks in `statuses` (pending best-effort
+    tasks counting too when asked). Always true when minMember is below the roles' sum."""
+    wanted = job.facts.min_task_member
+    if not wanted or job.min_member < sum(wanted.values()):
+        return True
+    counts = _role_counts(job.tasks.values(), statuses, best_effort_pending=best_effort_pending)
+    return all(counts[role] >= n for role, n in wanted.items())
+
+
+def invalid_reason(job: JobState) -> tuple[str, str] | None:
+    """Volcano's (reason, message) when the job cannot make its gang, or None."""
+    if not roles_reach(job, _VALID, best_effort_pending=False):
+        return NOT_ENOUGH_PODS_OF_TASK, ROLES_INVALID
+    valid = job.valid_num()
+    if valid < job.min_member:
+        message = (
+            f"Not enough valid tasks for gang-scheduling, valid: {valid}, min: {job.min_member}"
+        )
+        return NOT_ENOUGH_TASKS, message
+    return None
+
+
+def keep_gangs(candidates: Sequence[TaskState]) -> tuple[TaskState, ...]:
+    """The candidates whose eviction leaves each job at least minMember ready tasks, taken in
+    candidate order. Tasks without a job are never victims."""
+    left: dict[str, int] = {}
+    victims: list[TaskState] = []
+    for task in candidates:
+        job = task.job
+        if job is None:
+            continue
+        ready = left.setdefault(job.key, job.ready_num())
+        if ready > job.min_member:
+            left[job.key] = ready - 1
+            victims.append(task)
+    return tuple(victims)
+
+
+class Gang:
+    """The per-session plugin."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self._invalid_at_open: dict[str, tuple[str, str]] = {}
+        for job in session.jobs.values():
+            found = invalid_reason(job)
+            if found is not None:
+                self._invalid_at_open[job.key] = found
+
+    def validate_job(self, job: JobState) -> Status | None:
+        """None when the job can still make its gang."""
+        found = invalid_reason(job)
+        return None if found is None else unresolvable(found[1])
+
+    def compare_jobs(self, a: JobState, b: JobState) -> int:
+        """Jobs that are not ready first."""
+        return int(is_ready(a)) - int(is_ready(b))
+
+    def is_job_ready(self, job: JobState) -> bool:
+        """The gang (and each task role's minimum) is placed."""
+        return roles_reach(job, _PLACED) and is_ready(job)
+
+    def vote_pipelined(self, job: JobState) -> Vote:
+        """PERMIT when the gang is placed or pipelined, REJECT otherwise."""
+        if roles_reach(job, _PIPELINED) and is_pipelined(job):
+            return Vote.PERMIT
+        return Vote.REJECT
+
+    def is_job_starving(self, job: JobState) -> bool:
+        """Placed and pipelined tasks fall short of minMember."""
+        return is_starving(job)
+
+    def select_preemptees(
+        self, preemptor: TaskState, candidates: Sequence[TaskState]
+    ) -> tuple[TaskState, ...]:
+        """Victims that keep every victim job at minMember."""
+        return keep_gangs(candidates)
+
+    def select_reclaimees(
+        self, reclaimer: TaskState, candidates: Sequence[TaskState]
+    ) -> tuple[TaskState, ...]:
+        """Victims that keep every victim job at minMember."""
+        return keep_gangs(candidates)
+
+    def on_session_close(self) -> None:
+        """Write each job's gang condition."""
+        for job in self._session.jobs.values():
+            condition = self._condition(job)
+            if condition is not None:
+                self._session.set_job_condition(job, condition)
+
+    def _condition(self, job: JobState) -> PodGroupCondition | None:
+        invalid = self._invalid_at_open.get(job.key)
+        if invalid is not None:
+            return self._stamp(UNSCHEDULABLE, invalid[0], invalid[1])
+        if not job.tasks:
+            return None
+        if job.phase is PodGroupPhase.PENDING:
+            note = self._session.job_notes.get(job.key)
+            return None if note is None else self._stamp(UNSCHEDULABLE, NOT_ENOUGH_RESOURCES, note)
+        if is_ready(job):
+            return self._stamp(SCHEDULED, READY_REASON, "")
+        schedulable = self._session.schedulable
+        found = sum(1 for t in job.with_status(TaskStatus.PENDING) if t.uid in schedulable)
+        return self._stamp(UNSCHEDULABLE, NOT_ENOUGH_RESOURCES, gang_shortfall(job, found))
+
+    def _stamp(self, kind: str, reason: str, message: str) -> PodGroupCondition:
+        session = self._session
+        return PodGroupCondition(
+            type=kind,
+            status="True",
+            reason=reason,
+            message=message,
+            transition_id=session.uid,
+            last_transition_time=session.now_rfc3339(),
+        )
+
+
+class Factory:
+    """Lives as long as the policy."""
+
+    name = NAME
+
+    def open(self, session: Session) -> Gang:
+        """A fresh plugin for `session`."""
+        return Gang(session)
+
+
+def build(arguments: Mapping[str, object]) -> Factory:
+    """gang takes no arguments."""
+    ArgumentReader(arguments, owner=f"plugin {NAME}").finish()
+    return Factory()

@@ -1,0 +1,160 @@
+"""overcommit: admit PodGroups while the overcommitted cluster can hold their minResources.
+
+At session open: `idle = total * factor - used`, where `total` is the allocatable of the Ready
+nodes, each resource multiplied by its factor (rounded down to whole units), and `used` is what
+the pods on those nodes hold (Volcano's `node.Used`: every non-pipelined pod placed there,
+releasing ones included); `inqueue` is the minResources of every Inqueue PodGroup plus, for a
+Running PodGroup whose gang is placed, the part of its minResources not yet allocated.
+
+Registers (Volcano's overcommit plugin):
+    vote_enqueue   a PodGroup without minResources: PERMIT; otherwise PERMIT when
+                   `inqueue + minResources <= idle` in every resource the minResources names
+                   (a positive amount), REJECT when not
+    on_enqueued    the admitted PodGroup's minResources join `inqueue`
+
+Arguments (Volcano's names):
+    overcommit-factor            the factor for every resource (default 1.2)
+    overcommit-factor.<resource> the factor for one resource, e.g. `overcommit-factor.cpu: 1.5`
+Every factor must be a number >= 1.0; a smaller one is a policy error (Volcano logs a warning and
+uses 1.2 instead).
+
+As in Volcano, `pods` in a minResources is not compared, nor are names Volcano does not count
+(`count/...`, `requests.*`, `limits.*`). A factor is applied as written in decimal (1.15 is
+exactly 23/20), where Volcano multiplies float64s and can land a hair below the intended amount.
+"""
+
+from __future__ import annotations
+
+import fractions
+from collections.abc import Mapping
+from typing import Final
+
+from vscheduler.plugin_api import (
+    CPU,
+    EMPTY,
+    MEMORY,
+    ArgumentReader,
+    JobState,
+    PodGroupPhase,
+    Resources,
+    Session,
+    Vote,
+    task_status,
+)
+
+NAME: Final = "overcommit"
+FACTOR: Final = "overcommit-factor"
+FACTOR_PREFIX: Final = "overcommit-factor."
+DEFAULT_FACTOR: Final = 1.2
+
+
+def _counted(name: str) -> bool:
+    """Whether Volcano's `NewResource` keeps `name` as a compared dimension (`pods` is kept there
+    but never compared when admitting, so it is dropped here)."""
+    if name in (CPU, MEMORY, "ephemeral-storage"):
+        return True
+    if name.startswith(("hugepages-", "attachable-volumes-")):
+        return True
+    if "/" not in name:
+        return False  # pods, requests.cpu, limits.memory, services, ...
+    if "kubernetes.io/" in name:
+        return True
+    return not name.startswith(("requests.", "count/"))
+
+
+def counted(res: Resources) -> Resources:
+    """`res` without the names Volcano does not compare."""
+    return Resources({n: a for n, a in res.items() if _counted(n)})
+
+
+class Factors:
+    """The overcommit factor of every resource: its own if given, else the default."""
+
+    __slots__ = ("default", "own")
+
+    def __init__(self, default: float, own: Mapping[str, float]) -> None:
+        self.default = _exact(default)
+        self.own = {name: _exact(value) for name, value in own.items()}
+
+    def scale(self, res: Resources) -> Resources:
+        """Each amount times its factor, rounded down."""
+        return Resources({n: int(a * self.own.get(n, self.default)) for n, a in res.items()})
+
+
+def _exact(value: float) -> fractions.Fraction:
+    """The factor as its shortest decimal reads (1.2 is 6/5, not the float below it)."""
+    return fractions.Fraction(repr(value))
+
+
+def reserved(job: JobState) -> Resources:
+    """What an admitted job's minResources hold: all of it while the PodGroup is Inqueue; while
+    it is Running with its gang placed, the part not yet allocated."""
+    if job.facts.min_resources is None:
+        return EMPTY
+    minimum = counted(job.facts.min_resources)
+    if job.phase is PodGroupPhase.INQUEUE:
+        return minimum
+    placed = job.count(*task_status.OCCUPYING)
+    if job.phase is PodGroupPhase.RUNNING and placed >= job.min_member:
+        return (minimum - job.allocated).clamp_min_zero()
+    return EMPTY
+
+
+def idle_of(session: Session, factors: Factors) -> Resources:
+    """The Ready nodes' allocatable times the factors, less what their pods use."""
+    ledger = session.ledger
+    total, used = EMPTY, EMPTY
+    for i, node in enumerate(ledger.nodes):
+        if node.ready:
+            total = total + node.allocatable
+            used = used + ledger.resources_of(ledger.used[i])
+    return factors.scale(total) - used
+
+
+class Overcommit:
+    """The per-session plugin: idle (overcommitted) and inqueue resources of the cluster."""
+
+    def __init__(self, session: Session, factors: Factors) -> None:
+        self.idle = idle_of(session, factors)
+        self.inqueue = EMPTY
+        for job in session.jobs.values():
+            self.inqueue = self.inqueue + reserved(job)
+
+    def vote_enqueue(self, job: JobState) -> Vote:
+        """PERMIT when the job's minResources fit beside what is already admitted."""
+        if job.facts.min_resources is None:
+            return Vote.PERMIT
+        minimum = counted(job.facts.min_resources)
+        wanted = self.inqueue + minimum
+        short = any(a > 0 and wanted.get(n) > self.idle.get(n) for n, a in minimum.items())
+        return Vote.REJECT if short else Vote.PERMIT
+
+    def on_enqueued(self, job: JobState) -> None:
+        """The admitted job's minResources are now reserved."""
+        if job.facts.min_resources is not None:
+            self.inqueue = self.inqueue + counted(job.facts.min_resources)
+
+
+class Factory:
+    """Lives as long as the policy; holds the parsed factors."""
+
+    name = NAME
+
+    def __init__(self, factors: Factors) -> None:
+        self.factors = factors
+
+    def open(self, session: Session) -> Overcommit:
+        """A fresh plugin for `session`."""
+        return Overcommit(session, self.factors)
+
+
+def build(arguments: Mapping[str, object]) -> Factory:
+    """Read `overcommit-factor` (default 1.2) and any `overcommit-factor.<resource>`."""
+    reader = ArgumentReader(arguments, owner=f"plugin {NAME}")
+    default = reader.float(FACTOR, DEFAULT_FACTOR, minimum=1.0)
+    own = {
+        key.removeprefix(FACTOR_PREFIX): reader.float(key, default, minimum=1.0)
+        for key in reader.keys_with_prefix(FACTOR_PREFIX)
+    }
+    reader.finish()
+    return Factory(Factors(default, own))

@@ -1,0 +1,367 @@
+"""Fluent builders of model facts, for tests.
+
+    snapshot(
+        node("n1").resources(cpu="4", memory="8Gi"),
+        podgroup("pg1").min_member(2).queue("q1"),
+        pod("p1").group("pg1").requests(cpu="1"),
+        queue("q1").weight(3),
+    )
+
+Quantities are Kubernetes strings (or numbers), parsed exactly. Times are seconds after a fixed
+epoch, so orderings are explicit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from typing import Generic, TypeVar
+
+from vscheduler.model import quantity
+from vscheduler.model.cluster import (
+    DEFAULT_SCHEDULER_NAME,
+    ClusterSnapshot,
+    complete_jobs,
+    default_queues,
+)
+from vscheduler.model.facts import (
+    HostPort,
+    JobFacts,
+    NodeAffinity,
+    NodeFacts,
+    NodeUsage,
+    PreferredTerm,
+    QueueFacts,
+    Requirement,
+    SelectorTerm,
+    Taint,
+    TaskFacts,
+    Toleration,
+)
+from vscheduler.model.resources import CPU, Resources
+from vscheduler.model.status import PodGroupPhase, QoSClass, TaskStatus
+
+T = TypeVar("T")
+START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+
+
+def at(seconds: float) -> dt.datetime:
+    """`seconds` after the builders' fixed epoch."""
+    return START + dt.timedelta(seconds=seconds)
+
+
+def res(**amounts: str | int | float) -> Resources:
+    """Resources from Kubernetes quantities: `res(cpu="500m", memory="1Gi", nvidia_com_gpu=1)`.
+
+    An underscore in a keyword stands for `.` before the last `_` part is joined with `/`:
+    `nvidia_com_gpu` -> `nvidia.com/gpu`.
+    """
+    out: dict[str, int] = {}
+    for key, text in amounts.items():
+        name = _resource_name(key)
+        q = quantity.parse_quantity(text)
+        out[name] = quantity.to_milli(q) if name == CPU else quantity.to_units(q)
+    return Resources(out)
+
+
+def _resource_name(key: str) -> str:
+    if "_" not in key:
+        return key
+    head, _, tail = key.rpartition("_")
+    if key.startswith(("hugepages_", "ephemeral_")):
+        return key.replace("_", "-")
+    return head.replace("_", ".") + "/" + tail
+
+
+class _Builder(Generic[T]):
+    _facts: T
+
+    def _set(self, **changes: object) -> None:
+        self._facts = dataclasses.replace(self._facts, **changes)  # type: ignore[type-var]
+
+    def build(self) -> T:
+        """The facts built so far."""
+        return self._facts
+
+
+class NodeBuilder(_Builder[NodeFacts]):
+    """Builds a NodeFacts."""
+
+    def __init__(self, name: str) -> None:
+        self._facts = NodeFacts(name=name, allocatable=res(cpu="4", memory="8Gi"), capacity=res())
+
+    def resources(self, *, pods: int = 110, **amounts: str | int | float) -> NodeBuilder:
+        """Allocatable (and capacity) resources and the max pod count."""
+        r = res(**amounts)
+        self._set(allocatable=r, capacity=r, max_pods=pods)
+        return self
+
+    def labels(self, **labels: str) -> NodeBuilder:
+        """Node labels (keywords; use `label` for keys that are not identifiers)."""
+        self._set(labels={**self._facts.labels, **labels})
+        return self
+
+    def label(self, key: str, value: str) -> NodeBuilder:
+        """One node label."""
+        return self.labels(**{key: value})
+
+    def taint(self, key: str, value: str = "", effect: str = "NoSchedule") -> NodeBuilder:
+        """Adds a taint."""
+        self._set(taints=(*self._facts.taints, Taint(key=key, value=value, effect=effect)))
+        return self
+
+    def unschedulable(self) -> NodeBuilder:
+        """Cordoned."""
+        self._set(unschedulable=True)
+        return self
+
+    def not_ready(self) -> NodeBuilder:
+        """Its Ready condition is not True."""
+        self._set(ready=False)
+        return self
+
+    def image(self, name: str, size: int) -> NodeBuilder:
+        """An image present on the node."""
+        self._set(images={**self._facts.images, name: size})
+        return self
+
+
+class PodBuilder(_Builder[TaskFacts]):
+    """Builds a TaskFacts (one pod)."""
+
+    def __init__(self, name: str, namespace: str) -> None:
+        uid = f"{namespace}/{name}"
+        self._facts = TaskFacts(
+            uid=uid,
+            namespace=namespace,
+            name=name,
+            job=f"{namespace}/podgroup-{uid}",
+            group_name=None,
+            resreq=res(),
+            status=TaskStatus.PENDING,
+            scheduler_name=DEFAULT_SCHEDULER_NAME,
+            qos=QoSClass.BEST_EFFORT,
+            created=START,
+        )
+
+    def requests(self, **amounts: str | int | float) -> PodBuilder:
+        """The pod's effective request."""
+        self._set(resreq=res(**amounts), qos=QoSClass.BURSTABLE)
+        return self
+
+    def group(self, name: str) -> PodBuilder:
+        """Member of PodGroup `name` (same namespace)."""
+        self._set(job=f"{self._facts.namespace}/{name}", group_name=name)
+        return self
+
+    def on(self, node: str, status: TaskStatus = TaskStatus.RUNNING) -> PodBuilder:
+        """Already placed on `node`."""
+        self._set(node_name=node, status=status)
+        return self
+
+    def status(self, status: TaskStatus) -> PodBuilder:
+        """Sets the status."""
+        self._set(status=status)
+        return self
+
+    def priority(self, value: int) -> PodBuilder:
+        """Pod priority."""
+        self._set(priority=value)
+        return self
+
+    def created(self, seconds: float) -> PodBuilder:
+        """Creation time, seconds after the epoch."""
+        self._set(created=at(seconds))
+        return self
+
+    def scheduler(self, name: str) -> PodBuilder:
+        """spec.schedulerName."""
+        self._set(scheduler_name=name)
+        return self
+
+    def selector(self, **labels: str) -> PodBuilder:
+        """spec.nodeSelector."""
+        self._set(node_selector={**self._facts.node_selector, **labels})
+        return self
+
+    def require(self, *terms: SelectorTerm) -> PodBuilder:
+        """Required node affinity (terms ORed)."""
+        self._set(affinity=dataclasses.replace(self._facts.affinity, required=terms))
+        return self
+
+    def prefer(self, weight: int, term: SelectorTerm) -> PodBuilder:
+        """A preferred node-affinity term."""
+        affinity = self._facts.affinity
+        preferred = (*affinity.preferred, PreferredTerm(weight=weight, term=term))
+        self._set(affinity=NodeAffinity(required=affinity.required, preferred=preferred))
+        return self
+
+    def tolerate(
+        self, key: str = "", value: str = "", *, operator: str = "Equal", effect: str = ""
+    ) -> PodBuilder:
+        """Adds a toleration."""
+        tol = Toleration(key=key, operator=operator, value=value, effect=effect)
+        self._set(tolerations=(*self._facts.tolerations, tol))
+        return self
+
+    def host_port(self, port: int, protocol: str = "TCP", host_ip: str = "0.0.0.0") -> PodBuilder:
+        """A container port published on the host."""
+        hp = HostPort(port=port, protocol=protocol, host_ip=host_ip)
+        self._set(host_ports=(*self._facts.host_ports, hp))
+        return self
+
+    def images(self, *names: str) -> PodBuilder:
+        """Container images."""
+        self._set(images=names)
+        return self
+
+    def preemptable(self, value: bool = True) -> PodBuilder:
+        """volcano.sh/preemptable."""
+        self._set(preemptable=value)
+        return self
+
+    def index(self, value: int) -> PodBuilder:
+        """The pod's index in its job."""
+        self._set(index=value)
+        return self
+
+    def annotate(self, key: str, value: str) -> PodBuilder:
+        """Adds an annotation."""
+        self._set(annotations={**self._facts.annotations, key: value})
+        return self
+
+
+class PodGroupBuilder(_Builder[JobFacts]):
+    """Builds a JobFacts (one PodGroup)."""
+
+    def __init__(self, name: str, namespace: str) -> None:
+        self._facts = JobFacts(
+            uid=f"{namespace}/{name}", namespace=namespace, name=name, created=START
+        )
+
+    def min_member(self, n: int) -> PodGroupBuilder:
+        """spec.minMember."""
+        self._set(min_member=n)
+        return self
+
+    def queue(self, name: str) -> PodGroupBuilder:
+        """spec.queue."""
+        self._set(queue=name)
+        return self
+
+    def min_resources(self, **amounts: str | int | float) -> PodGroupBuilder:
+        """spec.minResources."""
+        self._set(min_resources=res(**amounts))
+        return self
+
+    def phase(self, phase: PodGroupPhase) -> PodGroupBuilder:
+        """status.phase."""
+        self._set(phase=phase)
+        return self
+
+    def inqueue(self) -> PodGroupBuilder:
+        """status.phase Inqueue."""
+        return self.phase(PodGroupPhase.INQUEUE)
+
+    def priority(self, value: int) -> PodGroupBuilder:
+        """The PodGroup's priority (from its priority class)."""
+        self._set(priority=value)
+        return self
+
+    def created(self, seconds: float) -> PodGroupBuilder:
+        """Creation time, seconds after the epoch."""
+        self._set(created=at(seconds))
+        return self
+
+    def min_task_member(self, **members: int) -> PodGroupBuilder:
+        """spec.minTaskMember."""
+        self._set(min_task_member=members)
+        return self
+
+
+class QueueBuilder(_Builder[QueueFacts]):
+    """Builds a QueueFacts."""
+
+    def __init__(self, name: str) -> None:
+        self._facts = QueueFacts(name=name, uid=name, created=START)
+
+    def weight(self, w: int) -> QueueBuilder:
+        """spec.weight."""
+        self._set(weight=w)
+        return self
+
+    def capability(self, **amounts: str | int | float) -> QueueBuilder:
+        """spec.capability."""
+        self._set(capability=res(**amounts))
+        return self
+
+    def guarantee(self, **amounts: str | int | float) -> QueueBuilder:
+        """spec.guarantee.resource."""
+        self._set(guarantee=res(**amounts))
+        return self
+
+    def state(self, state: str) -> QueueBuilder:
+        """status.state."""
+        self._set(state=state)
+        return self
+
+    def reclaimable(self, value: bool) -> QueueBuilder:
+        """spec.reclaimable."""
+        self._set(reclaimable=value)
+        return self
+
+    def created(self, seconds: float) -> QueueBuilder:
+        """Creation time, seconds after the epoch."""
+        self._set(created=at(seconds))
+        return self
+
+
+def node(name: str) -> NodeBuilder:
+    """A node with 4 CPU and 8Gi by default."""
+    return NodeBuilder(name)
+
+
+def pod(name: str, namespace: str = "default") -> PodBuilder:
+    """A pending pod of this scheduler, requesting nothing until `requests` is called."""
+    return PodBuilder(name, namespace)
+
+
+def podgroup(name: str, namespace: str = "default") -> PodGroupBuilder:
+    """A PodGroup (phase Pending, min member 1, queue default)."""
+    return PodGroupBuilder(name, namespace)
+
+
+def queue(name: str) -> QueueBuilder:
+    """A queue of weight 1."""
+    return QueueBuilder(name)
+
+
+def term(*requirements: Requirement) -> SelectorTerm:
+    """A node selector term of match expressions."""
+    return SelectorTerm(match_expressions=requirements)
+
+
+def expr(key: str, operator: str, *values: str) -> Requirement:
+    """A node selector requirement."""
+    return Requirement(key=key, operator=operator, values=values)
+
+
+Buildable = NodeBuilder | PodBuilder | PodGroupBuilder | QueueBuilder
+Fact = NodeFacts | TaskFacts | JobFacts | QueueFacts | NodeUsage
+Item = Buildable | Fact
+"""Anything `snapshot` takes."""
+
+
+def snapshot(*items: Item, taken_at: dt.datetime = START) -> ClusterSnapshot:
+    """A snapshot of the given objects (node order as given; the default queue added)."""
+    facts = [i.build() if isinstance(i, _Builder) else i for i in items]
+    tasks = {f.uid: f for f in facts if isinstance(f, TaskFacts)}
+    jobs = {f.key: f for f in facts if isinstance(f, JobFacts)}
+    return ClusterSnapshot(
+        nodes=tuple(f for f in facts if isinstance(f, NodeFacts)),
+        tasks=tasks,
+        jobs=complete_jobs(tasks, jobs),
+        queues=default_queues({f.name: f for f in facts if isinstance(f, QueueFacts)}),
+        usage={f.node: f for f in facts if isinstance(f, NodeUsage)},
+        taken_at=taken_at,
+    )
