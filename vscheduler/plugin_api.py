@@ -26,8 +26,9 @@ Contracts. Hooks are pure functions of the session (no I/O, time only from `sess
 `session.now`). Predicates and nodeOrder scores must depend only on the task's template (its
 `class_id`) and the node's own state, because the session caches them per class and recomputes
 only the nodes whose accounting changed; a plugin that cannot promise this sets the attribute
-`node_local = False`. Node arrays live on `session.ledger` (rows = nodes, columns =
-`ledger.dims`). An exception inside a hook is caught and counts as the conservative answer.
+`node_local = False`. A batch node-order scorer returning None over every node means it has no
+opinion on that task's class: the session stops asking it for that class. Node arrays live on
+`session.ledger` (rows = nodes, columns = `ledger.dims`). An exception inside a hook is caught and counts as the conservative answer.
 `gang_shortfall(job, schedulable)` is Volcano's "N/M tasks in gang unschedulable: ..." text.
 """
 

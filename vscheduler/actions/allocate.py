@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from vscheduler.actions.admission import admitted_jobs, settle
-from vscheduler.actions.ordering import LiveQueue
+from vscheduler.actions.ordering import PriorityQueue
 from vscheduler.conf.arguments import ArgumentReader
 from vscheduler.framework.placement import FitFailure
 from vscheduler.framework.session import Session
@@ -38,10 +38,10 @@ class Allocate:
         """Place what fits."""
         hooks = session.hooks
         by_queue = admitted_jobs(session)
-        queues: LiveQueue[QueueState] = LiveQueue(
+        queues: PriorityQueue[QueueState] = PriorityQueue(
             hooks.compare_queues, (session.queues[name] for name in sorted(by_queue))
         )
-        jobs = {name: LiveQueue(hooks.compare_jobs, items) for name, items in by_queue.items()}
+        jobs = {name: PriorityQueue(hooks.compare_jobs, items) for name, items in by_queue.items()}
         pending: dict[str, deque[TaskState]] = {}
         while queues:
             queue = queues.pop()
@@ -67,7 +67,7 @@ class Allocate:
         stmt: Statement,
         job: JobState,
         tasks: deque[TaskState],
-        waiting: LiveQueue[JobState],
+        waiting: PriorityQueue[JobState],
         queue: QueueState,
     ) -> None:
         hooks, placer = session.hooks, session.placer
@@ -111,7 +111,7 @@ def _may_continue(job: JobState, tasks: deque[TaskState], failed: set[int]) -> b
     return job.ready_num() + job.waiting_num() + hopeful >= job.min_member
 
 
-def _drain(queue: LiveQueue[JobState]) -> list[JobState]:
+def _drain(queue: PriorityQueue[JobState]) -> list[JobState]:
     out = []
     while queue:
         out.append(queue.pop())

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from vscheduler.actions.ordering import LiveQueue
+from vscheduler.actions.ordering import PriorityQueue
 from vscheduler.conf.arguments import ArgumentReader
 from vscheduler.framework.session import Session
 from vscheduler.framework.state import JobState, QueueState
@@ -35,10 +35,10 @@ class Enqueue:
                 session.note_job(job, f"queue {job.queue} of podgroup {job.key} not found")
                 continue
             by_queue.setdefault(job.queue, []).append(job)
-        queues: LiveQueue[QueueState] = LiveQueue(
+        queues: PriorityQueue[QueueState] = PriorityQueue(
             hooks.compare_queues, (session.queues[name] for name in sorted(by_queue))
         )
-        jobs = {name: LiveQueue(hooks.compare_jobs, items) for name, items in by_queue.items()}
+        jobs = {name: PriorityQueue(hooks.compare_jobs, items) for name, items in by_queue.items()}
         while queues:
             queue = queues.pop()
             pending = jobs[queue.name]

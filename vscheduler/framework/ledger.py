@@ -48,6 +48,8 @@ class Ledger:
         self.idle: IntArray = self.allocatable.copy()
         self.releasing: IntArray = np.zeros((count, width), dtype=np.int64)
         self.pipelined: IntArray = np.zeros((count, width), dtype=np.int64)
+        self.future: IntArray = self.allocatable.copy()
+        """idle + releasing - pipelined, kept in step by every mutation."""
         self.pods_used: IntArray = np.zeros(count, dtype=np.int64)
         self.pods_max: IntArray = np.array([n.max_pods for n in self.nodes], dtype=np.int64)
         self._log: list[int] = []
@@ -64,7 +66,7 @@ class Ledger:
 
     def future_idle(self) -> IntArray:
         """idle + releasing - pipelined, for every node (a fresh array)."""
-        return self.idle + self.releasing - self.pipelined
+        return self.future.copy()
 
     def resources_of(self, row: IntArray) -> Resources:
         """A row turned back into Resources."""
@@ -85,16 +87,19 @@ class Ledger:
         """A task starts (sign 1) or stops (sign -1) using `req` on node `i`."""
         self.used[i] += sign * req
         self.idle[i] -= sign * req
+        self.future[i] -= sign * req
         self.pods_used[i] += sign
         self._log.append(i)
 
     def pipeline(self, i: int, req: IntArray, sign: int = 1) -> None:
         """A task is pipelined onto (sign 1) or taken off (sign -1) node `i`."""
         self.pipelined[i] += sign * req
+        self.future[i] -= sign * req
         self.pods_used[i] += sign
         self._log.append(i)
 
     def release(self, i: int, req: IntArray, sign: int = 1) -> None:
         """A running task starts (sign 1) or stops (sign -1) releasing `req` on node `i`."""
         self.releasing[i] += sign * req
+        self.future[i] += sign * req
         self._log.append(i)

@@ -36,11 +36,20 @@ class ClassEval:
 
     req: IntArray
     cols: IntArray
+    need: IntArray
+    """The request with unrequested resources at the int64 minimum, so a whole-row compare
+    checks only the resources the task names."""
     synced: int
     pred_ok: BoolArray
     fit_idle: BoolArray
     fit_future: BoolArray
     score: FloatArray
+    idle_score: FloatArray
+    """score where every predicate passes and idle fits, -inf elsewhere."""
+    future_score: FloatArray
+    """score where every predicate passes and future idle fits, -inf elsewhere."""
+    batch: tuple[Hook, ...] = ()
+    """The batch scorers with an opinion on this class (asked once, over every node)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -96,20 +105,26 @@ class Placer:
             cached = ClassEval(
                 req=req,
                 cols=np.flatnonzero(req),
+                need=np.where(req > 0, req, np.iinfo(np.int64).min),
                 synced=ledger.log_position,
                 pred_ok=np.zeros(count, dtype=np.bool_),
                 fit_idle=np.zeros(count, dtype=np.bool_),
                 fit_future=np.zeros(count, dtype=np.bool_),
                 score=np.zeros(count, dtype=np.float64),
+                idle_score=np.full(count, -np.inf),
+                future_score=np.full(count, -np.inf),
             )
             self._refresh(cached, task, self._all)
+            cached.batch = tuple(
+                h for h in self.batch_scorers if self._opinion(h, task, self._all) is not None
+            )
             self._classes[task.class_id] = cached
         elif cached.synced != ledger.log_position:
             changed = ledger.changed_since(cached.synced)
             if len(changed) * 4 >= len(ledger):
                 idx = self._all
             else:
-                idx = np.unique(np.asarray(changed, dtype=np.int64))
+                idx = np.array(sorted(set(changed)), dtype=np.int64)
             self._refresh(cached, task, idx)
             cached.synced = ledger.log_position
         return cached
@@ -117,16 +132,15 @@ class Placer:
     def _refresh(self, c: ClassEval, task: TaskState, idx: IntArray) -> None:
         ok = self._passes(self.local_filters, task, idx)
         c.pred_ok[idx] = ok
-        ledger, cols = self.ledger, c.cols
-        need = c.req[cols]
-        idle = ledger.idle[idx][:, cols]
-        c.fit_idle[idx] = (idle >= need).all(axis=1)
-        future = idle + ledger.releasing[idx][:, cols] - ledger.pipelined[idx][:, cols]
-        c.fit_future[idx] = (future >= need).all(axis=1)
+        ledger, need = self.ledger, c.need
+        c.fit_idle[idx] = (ledger.idle[idx] >= need).all(axis=1)
+        c.fit_future[idx] = (ledger.future[idx] >= need).all(axis=1)
         total = np.zeros(len(idx), dtype=np.float64)
         for hook in self.local_scorers:
-            total += self._score(hook, task, idx)
+            total = total + self._score(hook, task, idx)
         c.score[idx] = total
+        c.idle_score[idx] = np.where(ok & c.fit_idle[idx], total, -np.inf)
+        c.future_score[idx] = np.where(ok & c.fit_future[idx], total, -np.inf)
 
     @staticmethod
     def _passes(hooks: Sequence[Hook], task: TaskState, idx: IntArray) -> BoolArray:
@@ -139,14 +153,18 @@ class Placer:
         return ok
 
     @staticmethod
-    def _score(hook: Hook, task: TaskState, idx: IntArray) -> FloatArray:
+    def _opinion(hook: Hook, task: TaskState, idx: IntArray) -> FloatArray | None:
+        """A scorer's scores of `idx`, None for no opinion (a raising scorer scores 0)."""
         try:
             result = hook.fn(task, idx)
         except Exception:
             return np.zeros(len(idx), dtype=np.float64)
-        if result is None:
-            return np.zeros(len(idx), dtype=np.float64)
-        return np.asarray(result, dtype=np.float64)
+        return None if result is None else np.asarray(result, dtype=np.float64)
+
+    @classmethod
+    def _score(cls, hook: Hook, task: TaskState, idx: IntArray) -> FloatArray:
+        result = cls._opinion(hook, task, idx)
+        return np.zeros(len(idx), dtype=np.float64) if result is None else result
 
     # --- choosing -----------------------------------------------------------------------------
     def feasible(self, task: TaskState) -> tuple[ClassEval, BoolArray]:
@@ -159,7 +177,20 @@ class Placer:
 
     def choose(self, task: TaskState) -> Choice | FitFailure:
         """The best node for `task`, or why there is none."""
-        c, ok = self.feasible(task)
+        c = self._evaluate(task)
+        if self.global_filters or self.global_scorers or c.batch:
+            return self._choose_slow(task, c)
+        for scores, fits_idle in ((c.idle_score, True), (c.future_score, False)):
+            best = int(scores.argmax())
+            if scores[best] > -np.inf:
+                return Choice(best, fits_idle)
+        return self.failure(task, c, c.pred_ok, None)
+
+    def _choose_slow(self, task: TaskState, c: ClassEval) -> Choice | FitFailure:
+        """The general path, with plugins that look across nodes."""
+        ok = c.pred_ok
+        if self.global_filters:
+            ok = ok & self._passes(self.global_filters, task, self._all)
         for mask, fits_idle in ((ok & c.fit_idle, True), (ok & c.fit_future, False)):
             if not mask.any():
                 continue
@@ -167,11 +198,9 @@ class Placer:
         return self.failure(task, c, ok, None)
 
     def _best(self, task: TaskState, c: ClassEval, mask: BoolArray) -> int:
-        if not self.global_scorers and not self.batch_scorers:
-            return int(np.where(mask, c.score, -np.inf).argmax())
         idx = np.flatnonzero(mask)
         total = c.score[idx].copy()
-        for hook in (*self.global_scorers, *self.batch_scorers):
+        for hook in (*self.global_scorers, *c.batch):
             total += self._score(hook, task, idx)
         return int(idx[int(total.argmax())])
 

@@ -16,7 +16,7 @@ from typing import Protocol
 from vscheduler.clock import Clock
 from vscheduler.framework import messages
 from vscheduler.framework.dispatch import Dispatcher, EnabledFlags
-from vscheduler.framework.ledger import Ledger
+from vscheduler.framework.ledger import IntArray, Ledger
 from vscheduler.framework.placement import FitFailure, Placer
 from vscheduler.framework.state import JobState, QueueState, TaskState
 from vscheduler.framework.statement import Statement
@@ -79,6 +79,7 @@ class Session:
         self._binds: list[Bind] = []
         self._evictions: list[Evict] = []
         self._class_ids: dict[tuple[object, ...], int] = {}
+        self._rows: dict[int, IntArray] = {}
         self._load_tasks(snapshot)
         self.plugins: dict[str, object] = {}
         opened: list[list[tuple[EnabledFlags, object]]] = []
@@ -127,6 +128,13 @@ class Session:
     def _class_of(self, facts: TaskFacts) -> int:
         return self._class_ids.setdefault(facts.template_key(), len(self._class_ids))
 
+    def request_row(self, task: TaskState) -> IntArray:
+        """The task's request as a ledger row (shared per class: do not modify)."""
+        row = self._rows.get(task.class_id)
+        if row is None:
+            row = self._rows[task.class_id] = self.ledger.vector(task.resreq)
+        return row
+
     # --- reading ------------------------------------------------------------------------------
     def statement(self) -> Statement:
         """A new statement on this session."""
@@ -160,40 +168,40 @@ class Session:
         """Task Pending -> Allocated on `node`."""
         self._move(task, TaskStatus.ALLOCATED)
         task.node_index, task.node = node, self.ledger.names[node]
-        self.ledger.occupy(node, self.ledger.vector(task.resreq))
+        self.ledger.occupy(node, self.request_row(task))
         self.hooks.allocated(task)
 
     def apply_pipeline(self, task: TaskState, node: int) -> None:
         """Task Pending -> Pipelined on `node`."""
         self._move(task, TaskStatus.PIPELINED)
         task.node_index, task.node = node, self.ledger.names[node]
-        self.ledger.pipeline(node, self.ledger.vector(task.resreq))
+        self.ledger.pipeline(node, self.request_row(task))
         self.hooks.allocated(task)
 
     def apply_evict(self, task: TaskState) -> None:
         """A task on a node -> Releasing."""
         self._move(task, TaskStatus.RELEASING)
-        self.ledger.release(task.node_index, self.ledger.vector(task.resreq))
+        self.ledger.release(task.node_index, self.request_row(task))
         self.hooks.deallocated(task)
 
     def undo_allocate(self, task: TaskState) -> None:
         """Allocated -> Pending."""
         self._move(task, TaskStatus.PENDING)
-        self.ledger.occupy(task.node_index, self.ledger.vector(task.resreq), -1)
+        self.ledger.occupy(task.node_index, self.request_row(task), -1)
         self.hooks.deallocated(task)  # handlers still see the node it leaves, as in Volcano
         task.node_index, task.node = -1, None
 
     def undo_pipeline(self, task: TaskState) -> None:
         """Pipelined -> Pending."""
         self._move(task, TaskStatus.PENDING)
-        self.ledger.pipeline(task.node_index, self.ledger.vector(task.resreq), -1)
+        self.ledger.pipeline(task.node_index, self.request_row(task), -1)
         self.hooks.deallocated(task)  # handlers still see the node it leaves, as in Volcano
         task.node_index, task.node = -1, None
 
     def undo_evict(self, task: TaskState) -> None:
         """Releasing -> Running (the eviction is abandoned)."""
         self._move(task, TaskStatus.RUNNING)
-        self.ledger.release(task.node_index, self.ledger.vector(task.resreq), -1)
+        self.ledger.release(task.node_index, self.request_row(task), -1)
         self.hooks.allocated(task)
 
     def record_bind(self, task: TaskState) -> None:

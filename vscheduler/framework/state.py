@@ -56,7 +56,15 @@ class TaskState:
 class JobState:
     """One job (PodGroup) in the session, with its tasks indexed by status."""
 
-    __slots__ = ("_by_status", "allocated", "facts", "phase", "tasks")
+    __slots__ = (
+        "_best_effort_pending",
+        "_by_status",
+        "_ready",
+        "allocated",
+        "facts",
+        "phase",
+        "tasks",
+    )
 
     def __init__(self, facts: JobFacts) -> None:
         self.facts = facts
@@ -65,18 +73,29 @@ class JobState:
         self._by_status: dict[TaskStatus, dict[str, TaskState]] = {s: {} for s in TaskStatus}
         self.allocated: Resources = EMPTY
         """The sum of the requests of tasks in OCCUPYING or PIPELINED statuses."""
+        self._ready = 0
+        self._best_effort_pending = 0
 
     def add(self, task: TaskState) -> None:
         """Adds a task at session open."""
         self.tasks[task.uid] = task
         self._by_status[task.status][task.uid] = task
+        self._count(task, task.status, 1)
         if task.status in st.OCCUPYING or task.status is TaskStatus.PIPELINED:
             self.allocated = self.allocated + task.resreq
+
+    def _count(self, task: TaskState, status: TaskStatus, sign: int) -> None:
+        if status in st.READY_FOR_GANG:
+            self._ready += sign
+        elif status is TaskStatus.PENDING and task.facts.best_effort:
+            self._best_effort_pending += sign
 
     def move(self, task: TaskState, new: TaskStatus) -> None:
         """Re-index `task` under `new` (the session has checked the transition)."""
         del self._by_status[task.status][task.uid]
         self._by_status[new][task.uid] = task
+        self._count(task, task.status, -1)
+        self._count(task, new, 1)
         was = task.status in st.OCCUPYING or task.status is TaskStatus.PIPELINED
         now = new in st.OCCUPYING or new is TaskStatus.PIPELINED
         if now and not was:
@@ -126,7 +145,7 @@ class JobState:
 
     def ready_num(self) -> int:
         """Tasks placed (this cycle or before) or finished successfully."""
-        return sum(len(self._by_status[s]) for s in st.READY_FOR_GANG)
+        return self._ready
 
     def waiting_num(self) -> int:
         """Tasks pipelined onto resources being released."""
@@ -134,7 +153,7 @@ class JobState:
 
     def pending_best_effort_num(self) -> int:
         """Pending tasks that request nothing (they never block a gang)."""
-        return sum(1 for t in self._by_status[TaskStatus.PENDING].values() if t.facts.best_effort)
+        return self._best_effort_pending
 
     def valid_num(self) -> int:
         """Tasks that are or can still become ready (Volcano's ValidTaskNum)."""

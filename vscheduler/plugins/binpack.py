@@ -58,19 +58,20 @@ class Binpack:
         self._weights = weights
         self._ledger = session.ledger
         self._classes: dict[int, tuple[IntArray, FloatArray, FloatArray]] = {}
+        self._scale = MAX_NODE_SCORE * weights.weight
 
     def score_nodes(self, task: TaskState, idx: IntArray) -> FloatArray:
         """Volcano's binpack score of each node of `idx`."""
         cols, request, weight = self._columns(task)
-        if not len(cols) or not weight.sum():
+        weight_sum = float(weight.sum())
+        if not len(cols) or not weight_sum:
             return np.zeros(len(idx), dtype=np.float64)
         ledger = self._ledger
-        rows = np.ix_(idx, cols)
-        final = ledger.used[rows] + request
-        allocatable = ledger.allocatable[rows]
+        final = ledger.used[idx][:, cols] + request
+        allocatable = ledger.allocatable[idx][:, cols]
         counted = (allocatable != 0) & (final <= allocatable)
         per = np.where(counted, final * weight / np.where(counted, allocatable, 1), 0.0)
-        score: FloatArray = per.sum(axis=1) / weight.sum() * (MAX_NODE_SCORE * self._weights.weight)
+        score: FloatArray = per.sum(axis=1) / weight_sum * self._scale
         return score
 
     def _columns(self, task: TaskState) -> tuple[IntArray, FloatArray, FloatArray]:

@@ -255,6 +255,13 @@ class NodeOrder:
         self._requests: dict[int, IntArray] = {}
         self._static: dict[int, FloatArray] = {}
         self._prefer_counts: dict[int, IntArray] = {}
+        self._any_prefer = any(prefer)
+        if self._cpu_memory != [0, 1]:
+            msg = "the ledger's first two dims must be cpu and memory"
+            raise AssertionError(msg)
+        self._alloc_cm: IntArray = np.ascontiguousarray(ledger.allocatable[:, :2])
+        self._cm_present = bool((self._alloc_cm > 0).all())
+        """Every node has cpu and memory: the two-resource formulas apply (the fast path)."""
 
     def score_nodes(self, task: TaskState, idx: IntArray) -> FloatArray:
         """The weighted nodeOrder scores of the nodes `idx`."""
@@ -263,6 +270,9 @@ class NodeOrder:
         if not (w.least_requested or w.most_requested or w.balanced_resource):
             return total
         req = self._request(task)
+        gpu = self._gpu is not None and bool(req[self._gpu])
+        if self._cm_present and not gpu:
+            return total + self._two_resource_scores(req, idx)
         requested = ledger.used[idx] + req
         allocatable = ledger.allocatable[idx]
         cm = self._cpu_memory
@@ -271,15 +281,35 @@ class NodeOrder:
         if w.most_requested:
             total += w.most_requested * most_requested(requested[:, cm], allocatable[:, cm])
         if w.balanced_resource:
-            cols = cm if self._gpu is None or not req[self._gpu] else [*cm, self._gpu]
+            cols = [*cm, self._gpu] if gpu and self._gpu is not None else cm
             score = balanced_allocation(requested[:, cols], allocatable[:, cols])
             total += w.balanced_resource * score
+        return total
+
+    def _two_resource_scores(self, req: IntArray, idx: IntArray) -> FloatArray:
+        """least, most and balanced over cpu and memory when every node has both: the same
+        formulas as the general path, with the per-resource bookkeeping folded away."""
+        w = self._w
+        alloc = self._alloc_cm[idx]
+        requested = self._ledger.used[idx, :2] + req[:2]  # the ledger's first dims: cpu, memory
+        total = np.zeros(len(idx), dtype=np.float64)
+        if w.least_requested:
+            free = alloc - requested
+            per = np.where(free < 0, 0, free * MAX_NODE_SCORE // alloc)
+            total += w.least_requested * (per.sum(axis=1) // 2)
+        if w.most_requested:
+            per = np.minimum(requested, alloc) * MAX_NODE_SCORE // alloc
+            total += w.most_requested * (per.sum(axis=1) // 2)
+        if w.balanced_resource:
+            f = np.minimum(requested / alloc, 1.0)
+            std = np.abs((f[:, 0] - f[:, 1]) / 2)
+            total += w.balanced_resource * np.floor((1.0 - std) * MAX_NODE_SCORE)
         return total
 
     def batch_score_nodes(self, task: TaskState, idx: IntArray) -> FloatArray | None:
         """tainttoleration over the nodes `idx`, or None when none has an intolerable
         PreferNoSchedule taint."""
-        if not self._w.taint_toleration:
+        if not self._w.taint_toleration or not self._any_prefer:
             return None
         counts = self._prefer_counts.get(task.class_id)
         if counts is None:

@@ -28,6 +28,7 @@ def open_session() -> Session:
 def check_books(session: Session) -> None:
     ledger = session.ledger
     assert np.array_equal(ledger.idle + ledger.used, ledger.allocatable)
+    assert np.array_equal(ledger.future, ledger.idle + ledger.releasing - ledger.pipelined)
     used = np.zeros_like(ledger.used)
     releasing = np.zeros_like(ledger.used)
     pipelined = np.zeros_like(ledger.used)
