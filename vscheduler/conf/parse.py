@@ -33,6 +33,8 @@ from vscheduler.conf.schema import (
     PLUGIN_KEYS,
     TIER_KEYS,
     TOP_LEVEL_KEYS,
+    VOLCANO_ACTIONS,
+    VOLCANO_PLUGINS,
     ActionConfiguration,
     MetricsConfig,
     PluginOption,
@@ -60,6 +62,14 @@ class _Check:
         self.errors.append(f"{where}: {message}")
 
     def unknown_name(self, where: str, kind: str, name: str, known: frozenset[str]) -> None:
+        volcano = VOLCANO_ACTIONS if kind == "action" else VOLCANO_PLUGINS
+        if name in volcano:
+            self.error(
+                where,
+                f"{kind} {name!r} is a Volcano {kind} this version of vscheduler does not "
+                f"provide yet; available: {', '.join(sorted(known))}",
+            )
+            return
         hint = did_you_mean(name, known)
         if not hint:
             hint = f"; known {kind}s: {', '.join(sorted(known)) or '(none)'}"

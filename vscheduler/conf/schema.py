@@ -58,6 +58,20 @@ FLAG_ALIASES: Final[Mapping[str, str]] = MappingProxyType(
 # Omitted flags mean "enabled" (Volcano's ApplyPluginConfDefaults), except these two.
 OFF_BY_DEFAULT: Final[frozenset[str]] = frozenset({"enableHierarchy", "enabledClusterOrder"})
 
+VOLCANO_ACTIONS: Final[frozenset[str]] = frozenset(
+    {"enqueue", "allocate", "backfill", "preempt", "reclaim", "shuffle"}
+)
+"""Every action Volcano's scheduler knows (pkg/scheduler/actions/factory.go)."""
+VOLCANO_PLUGINS: Final[frozenset[str]] = frozenset(
+    {
+        "binpack", "capacity", "cdp", "conformance", "deviceshare", "drf", "extender", "gang",
+        "nodegroup", "nodeorder", "numaaware", "network-topology-aware", "overcommit", "pdb",
+        "predicates", "priority", "proportion", "rescheduling", "resource-strategy-fit",
+        "resourcequota", "sla", "task-topology", "tdm", "usage",
+    }
+)  # fmt: skip
+"""Every plugin Volcano's scheduler knows (pkg/scheduler/plugins/factory.go)."""
+
 TOP_LEVEL_KEYS: Final[tuple[str, ...]] = ("actions", "tiers", "configurations", "metrics")
 TIER_KEYS: Final[tuple[str, ...]] = ("plugins",)
 PLUGIN_KEYS: Final[tuple[str, ...]] = ("name", *ENABLE_FLAGS, "arguments")

@@ -79,6 +79,10 @@ class Dispatcher:
         """Whether any plugin serves `point`."""
         return any(self.tiers[point])
 
+    def record_failure(self, hook: Hook, point: str, exc: Exception) -> None:
+        """Note that `hook` raised at `point` (the cycle goes on)."""
+        self._failed(hook, point, exc)
+
     def _failed(self, hook: Hook, point: str, exc: Exception) -> None:
         self.errors.append(PluginError(hook.plugin, point, f"{type(exc).__name__}: {exc}"))
 

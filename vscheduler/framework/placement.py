@@ -83,6 +83,7 @@ class Placer:
         batch_scorers: Sequence[Hook],
         node_local: dict[str, bool],
         explainers: dict[str, Callable[..., object]],
+        report: Callable[[Hook, str, Exception], None],
     ) -> None:
         self.ledger = ledger
         self.local_filters = [h for h in filters if node_local.get(h.plugin, True)]
@@ -92,6 +93,8 @@ class Placer:
         self.batch_scorers = list(batch_scorers)
         self.filters = list(filters)
         self.explainers = explainers
+        self.report = report
+        """Where a raising plugin is recorded (the dispatcher's error list)."""
         self._classes: dict[int, ClassEval] = {}
         self._all: IntArray = np.arange(len(ledger), dtype=np.int64)
 
@@ -142,28 +145,27 @@ class Placer:
         c.idle_score[idx] = np.where(ok & c.fit_idle[idx], total, -np.inf)
         c.future_score[idx] = np.where(ok & c.fit_future[idx], total, -np.inf)
 
-    @staticmethod
-    def _passes(hooks: Sequence[Hook], task: TaskState, idx: IntArray) -> BoolArray:
+    def _passes(self, hooks: Sequence[Hook], task: TaskState, idx: IntArray) -> BoolArray:
         ok = np.ones(len(idx), dtype=np.bool_)
         for hook in hooks:
             try:
                 ok &= np.asarray(hook.fn(task, idx), dtype=np.bool_)
-            except Exception:
+            except Exception as exc:
+                self.report(hook, "predicate", exc)
                 ok[:] = False
         return ok
 
-    @staticmethod
-    def _opinion(hook: Hook, task: TaskState, idx: IntArray) -> FloatArray | None:
+    def _opinion(self, hook: Hook, task: TaskState, idx: IntArray) -> FloatArray | None:
         """A scorer's scores of `idx`, None for no opinion (a raising scorer scores 0)."""
         try:
             result = hook.fn(task, idx)
-        except Exception:
+        except Exception as exc:
+            self.report(hook, "nodeOrder", exc)
             return np.zeros(len(idx), dtype=np.float64)
         return None if result is None else np.asarray(result, dtype=np.float64)
 
-    @classmethod
-    def _score(cls, hook: Hook, task: TaskState, idx: IntArray) -> FloatArray:
-        result = cls._opinion(hook, task, idx)
+    def _score(self, hook: Hook, task: TaskState, idx: IntArray) -> FloatArray:
+        result = self._opinion(hook, task, idx)
         return np.zeros(len(idx), dtype=np.float64) if result is None else result
 
     # --- choosing -----------------------------------------------------------------------------
@@ -229,6 +231,7 @@ class Placer:
                     continue
                 status = why(task, i) if why is not None else None
             except Exception as exc:
+                self.report(hook, "predicate", exc)
                 return Status(Code.ERROR, f"plugin {hook.plugin} failed: {exc}", hook.plugin)
             if isinstance(status, Status):
                 return dataclasses.replace(status, plugin=hook.plugin)

@@ -98,6 +98,7 @@ class Session:
             batch_scorers=self.hooks.hooks("batchNodeOrder"),
             node_local={n: bool(getattr(p, "node_local", True)) for n, p in self.plugins.items()},
             explainers={h.plugin: h.fn for h in self.hooks.hooks("predicateReason")},
+            report=self.hooks.record_failure,
         )
 
     # --- opening ------------------------------------------------------------------------------

@@ -158,3 +158,32 @@ def test_a_disabled_flag_removes_the_plugin_from_that_point_only() -> None:
     d = Dispatcher([[(Option("p", frozenset({"enableJobReady"})), Both(Vote.REJECT))]])
     assert d.is_job_ready(job()) is True
     assert d.is_job_enqueueable(job()) is False
+
+
+def test_a_raising_predicate_fails_its_nodes_and_is_recorded_not_raised() -> None:
+    from vscheduler import loop
+    from vscheduler.clock import FixedClock
+    from vscheduler.framework.registry import Pipeline
+    from vscheduler.framework.session import PluginEntry
+    from vscheduler.testing.builders import START, node, snapshot
+
+    class Exploding:
+        def filter_nodes(self, _task: TaskState, _idx: object) -> object:
+            raise RuntimeError("kaboom")
+
+    class Factory:
+        name = "exploding"
+
+        def open(self, _session: object) -> Exploding:
+            return Exploding()
+
+    from vscheduler.actions import allocate
+
+    pipeline = Pipeline((allocate.build({}),), ((PluginEntry(Option("exploding"), Factory()),),))
+    snap = snapshot(node("n1"), pod("p").requests(cpu="1"))
+    report = loop.run_cycle(snap, pipeline, clock=FixedClock(START))
+    assert report.result.binds == ()
+    assert report.result.unschedulable["default/p"] == (
+        "0/1 nodes are available: 1 plugin exploding failed: kaboom."
+    )
+    assert report.plugin_errors[0] == "exploding predicate: RuntimeError: kaboom"
