@@ -19,6 +19,7 @@ from vscheduler.framework.registry import (
 )
 from vscheduler.plugins import (
     binpack,
+    capacity,
     conformance,
     drf,
     gang,
@@ -43,6 +44,7 @@ def builtin_registry() -> Registry:
         conformance.NAME: conformance.build,
         drf.NAME: drf.build,
         proportion.NAME: proportion.build,
+        capacity.NAME: capacity.build,
         overcommit.NAME: overcommit.build,
         predicates.NAME: predicates.build,
         nodeorder.NAME: nodeorder.build,

@@ -28,7 +28,8 @@ Contracts. Hooks are pure functions of the session (no I/O, time only from `sess
 only the nodes whose accounting changed; a plugin that cannot promise this sets the attribute
 `node_local = False`. A batch node-order scorer returning None over every node means it has no
 opinion on that task's class: the session stops asking it for that class. Node arrays live on
-`session.ledger` (rows = nodes, columns = `ledger.dims`). An exception inside a hook is caught and counts as the conservative answer.
+`session.ledger` (rows = nodes, columns = `ledger.dims`). An exception inside a hook is caught
+and counts as the conservative answer.
 `gang_shortfall(job, schedulable)` is Volcano's "N/M tasks in gang unschedulable: ..." text.
 """
 

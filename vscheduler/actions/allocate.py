@@ -74,9 +74,12 @@ class Allocate:
         failed: set[int] = set()
         while tasks:
             task = tasks.popleft()
-            if not hooks.allows_allocation(queue, task):
+            refuser = hooks.allocation_refuser(queue, task)
+            if refuser is not None:
                 session.note_task(
-                    task, f"queue {queue.name} has no room left for this pod (allocatable vote)"
+                    task,
+                    f"queue {queue.name} has no room left for this pod ({refuser}: "
+                    "the queue is at its deserved share or capability)",
                 )
                 continue
             if task.class_id in failed:

@@ -98,7 +98,7 @@ def choice(
     if value is None:
         return default
     if not isinstance(value, str) or value not in allowed:
-        listed = ", ".join(allowed)
+        listed = ", ".join(a for a in allowed if a) + (" (or empty)" if "" in allowed else "")
         raise error(label, join(path, key), f"must be one of {listed}, got {show(value)}")
     return value
 
@@ -164,14 +164,11 @@ def string_map(parent: Raw, key: str, label: str, path: str) -> dict[str, str]:
         return {}
     if type(value) is dict or isinstance(value, Mapping):
         for k, v in value.items():
-            if type(k) is not str or type(v) is not str:
-                break
-        else:
-            return dict(value)
-        bad = next(k for k, v in value.items() if not (isinstance(k, str) and isinstance(v, str)))
-        raise error(
-            label, join(path, key), f"must map strings to strings, got {show(value[bad])} at {bad}"
-        )
+            if not isinstance(k, str):
+                raise error(label, join(path, key), f"keys must be strings, got {show(k)}")
+            if not isinstance(v, str):
+                raise error(label, f"{join(path, key)}.{k}", f"must be a string, got {show(v)}")
+        return dict(value)
     raise error(label, join(path, key), f"must be a mapping, got {show(value)}")
 
 

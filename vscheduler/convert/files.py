@@ -126,10 +126,17 @@ def _objects(document: object, source: str) -> Iterator[SourcedObject]:
 
 def _checked(document: object, source: str) -> Mapping[str, object]:
     if not isinstance(document, Mapping):
-        shape = "a list" if isinstance(document, list) else f"'{document}'"
-        raise InputError(f"{source}: must be a mapping (a Kubernetes object), got {shape}")
+        raise InputError(
+            f"{source}: must be a mapping (a Kubernetes object), got {_describe(document)}"
+        )
     for key in ("apiVersion", "kind"):
         value = document.get(key)
         if not isinstance(value, str) or not value:
             raise InputError(f"{source}: missing '{key}'")
     return document
+
+
+def _describe(document: object) -> str:
+    if isinstance(document, list):
+        return "a list"
+    return f"'{document}'" if isinstance(document, str) else str(document)

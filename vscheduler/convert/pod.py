@@ -40,7 +40,6 @@ from vscheduler.model.status import QoSClass, TaskStatus
 
 GROUP_NAME_KEYS: Final = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
 """Annotations naming a pod's PodGroup, in order of precedence."""
-QUEUE_NAME_KEY: Final = "scheduling.volcano.sh/queue-name"
 PREEMPTABLE_KEY: Final = "volcano.sh/preemptable"
 TASK_SPEC_KEY: Final = "volcano.sh/task-spec"
 COMPLETION_INDEX_KEY: Final = "batch.kubernetes.io/job-completion-index"

@@ -44,10 +44,13 @@ class ListCache:
         if raw is None:
             return _NOTHING
         key = _content_key(raw)
-        found = None if key is None else self._lists.get(key)
+        try:
+            found = None if key is None else self._lists.get(key)
+        except TypeError:  # an unhashable amount: the parser says what is wrong
+            key = found = None
         if found is None:
             found = parse_resource_nanos(raw, where=f"{label}: {path}")
-            if key is not None and len(self._lists) < _CACHE_LIMIT:
+            if key is not None and _all_text(key) and len(self._lists) < _CACHE_LIMIT:
                 self._lists[key] = found
         return found
 
@@ -59,31 +62,40 @@ class ListCache:
             raw = mapping({"resources": raw}, "resources", label, path)
         requests_raw = raw.get("requests")
         limits_raw = raw.get("limits")
-        key = (_content_key(requests_raw), _content_key(limits_raw))
-        cacheable = (requests_raw is None or key[0] is not None) and (
-            limits_raw is None or key[1] is not None
-        )
-        found = self._containers.get(key) if cacheable else None
+        requests_key = () if requests_raw is None else _content_key(requests_raw)
+        limits_key = () if limits_raw is None else _content_key(limits_raw)
+        key = None if requests_key is None or limits_key is None else (requests_key, limits_key)
+        try:
+            found = None if key is None else self._containers.get(key)
+        except TypeError:  # an unhashable amount: the parser says what is wrong
+            key = found = None
         if found is None:
             requests = self.parse(requests_raw, label, f"{path}.resources.requests")
             limits = self.parse(limits_raw, label, f"{path}.resources.limits")
             if limits.keys() - requests.keys():
                 requests = {**limits, **requests}
             found = (requests, limits)
-            if cacheable and len(self._containers) < _CACHE_LIMIT:
+            if (
+                key is not None
+                and _all_text(key[0])
+                and _all_text(key[1])
+                and len(self._containers) < _CACHE_LIMIT
+            ):
                 self._containers[key] = found
         return found
 
 
-def _content_key(raw: object) -> Hashable | None:
-    """A key for a ResourceList whose amounts are all strings, else None."""
-    if type(raw) is not dict:
-        return None
-    key = tuple(raw.items())
-    for _, amount in key:
-        if type(amount) is not str:
-            return None
-    return key
+def _content_key(raw: object) -> tuple[tuple[str, object], ...] | None:
+    """The items of a ResourceList given as a dict, else None.
+
+    Only keys whose amounts are all strings are ever stored, and a string equals no other
+    type, so a hit is always a list of string amounts (`1` and `true` never share an entry).
+    """
+    return tuple(raw.items()) if type(raw) is dict else None
+
+
+def _all_text(key: tuple[tuple[str, object], ...]) -> bool:
+    return all(type(amount) is str for _, amount in key)
 
 
 class Container(NamedTuple):

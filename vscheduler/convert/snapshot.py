@@ -160,8 +160,8 @@ def _build(
             classes[pc.name] = pc
     builder = _Builder(scheduler_name, classes)
     for item, kind in zip(objects, kinds, strict=True):
-        _at(item, builder.handlers[kind], item)
         _check_unique(item, kind, seen)
+        _at(item, builder.handlers[kind], item)
     return ClusterSnapshot(
         nodes=tuple(builder.nodes),
         tasks=builder.tasks,
@@ -219,13 +219,19 @@ def _kind_of(item: SourcedObject) -> str:
 
 
 def _check_unique(item: SourcedObject, kind: str, seen: dict[tuple[str, str], str]) -> None:
-    """Raise if another document already held this kind, namespace and name."""
+    """Raise if another document already held this kind, namespace and name.
+
+    Malformed metadata is left for the converter to report.
+    """
     meta = item.obj.get("metadata")
-    if not isinstance(meta, Mapping):  # pragma: no cover - the converter checked it
+    if not isinstance(meta, Mapping):
         return
-    name = str(meta.get("name"))
+    name = meta.get("name")
+    namespace = meta.get("namespace") or "default"
+    if not isinstance(name, str) or not isinstance(namespace, str):
+        return
     if kind in _NAMESPACED:
-        name = f"{meta.get('namespace') or 'default'}/{name}"
+        name = f"{namespace}/{name}"
     first = seen.get((kind, name))
     if first is not None:
         raise InputError(f"{item.source}: duplicate {kind} {name} (first defined in {first})")

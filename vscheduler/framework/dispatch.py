@@ -159,6 +159,17 @@ class Dispatcher:
         """Every allocatable plugin agrees."""
         return self._all_true("allocatable", queue, task)
 
+    def allocation_refuser(self, queue: QueueState, task: TaskState) -> str | None:
+        """The first allocatable plugin that refuses `task` in `queue`, or None."""
+        for hook in self.hooks("allocatable"):
+            try:
+                if not hook.fn(queue, task):
+                    return hook.plugin
+            except Exception as exc:
+                self._failed(hook, "allocatable", exc)
+                return hook.plugin
+        return None
+
     def allows_reclaim(self, queue: QueueState, task: TaskState) -> bool:
         """Every preemptive plugin agrees."""
         return self._all_true("preemptive", queue, task)

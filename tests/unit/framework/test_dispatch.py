@@ -187,3 +187,17 @@ def test_a_raising_predicate_fails_its_nodes_and_is_recorded_not_raised() -> Non
         "0/1 nodes are available: 1 plugin exploding failed: kaboom."
     )
     assert report.plugin_errors[0] == "exploding predicate: RuntimeError: kaboom"
+
+
+def test_every_session_gets_fresh_plugin_instances_from_the_same_factory() -> None:
+    from vscheduler import builtins, loop
+    from vscheduler.clock import FixedClock
+    from vscheduler.testing.builders import START, node, snapshot
+
+    pipeline = builtins.load_pipeline(None)
+    snap = snapshot(node("n1"))
+    first = loop.open_session(snap, pipeline, clock=FixedClock(START))
+    second = loop.open_session(snap, pipeline, clock=FixedClock(START))
+    assert set(first.plugins) == set(second.plugins)
+    for name, plugin in first.plugins.items():
+        assert plugin is not second.plugins[name]

@@ -1,0 +1,746 @@
+from __future__ import annotations
+
+import copy
+import datetime as dt
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from vscheduler.convert.pod import PodConverter, convert_pod, pod_request, qos_class
+from vscheduler.errors import InputError, QuantityError
+from vscheduler.model.facts import (
+    EPOCH,
+    HostPort,
+    NodeAffinity,
+    PreferredTerm,
+    PriorityClassFacts,
+    Requirement,
+    SelectorTerm,
+    TaskFacts,
+    Toleration,
+)
+from vscheduler.model.resources import Resources
+from vscheduler.model.status import QoSClass, TaskStatus
+
+GI = 1024**3
+MI = 1024**2
+Raw = dict[str, Any]
+
+
+def raw_pod(name: str = "p1", /, **spec: Any) -> Raw:
+    """A pending pod of vscheduler in `default`, with `spec` fields merged in."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+        "spec": {
+            "schedulerName": "vscheduler",
+            "containers": [{"name": "main", "image": "busybox"}],
+            **spec,
+        },
+        "status": {"phase": "Pending"},
+    }
+
+
+def container(
+    requests: dict[str, Any] | None = None, limits: dict[str, Any] | None = None, **extra: Any
+) -> Raw:
+    resources: Raw = {}
+    if requests is not None:
+        resources["requests"] = requests
+    if limits is not None:
+        resources["limits"] = limits
+    return {"name": "c", "image": "busybox", "resources": resources, **extra}
+
+
+def convert(obj: Raw, classes: dict[str, PriorityClassFacts] | None = None) -> TaskFacts:
+    task = convert_pod(obj, priority_classes=classes or {}, scheduler_name="vscheduler")
+    assert task is not None
+    return task
+
+
+def request_of(**spec: Any) -> Resources:
+    return pod_request(spec, where="Pod default/p1")
+
+
+# --- the effective request -------------------------------------------------------------------
+def test_the_requests_of_containers_are_summed() -> None:
+    spec = {
+        "containers": [
+            container({"cpu": "500m", "memory": "1Gi"}),
+            container({"cpu": "250m", "nvidia.com/gpu": "1"}),
+        ]
+    }
+    assert request_of(**spec) == Resources({"cpu": 750, "memory": GI, "nvidia.com/gpu": 1})
+
+
+def test_amounts_are_summed_exactly_before_rounding() -> None:
+    spec = {"containers": [container({"cpu": "0.5m"}), container({"cpu": "0.5m"})]}
+    assert request_of(**spec) == Resources(cpu=1)
+
+
+def test_an_init_container_counts_as_the_maximum_with_the_containers() -> None:
+    spec = {
+        "initContainers": [container({"cpu": "2", "memory": "100Mi"})],
+        "containers": [container({"cpu": "500m", "memory": "1Gi"})],
+    }
+    assert request_of(**spec) == Resources(cpu=2000, memory=GI)
+
+
+def test_init_containers_run_one_at_a_time() -> None:
+    spec = {
+        "initContainers": [
+            container({"cpu": "1"}),
+            container({"cpu": "3"}),
+            container({"cpu": "2"}),
+        ],
+        "containers": [container({"cpu": "500m"})],
+    }
+    assert request_of(**spec) == Resources(cpu=3000)
+
+
+def test_a_sidecar_is_added_to_the_containers_and_to_every_later_init_container() -> None:
+    sidecar = container({"cpu": "1", "memory": "1Gi"}, restartPolicy="Always")
+    spec = {
+        "initContainers": [
+            container({"cpu": "1500m"}),  # runs alone: 1.5
+            sidecar,  # keeps running: 1 cpu, 1Gi
+            container({"cpu": "2", "memory": "1Gi"}),  # runs with the sidecar: 3 cpu, 2Gi
+        ],
+        "containers": [container({"cpu": "1", "memory": "1Gi"})],  # with the sidecar: 2, 2Gi
+    }
+    assert request_of(**spec) == Resources(cpu=3000, memory=2 * GI)
+
+
+def test_the_overhead_is_added() -> None:
+    spec = {"containers": [container({"cpu": "1"})], "overhead": {"cpu": "250m", "memory": "64Mi"}}
+    assert request_of(**spec) == Resources(cpu=1250, memory=64 * MI)
+
+
+def test_a_limit_without_a_request_is_the_request() -> None:
+    spec = {"containers": [container({"cpu": "500m"}, {"cpu": "2", "memory": "1Gi"})]}
+    assert request_of(**spec) == Resources(cpu=500, memory=GI)
+
+
+def test_a_limit_without_a_request_is_the_request_in_init_containers_too() -> None:
+    spec = {
+        "initContainers": [container(limits={"memory": "2Gi"})],
+        "containers": [container({"memory": "1Gi"})],
+    }
+    assert request_of(**spec) == Resources(memory=2 * GI)
+
+
+def test_pod_level_requests_replace_the_containers_total_for_cpu_and_memory() -> None:
+    spec = {
+        "containers": [container({"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": "1"})],
+        "resources": {"requests": {"cpu": "3", "nvidia.com/gpu": "4"}},
+    }
+    assert request_of(**spec) == Resources({"cpu": 3000, "memory": GI, "nvidia.com/gpu": 1})
+
+
+def test_a_pod_level_limit_is_the_request_when_no_container_requests_that_resource() -> None:
+    spec = {
+        "containers": [container({"cpu": "1"})],
+        "resources": {"limits": {"cpu": "4", "memory": "2Gi"}},
+    }
+    assert request_of(**spec) == Resources(cpu=1000, memory=2 * GI)
+
+
+def test_a_pod_without_requests_requests_nothing() -> None:
+    assert request_of(containers=[{"name": "c"}]) == Resources()
+    assert request_of() == Resources()
+
+
+# --- QoS ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("containers", "expected"),
+    [
+        ([container()], QoSClass.BEST_EFFORT),
+        ([container({"cpu": "0"}, {"memory": "0"})], QoSClass.BEST_EFFORT),
+        ([container({"cpu": "1"})], QoSClass.BURSTABLE),
+        ([container(limits={"cpu": "1", "memory": "1Gi"})], QoSClass.GUARANTEED),
+        (
+            [container({"cpu": "1", "memory": "1Gi"}, {"cpu": "1", "memory": "1Gi"})],
+            QoSClass.GUARANTEED,
+        ),
+        (
+            [container({"cpu": "1000m", "memory": "1024Mi"}, {"cpu": "1", "memory": "1Gi"})],
+            QoSClass.GUARANTEED,
+        ),
+        (
+            [container({"cpu": "500m", "memory": "1Gi"}, {"cpu": "1", "memory": "1Gi"})],
+            QoSClass.BURSTABLE,
+        ),
+        ([container(limits={"cpu": "1"})], QoSClass.BURSTABLE),
+        (
+            [container(limits={"cpu": "1", "memory": "1Gi"}), container({"cpu": "1"})],
+            QoSClass.BURSTABLE,
+        ),
+        ([container({"nvidia.com/gpu": "1"})], QoSClass.BEST_EFFORT),
+    ],
+)
+def test_the_qos_class_follows_kubernetes(containers: list[Raw], expected: QoSClass) -> None:
+    assert qos_class({"containers": containers}) is expected
+
+
+def test_an_init_container_without_limits_makes_a_pod_burstable() -> None:
+    spec = {
+        "initContainers": [container({"cpu": "100m"})],
+        "containers": [container(limits={"cpu": "1", "memory": "1Gi"})],
+    }
+    assert qos_class(spec) is QoSClass.BURSTABLE
+
+
+def test_pod_level_resources_decide_the_qos_class_when_set() -> None:
+    spec = {
+        "containers": [container({"cpu": "100m"})],
+        "resources": {"limits": {"cpu": "1", "memory": "1Gi"}},
+    }
+    assert qos_class(spec) is QoSClass.BURSTABLE
+    spec = {"containers": [container()], "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}
+    assert qos_class(spec) is QoSClass.GUARANTEED
+
+
+# --- which pods matter, and their status ----------------------------------------------------------
+@pytest.mark.parametrize(
+    ("phase", "node", "deleting", "expected"),
+    [
+        ("Pending", None, False, TaskStatus.PENDING),
+        ("Pending", "n1", False, TaskStatus.BOUND),
+        ("Running", "n1", False, TaskStatus.RUNNING),
+        ("Succeeded", "n1", False, TaskStatus.SUCCEEDED),
+        ("Failed", "n1", False, TaskStatus.FAILED),
+        ("Unknown", "n1", False, TaskStatus.UNKNOWN),
+        ("Running", "n1", True, TaskStatus.RELEASING),
+        ("Pending", "n1", True, TaskStatus.RELEASING),
+        ("Succeeded", "n1", True, TaskStatus.SUCCEEDED),
+        ("Pending", None, True, None),
+    ],
+)
+def test_the_task_status_follows_volcano(
+    phase: str, node: str | None, deleting: bool, expected: TaskStatus | None
+) -> None:
+    obj = raw_pod()
+    obj["status"]["phase"] = phase
+    if node:
+        obj["spec"]["nodeName"] = node
+    if deleting:
+        obj["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+    task = convert_pod(obj, priority_classes={}, scheduler_name="vscheduler")
+    assert (task.status if task else None) is expected
+
+
+def test_a_pod_without_a_phase_is_pending() -> None:
+    obj = raw_pod()
+    del obj["status"]
+    assert convert(obj).status is TaskStatus.PENDING
+
+
+@pytest.mark.parametrize(
+    ("phase", "node"),
+    [("Pending", None), ("Succeeded", "n1"), ("Failed", "n1"), ("Running", None)],
+)
+def test_a_pod_of_another_scheduler_that_occupies_no_node_does_not_matter(
+    phase: str, node: str | None
+) -> None:
+    obj = raw_pod(schedulerName="default-scheduler")
+    obj["status"]["phase"] = phase
+    if node:
+        obj["spec"]["nodeName"] = node
+    assert convert_pod(obj, priority_classes={}, scheduler_name="vscheduler") is None
+
+
+def test_a_pod_of_another_scheduler_on_a_node_only_uses_the_node() -> None:
+    obj = raw_pod(nodeName="n1")
+    del obj["spec"]["schedulerName"]
+    obj["metadata"]["annotations"] = {"scheduling.k8s.io/group-name": "pg1"}
+    obj["status"]["phase"] = "Running"
+    task = convert(obj)
+    assert (task.job, task.group_name, task.scheduler_name) == ("", None, "default-scheduler")
+    assert (task.status, task.node_name) == (TaskStatus.RUNNING, "n1")
+
+
+def test_the_scheduler_name_decides_which_pods_are_ours() -> None:
+    obj = raw_pod(schedulerName="volcano")
+    assert convert_pod(obj, priority_classes={}, scheduler_name="vscheduler") is None
+    task = convert_pod(obj, priority_classes={}, scheduler_name="volcano")
+    assert task is not None
+    assert task.status is TaskStatus.PENDING
+
+
+# --- metadata ----------------------------------------------------------------------------------
+def test_missing_metadata_gets_deterministic_defaults() -> None:
+    obj = raw_pod()
+    obj["metadata"] = {"name": "p1"}
+    task = convert(obj)
+    assert (task.namespace, task.uid, task.created) == ("default", "default/p1", EPOCH)
+
+
+def test_the_creation_time_is_read_as_rfc3339_in_utc() -> None:
+    obj = raw_pod()
+    obj["metadata"]["creationTimestamp"] = "2024-03-01T12:00:00+02:00"
+    assert convert(obj).created == dt.datetime(2024, 3, 1, 10, 0, tzinfo=dt.UTC)
+
+
+def test_labels_and_annotations_are_kept() -> None:
+    obj = raw_pod()
+    obj["metadata"]["labels"] = {"app": "web"}
+    obj["metadata"]["annotations"] = {"note": "x"}
+    task = convert(obj)
+    assert (task.labels, task.annotations) == ({"app": "web"}, {"note": "x"})
+
+
+# --- the job ----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("annotations", "job", "group"),
+    [
+        ({"scheduling.k8s.io/group-name": "pg1"}, "default/pg1", "pg1"),
+        ({"scheduling.volcano.sh/group-name": "pg2"}, "default/pg2", "pg2"),
+        (
+            {"scheduling.k8s.io/group-name": "pg1", "scheduling.volcano.sh/group-name": "pg2"},
+            "default/pg1",
+            "pg1",
+        ),
+        ({"scheduling.k8s.io/group-name": ""}, "default/podgroup-uid-p1", None),
+        ({}, "default/podgroup-uid-p1", None),
+    ],
+)
+def test_the_job_is_the_annotated_podgroup_or_a_job_of_its_own(
+    annotations: dict[str, str], job: str, group: str | None
+) -> None:
+    obj = raw_pod()
+    obj["metadata"]["annotations"] = annotations
+    task = convert(obj)
+    assert (task.job, task.group_name) == (job, group)
+
+
+# --- priority -----------------------------------------------------------------------------------
+HIGH = PriorityClassFacts(name="high", value=1000)
+LOW_DEFAULT = PriorityClassFacts(name="low-default", value=10, global_default=True)
+OTHER_DEFAULT = PriorityClassFacts(name="other-default", value=20, global_default=True)
+CLASSES = {pc.name: pc for pc in (HIGH, LOW_DEFAULT, OTHER_DEFAULT)}
+
+
+@pytest.mark.parametrize(
+    ("spec", "classes", "priority", "class_name"),
+    [
+        ({"priority": 7, "priorityClassName": "high"}, CLASSES, 7, "high"),
+        ({"priorityClassName": "high"}, CLASSES, 1000, "high"),
+        ({}, CLASSES, 10, "low-default"),
+        ({"priorityClassName": "missing"}, CLASSES, 10, "missing"),
+        ({}, {"high": HIGH}, 0, ""),
+        ({"priority": -5}, {}, -5, ""),
+    ],
+)
+def test_the_priority_is_the_pods_else_its_class_else_the_global_default(
+    spec: Raw, classes: dict[str, PriorityClassFacts], priority: int, class_name: str
+) -> None:
+    task = convert(raw_pod(**spec), classes)
+    assert (task.priority, task.priority_class_name) == (priority, class_name)
+
+
+# --- annotations and labels with meaning ---------------------------------------------------
+@pytest.mark.parametrize(
+    ("annotations", "labels", "expected"),
+    [
+        ({"volcano.sh/preemptable": "true"}, {}, True),
+        ({}, {"volcano.sh/preemptable": "true"}, True),
+        ({"volcano.sh/preemptable": "1"}, {}, True),
+        ({"volcano.sh/preemptable": "false"}, {"volcano.sh/preemptable": "true"}, False),
+        ({"volcano.sh/preemptable": "yes"}, {}, False),
+        ({}, {}, False),
+    ],
+)
+def test_preemptable_comes_from_the_annotation_else_the_label(
+    annotations: dict[str, str], labels: dict[str, str], expected: bool
+) -> None:
+    obj = raw_pod()
+    obj["metadata"]["annotations"] = annotations
+    obj["metadata"]["labels"] = labels
+    assert convert(obj).preemptable is expected
+
+
+@pytest.mark.parametrize(
+    ("name", "annotations", "labels", "index"),
+    [
+        ("job-worker-3", {}, {}, 3),
+        ("job-worker-03", {}, {}, 3),
+        ("worker-3", {}, {}, None),
+        ("job-worker-x", {}, {}, None),
+        ("job-worker-3", {"batch.kubernetes.io/job-completion-index": "7"}, {}, 7),
+        ("p", {}, {"batch.kubernetes.io/job-completion-index": "5"}, 5),
+        ("p", {"batch.kubernetes.io/job-completion-index": "x"}, {}, None),
+        ("a-b-", {}, {}, None),
+    ],
+)
+def test_the_index_is_the_completion_index_else_the_numeric_end_of_the_name(
+    name: str, annotations: dict[str, str], labels: dict[str, str], index: int | None
+) -> None:
+    obj = raw_pod(name)
+    obj["metadata"]["annotations"] = annotations
+    obj["metadata"]["labels"] = labels
+    assert convert(obj).index == index
+
+
+def test_the_task_role_is_the_volcano_task_spec_annotation() -> None:
+    obj = raw_pod()
+    obj["metadata"]["annotations"] = {"volcano.sh/task-spec": "worker"}
+    assert convert(obj).task_role == "worker"
+    assert convert(raw_pod()).task_role == ""
+
+
+# --- placement constraints ------------------------------------------------------------------
+def test_node_selector_and_node_affinity_are_read() -> None:
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": "zone", "operator": "In", "values": ["a", "b"]},
+                            {"key": "gpu", "operator": "Exists"},
+                        ],
+                        "matchFields": [
+                            {"key": "metadata.name", "operator": "NotIn", "values": ["n9"]}
+                        ],
+                    },
+                    {"matchExpressions": [{"key": "cores", "operator": "Gt", "values": ["8"]}]},
+                ]
+            },
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 20,
+                    "preference": {
+                        "matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]
+                    },
+                }
+            ],
+        }
+    }
+    task = convert(raw_pod(nodeSelector={"os": "linux"}, affinity=affinity))
+    assert task.node_selector == {"os": "linux"}
+    assert task.affinity == NodeAffinity(
+        required=(
+            SelectorTerm(
+                match_expressions=(
+                    Requirement(key="zone", operator="In", values=("a", "b")),
+                    Requirement(key="gpu", operator="Exists"),
+                ),
+                match_fields=(Requirement(key="metadata.name", operator="NotIn", values=("n9",)),),
+            ),
+            SelectorTerm(
+                match_expressions=(Requirement(key="cores", operator="Gt", values=("8",)),)
+            ),
+        ),
+        preferred=(
+            PreferredTerm(
+                weight=20,
+                term=SelectorTerm(
+                    match_expressions=(Requirement(key="disk", operator="In", values=("ssd",)),)
+                ),
+            ),
+        ),
+    )
+
+
+def test_a_pod_without_affinity_has_no_requirement() -> None:
+    assert convert(raw_pod()).affinity == NodeAffinity()
+    assert convert(raw_pod(affinity={"podAffinity": {}})).affinity == NodeAffinity()
+
+
+def test_tolerations_are_read_with_equal_as_the_default_operator() -> None:
+    tolerations = [
+        {"key": "gpu", "value": "yes", "effect": "NoSchedule"},
+        {"operator": "Exists"},
+        {"key": "x", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30},
+    ]
+    assert convert(raw_pod(tolerations=tolerations)).tolerations == (
+        Toleration(key="gpu", operator="Equal", value="yes", effect="NoSchedule"),
+        Toleration(operator="Exists"),
+        Toleration(key="x", operator="Exists", effect="NoExecute"),
+    )
+
+
+def test_host_ports_come_from_containers_and_sidecars_only() -> None:
+    spec = {
+        "initContainers": [
+            container(ports=[{"containerPort": 1, "hostPort": 1001}]),
+            container(restartPolicy="Always", ports=[{"containerPort": 2, "hostPort": 1002}]),
+        ],
+        "containers": [
+            container(
+                ports=[
+                    {"containerPort": 80},
+                    {"containerPort": 53, "hostPort": 53, "protocol": "UDP", "hostIP": "10.0.0.1"},
+                    {"containerPort": 8080, "hostPort": 8080},
+                ]
+            )
+        ],
+    }
+    assert convert(raw_pod(**spec)).host_ports == (
+        HostPort(port=53, protocol="UDP", host_ip="10.0.0.1"),
+        HostPort(port=8080),
+        HostPort(port=1002),
+    )
+
+
+def test_with_host_network_every_container_port_is_a_host_port() -> None:
+    spec = {"hostNetwork": True, "containers": [container(ports=[{"containerPort": 9090}])]}
+    assert convert(raw_pod(**spec)).host_ports == (HostPort(port=9090),)
+
+
+def test_images_are_listed_once_each_in_order() -> None:
+    spec = {
+        "initContainers": [{"name": "i", "image": "setup"}],
+        "containers": [{"name": "a", "image": "web"}, {"name": "b", "image": "web"}, {"name": "c"}],
+    }
+    assert convert(raw_pod(**spec)).images == ("web", "setup")
+
+
+def test_a_task_carries_its_request_and_qos() -> None:
+    task = convert(raw_pod(containers=[container(limits={"cpu": "1", "memory": "1Gi"})]))
+    assert (task.resreq, task.qos) == (Resources(cpu=1000, memory=GI), QoSClass.GUARANTEED)
+
+
+def test_a_converter_gives_pods_of_one_template_equal_but_correct_requests() -> None:
+    converter = PodConverter(priority_classes={}, scheduler_name="vscheduler")
+    first = raw_pod("a", containers=[container({"cpu": "1"}, {"memory": "1Gi"})])
+    second = raw_pod("b", containers=[container({"cpu": "1"}, {"memory": "2Gi"})])
+    third = raw_pod("c", containers=[container({"cpu": "1"}, {"memory": "1Gi"})])
+    tasks = [converter.convert(obj) for obj in (first, second, third)]
+    assert [t.resreq if t else None for t in tasks] == [
+        Resources(cpu=1000, memory=GI),
+        Resources(cpu=1000, memory=2 * GI),
+        Resources(cpu=1000, memory=GI),
+    ]
+
+
+def test_a_converter_does_not_mistake_a_boolean_amount_for_a_number() -> None:
+    converter = PodConverter(priority_classes={}, scheduler_name="vscheduler")
+    converter.convert(raw_pod("a", containers=[container({"cpu": "1"})]))
+    assert converter.convert(raw_pod("b", containers=[container({"cpu": 1})])) is not None
+    with pytest.raises(QuantityError, match="cpu: invalid quantity true"):
+        converter.convert(raw_pod("c", containers=[container({"cpu": True})]))
+
+
+# --- malformed fields ---------------------------------------------------------------------------
+def _set(path: str, value: Any) -> Callable[[Raw], None]:
+    """A mutation setting the dotted `path` (list indexes as numbers) of a raw pod."""
+
+    def mutate(obj: Raw) -> None:
+        *parents, last = path.split(".")
+        target: Any = obj
+        for part in parents:
+            target = target[int(part)] if part.isdigit() else target[part]
+        if last.isdigit():
+            target[int(last)] = value
+        else:
+            target[last] = value
+
+    return mutate
+
+
+P = "Pod default/p1: "
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (_set("metadata", None), "Pod (unnamed): metadata: must be a mapping, got null"),
+        (_set("metadata.name", ""), "Pod (unnamed): metadata.name: must be a non-empty string"),
+        (_set("metadata.namespace", 5), "Pod p1: metadata.namespace: must be a non-empty string"),
+        (_set("metadata.uid", 5), P + "metadata.uid: must be a non-empty string, got 5"),
+        (
+            _set("metadata.labels", {"a": 1}),
+            P + "metadata.labels.a: must be a string, got 1",
+        ),
+        (
+            _set("metadata.annotations", []),
+            P + "metadata.annotations: must be a mapping, got a list",
+        ),
+        (
+            _set("metadata.creationTimestamp", "yesterday"),
+            P + "metadata.creationTimestamp: must be an RFC3339 time like 2006-01-02T15:04:05Z,"
+            " got 'yesterday'",
+        ),
+        (_set("spec", "x"), P + "spec: must be a mapping, got 'x'"),
+        (_set("spec.containers", {}), P + "spec.containers: must be a list, got a mapping"),
+        (_set("spec.containers.0", "c"), P + "spec.containers[0]: must be a mapping, got 'c'"),
+        (
+            _set("spec.containers.0.resources", []),
+            P + "spec.containers[0].resources: must be a mapping, got a list",
+        ),
+        (
+            _set("spec.containers.0.resources", {"requests": {"cpu": "1x"}}),
+            P + "spec.containers[0].resources.requests.cpu: invalid quantity '1x': "
+            "unknown suffix 'x'",
+        ),
+        (
+            _set("spec.containers.0.resources", {"limits": {"memory": "-1"}}),
+            P + "spec.containers[0].resources.limits.memory: must not be negative, got '-1'",
+        ),
+        (
+            _set("spec.containers.0.restartPolicy", "Sometimes"),
+            P + "spec.containers[0].restartPolicy: must be one of Always, OnFailure, Never,"
+            " got 'Sometimes'",
+        ),
+        (
+            _set("spec.containers.0.image", 3),
+            P + "spec.containers[0].image: must be a string, got 3",
+        ),
+        (
+            _set("spec.overhead", {"cpu": "a lot"}),
+            P + "spec.overhead.cpu: invalid quantity 'a lot': no digits",
+        ),
+        (
+            _set("spec.resources", {"requests": {"cpu": []}}),
+            P
+            + "spec.resources.requests.cpu: invalid quantity a list: must be a string or a number",
+        ),
+        (_set("spec.schedulerName", 1), P + "spec.schedulerName: must be a string, got 1"),
+        (_set("spec.nodeName", ["n1"]), P + "spec.nodeName: must be a string, got a list"),
+        (
+            _set("spec.priority", "high"),
+            P + "spec.priority: must be an integer from -2147483648 to 2147483647, got 'high'",
+        ),
+        (
+            _set("spec.priority", True),
+            P + "spec.priority: must be an integer from -2147483648 to 2147483647, got true",
+        ),
+        (
+            _set("spec.priorityClassName", 1),
+            P + "spec.priorityClassName: must be a string, got 1",
+        ),
+        (
+            _set("spec.nodeSelector", {"zone": 1}),
+            P + "spec.nodeSelector.zone: must be a string, got 1",
+        ),
+        (
+            _set("status.phase", "Sleeping"),
+            P + "status.phase: must be one of Pending, Running, Succeeded, Failed, Unknown,"
+            " got 'Sleeping'",
+        ),
+        (
+            _set("spec.tolerations", [{"key": "a", "operator": "Within"}]),
+            P
+            + "spec.tolerations[0].operator: must be one of Equal, Exists (or empty), got 'Within'",
+        ),
+        (
+            _set("spec.tolerations", [{"value": "a"}]),
+            P + "spec.tolerations[0].operator: must be Exists when the key is empty",
+        ),
+        (
+            _set("spec.tolerations", [{"key": "a", "operator": "Exists", "value": "b"}]),
+            P + "spec.tolerations[0].value: must be empty when the operator is Exists",
+        ),
+        (
+            _set("spec.tolerations", [{"key": "a", "effect": "NoRun"}]),
+            P + "spec.tolerations[0].effect: must be one of NoSchedule, PreferNoSchedule,"
+            " NoExecute (or empty), got 'NoRun'",
+        ),
+        (
+            _set("spec.containers.0.ports", [{"containerPort": "80"}]),
+            P + "spec.containers[0].ports[0].containerPort: must be an integer from 1 to 65535,"
+            " got '80'",
+        ),
+        (
+            _set("spec.containers.0.ports", [{"containerPort": 80, "hostPort": 70000}]),
+            P + "spec.containers[0].ports[0].hostPort: must be an integer from 0 to 65535,"
+            " got 70000",
+        ),
+        (
+            _set(
+                "spec.containers.0.ports",
+                [{"containerPort": 80, "hostPort": 80, "protocol": "tcp"}],
+            ),
+            P + "spec.containers[0].ports[0].protocol: must be one of TCP, UDP, SCTP, got 'tcp'",
+        ),
+    ],
+)
+def test_a_malformed_field_is_an_error_naming_the_pod_and_the_field(
+    mutate: Callable[[Raw], None], message: str
+) -> None:
+    obj = raw_pod()
+    obj["metadata"]["creationTimestamp"] = "2024-01-01T00:00:00Z"
+    mutate(obj)
+    with pytest.raises(InputError) as caught:
+        convert_pod(obj, priority_classes={}, scheduler_name="vscheduler")
+    assert str(caught.value) == message
+
+
+AFFINITY = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+
+
+def _required(expression: Raw) -> Raw:
+    """A node affinity requiring one term of one expression."""
+    terms = [{"matchExpressions": [expression]}]
+    return {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+
+
+@pytest.mark.parametrize(
+    ("node_affinity", "message"),
+    [
+        (
+            {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}},
+            f"{AFFINITY}.nodeSelectorTerms: must hold at least one term",
+        ),
+        (
+            {"requiredDuringSchedulingIgnoredDuringExecution": []},
+            f"{AFFINITY}: must be a mapping, got a list",
+        ),
+        (
+            _required({"key": "zone", "operator": "Near", "values": ["a"]}),
+            f"{AFFINITY}.nodeSelectorTerms[0].matchExpressions[0].operator: must be one of In,"
+            " NotIn, Exists, DoesNotExist, Gt, Lt, got 'Near'",
+        ),
+        (
+            _required({"key": "zone", "operator": "In"}),
+            f"{AFFINITY}.nodeSelectorTerms[0].matchExpressions[0].values: must not be empty"
+            " for operator In",
+        ),
+        (
+            _required({"key": "zone", "operator": "Exists", "values": ["a"]}),
+            f"{AFFINITY}.nodeSelectorTerms[0].matchExpressions[0].values: must be empty for"
+            " operator Exists",
+        ),
+        (
+            _required({"key": "cores", "operator": "Gt", "values": ["many"]}),
+            f"{AFFINITY}.nodeSelectorTerms[0].matchExpressions[0].values: must be an integer"
+            " for operator Gt, got 'many'",
+        ),
+        (
+            _required({"key": "zone", "operator": "In", "values": [1]}),
+            f"{AFFINITY}.nodeSelectorTerms[0].matchExpressions[0].values[0]: must be a string,"
+            " got 1",
+        ),
+        (
+            _required({"operator": "Exists"}),
+            f"{AFFINITY}.nodeSelectorTerms[0].matchExpressions[0].key: must be a non-empty string",
+        ),
+        (
+            {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 0, "preference": {}}]},
+            "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]"
+            ".weight: must be an integer from 1 to 100, got 0",
+        ),
+    ],
+)
+def test_a_malformed_node_affinity_is_an_error_naming_the_field(
+    node_affinity: Raw, message: str
+) -> None:
+    with pytest.raises(InputError) as caught:
+        convert(raw_pod(affinity={"nodeAffinity": node_affinity}))
+    assert str(caught.value) == P + message
+
+
+def test_a_field_selector_only_selects_by_name_with_one_value() -> None:
+    fields = {"key": "metadata.labels", "operator": "In", "values": ["a"]}
+    term = {"matchFields": [fields]}
+    node_affinity = {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+    }
+    with pytest.raises(InputError, match=r"must be 'metadata\.name', got 'metadata\.labels'"):
+        convert(raw_pod(affinity={"nodeAffinity": node_affinity}))
+    fields.update(key="metadata.name", values=["a", "b"])
+    with pytest.raises(InputError, match="must hold exactly one value for a field selector, got 2"):
+        convert(raw_pod(affinity={"nodeAffinity": copy.deepcopy(node_affinity)}))

@@ -1,0 +1,372 @@
+"""The command line, as a user runs it: simulate on the shipped examples, validate-config, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vscheduler import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+POLICIES = ROOT / "tests" / "fixtures" / "policies"
+
+
+def simulate(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
+    code = cli.main(["simulate", *args, "--output", "json", "--no-timings"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    result: dict[str, Any] = json.loads(out.out)
+    return result
+
+
+def fail(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    code = cli.main(list(args))
+    out = capsys.readouterr()
+    assert code == 1
+    return out.err + out.out
+
+
+def test_a_gang_that_does_not_fit_binds_nothing_and_its_podgroup_names_the_shortfall(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    result = simulate(capsys, str(EXAMPLES / "gang-waits" / "cluster.yaml"))
+    cycle = result["cycles"][0]
+    assert result["binds"] == {}
+    group = cycle["podGroups"]["ml/train"]
+    assert group["phase"] == "Inqueue"
+    [condition] = group["conditions"]
+    assert condition["type"] == "Unschedulable"
+    assert condition["reason"] == "NotEnoughResources"
+    assert condition["message"] == (
+        "1/4 tasks in gang unschedulable: pod group is not ready, 4 Pending, 4 minAvailable; "
+        "Pending: 3 Schedulable, 1 Unschedulable"
+    )
+    assert set(cycle["unschedulable"]) == {f"ml/train-worker-{i}" for i in range(4)}
+
+
+def test_the_gang_binds_whole_once_a_node_joins(capsys: pytest.CaptureFixture[str]) -> None:
+    folder = EXAMPLES / "gang-waits"
+    result = simulate(capsys, str(folder / "cluster.yaml"), str(folder / "new-node.yaml"))
+    assert result["binds"] == {f"ml/train-worker-{i}": f"node-{i + 1}" for i in range(4)}
+    assert result["cycles"][0]["podGroups"]["ml/train"]["phase"] == "Running"
+
+
+def test_two_queues_weighted_one_to_three_share_the_example_cluster_one_to_three(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    result = simulate(capsys, str(EXAMPLES / "two-queues"))
+    binds = result["binds"]
+    assert isinstance(binds, dict)
+    per_queue = {
+        q: sum(1 for k in binds if k.startswith(q + "/")) for q in ("research", "production")
+    }
+    assert per_queue == {"research": 4, "production": 12}
+
+
+def test_an_unplaceable_pod_says_why_in_kube_scheduler_words(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    result = simulate(capsys, str(EXAMPLES / "unplaceable"))
+    assert result["cycles"][0]["unschedulable"] == {
+        "data/etl": "0/3 nodes are available: 1 Insufficient cpu, "
+        "1 node(s) didn't match Pod's node affinity/selector, "
+        "1 node(s) had untolerated taint {dedicated: gpu}."
+    }
+
+
+def test_explain_reports_every_nodes_filter_and_scores(capsys: pytest.CaptureFixture[str]) -> None:
+    result = simulate(capsys, str(EXAMPLES / "unplaceable"), "--explain", "data/etl")
+    nodes = result["explain"]["data/etl"]["nodes"]
+    assert list(nodes) == ["node-small", "node-gpu", "node-hdd"]
+    assert nodes["node-small"]["filter"] == {
+        "passed": False,
+        "plugin": "NodeResourcesFit",
+        "code": "Unschedulable",
+        "reason": "Insufficient cpu",
+    }
+    assert nodes["node-gpu"]["filter"] == {
+        "passed": False,
+        "plugin": "predicates",
+        "code": "UnschedulableAndUnresolvable",
+        "reason": "node(s) had untolerated taint {dedicated: gpu}",
+    }
+    assert (
+        nodes["node-hdd"]["filter"]["reason"] == "node(s) didn't match Pod's node affinity/selector"
+    )
+    for node in nodes.values():
+        scores = node["scores"]
+        assert set(scores) == {"nodeOrder", "batchNodeOrder"}
+        assert node["total"] == pytest.approx(
+            sum(scores["nodeOrder"].values()) + sum(scores["batchNodeOrder"].values())
+        )
+
+
+def test_the_same_input_gives_byte_identical_output(capsys: pytest.CaptureFixture[str]) -> None:
+    args = [
+        "simulate",
+        str(EXAMPLES / "two-queues"),
+        "--cycles",
+        "2",
+        "-o",
+        "json",
+        "--no-timings",
+        "--explain",
+        "research/research-job-00-0",
+    ]
+    outputs = []
+    for _ in range(2):
+        assert cli.main(args) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1]
+    assert json.loads(outputs[0])["stats"] == {"cycleSeconds": [0.0, 0.0], "pods": 40, "nodes": 4}
+
+
+def test_output_always_has_the_documented_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    result = simulate(capsys, str(EXAMPLES / "unplaceable"))
+    assert list(result) == ["cycles", "binds", "evictions", "explain", "stats"]
+    assert list(result["cycles"][0]) == [
+        "binds",
+        "evictions",
+        "pipelined",
+        "podGroups",
+        "unschedulable",
+    ]
+
+
+def test_a_second_cycle_sees_the_first_cycles_pods_running(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    result = simulate(capsys, str(EXAMPLES / "two-queues"), "--cycles", "2")
+    cycles = result["cycles"]
+    assert isinstance(cycles, list)
+    first, second = cycles
+    assert len(first["binds"]) == 16
+    assert second["binds"] == {}
+    assert len(second["unschedulable"]) == 24
+
+
+def test_table_and_yaml_outputs_are_rendered(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["simulate", str(EXAMPLES / "unplaceable"), "--explain", "data/etl"]) == 0
+    table = capsys.readouterr().out
+    assert "pending    data/etl: 0/3 nodes are available" in table
+    assert "node-gpu" in table
+    assert "explain data/etl:" in table
+    assert cli.main(["simulate", str(EXAMPLES / "unplaceable"), "-o", "yaml"]) == 0
+    assert capsys.readouterr().out.startswith("cycles:\n")
+
+
+def test_an_empty_action_list_is_allowed_for_explaining(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    policy = tmp_path / "explain-only.yaml"
+    policy.write_text('actions: ""\ntiers:\n- plugins:\n  - name: predicates\n')
+    result = simulate(
+        capsys, str(EXAMPLES / "unplaceable"), "--config", str(policy), "--explain", "data/etl"
+    )
+    assert result["binds"] == {}
+    assert result["cycles"][0]["unschedulable"] == {
+        "data/etl": "pod was not considered in this cycle"
+    }
+    assert "data/etl" in result["explain"]
+
+
+def test_a_pod_whose_podgroup_or_queue_is_missing_stays_pending_with_that_reason(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "c.yaml").write_text(
+        NODE
+        + POD.format(name="lost", group="nowhere")
+        + """---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: orphan, namespace: default}
+spec: {minMember: 1, queue: missing}
+"""
+        + POD.format(name="orphaned", group="orphan")
+    )
+    result = simulate(capsys, str(tmp_path))
+    assert result["cycles"][0]["unschedulable"] == {
+        "default/lost": "podgroup default/nowhere not found",
+        "default/orphaned": "queue missing of podgroup default/orphan not found",
+    }
+
+
+NODE = """---
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4", memory: 8Gi}}
+"""
+POD = """---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: default
+  annotations: {{scheduling.k8s.io/group-name: {group}}}
+spec:
+  schedulerName: vscheduler
+  containers: [{{name: c, image: busybox, resources: {{requests: {{cpu: "1"}}}}}}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [
+        pytest.param(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n",
+            "bad.yaml#1: unsupported kind 'Deployment'",
+            id="unknown kind",
+        ),
+        pytest.param(
+            POD.format(name="p", group="g").replace('cpu: "1"', 'cpu: "1x"'),
+            "bad.yaml#1: Pod default/p: spec.containers[0].resources.requests.cpu: invalid quantity '1x'",
+            id="malformed quantity",
+        ),
+        pytest.param(
+            "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+            "metadata: {name: pg, namespace: ns}\nspec: {minMember: four}\n",
+            "bad.yaml#1: PodGroup ns/pg: spec.minMember",
+            id="malformed podgroup",
+        ),
+        pytest.param("kind: [unclosed\n", "bad.yaml", id="yaml syntax error"),
+    ],
+)
+def test_bad_snapshot_input_names_the_file_object_and_field_and_exits_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, document: str, expected: str
+) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(document)
+    message = fail(capsys, "simulate", str(path))
+    assert expected in message
+    assert "Traceback" not in message
+
+
+def test_a_missing_snapshot_file_is_reported(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert "nothere.yaml" in fail(capsys, "simulate", str(tmp_path / "nothere.yaml"))
+
+
+def test_explaining_an_unknown_pod_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    message = fail(capsys, "simulate", str(EXAMPLES / "unplaceable"), "--explain", "data/nope")
+    assert "--explain data/nope: no such pod" in message
+
+
+def test_a_bad_now_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert "--now" in fail(capsys, "simulate", str(EXAMPLES / "unplaceable"), "--now", "yesterday")
+
+
+def test_an_invalid_policy_for_simulate_lists_every_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    policy = tmp_path / "p.yaml"
+    policy.write_text("actions: alocate\ntiers:\n- plugins:\n  - name: gangg\n")
+    message = fail(capsys, "simulate", str(EXAMPLES / "unplaceable"), "--config", str(policy))
+    assert "actions: unknown action 'alocate'; did you mean 'allocate'?" in message
+    assert "did you mean 'gang'?" in message
+
+
+# --- validate-config ----------------------------------------------------------------------------
+AVAILABLE = ["volcano-default.yaml", "volcano-helm.yaml", "volcano-namespacequeue.yaml"]
+"""Volcano policies whose every action and plugin this version provides."""
+
+
+@pytest.mark.parametrize(
+    "path",
+    [ROOT / "config" / "default-policy.yaml", *(POLICIES / name for name in AVAILABLE)],
+    ids=lambda p: p.name,
+)
+def test_volcano_default_and_helm_policies_validate(
+    capsys: pytest.CaptureFixture[str], path: Path
+) -> None:
+    assert cli.main(["validate-config", str(path)]) == 0
+    assert capsys.readouterr().out == f"{path}: OK\n"
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(p for p in POLICIES.glob("*.yaml") if p.name not in AVAILABLE),
+    ids=lambda p: p.name,
+)
+def test_volcano_policies_naming_what_is_not_provided_yet_say_exactly_that(
+    capsys: pytest.CaptureFixture[str], path: Path
+) -> None:
+    assert cli.main(["validate-config", str(path)]) == 1
+    lines = capsys.readouterr().out.splitlines()[1:]
+    assert lines
+    assert all("this version of vscheduler does not provide yet" in line for line in lines)
+
+
+BROKEN = [
+    (
+        "actions: enqueue, alocate\ntiers: []\n",
+        "actions: unknown action 'alocate'; did you mean 'allocate'?",
+    ),
+    ("actions: allocate\ntier: []\n", "top level: unknown key 'tier'; did you mean 'tiers'?"),
+    ("actions: allocate\ntiers:\n- plugins:\n  - name: gnag\n", "did you mean 'gang'?"),
+    (
+        "actions: allocate\ntiers:\n- plugins:\n  - name: gang\n    enableJobOrdr: false\n",
+        "tiers[0].plugins[0].enableJobOrdr: unknown key; did you mean 'enableJobOrder'?",
+    ),
+    (
+        "actions: allocate\ntiers:\n- plugins:\n  - name: gang\n    enablePredicate: maybe\n",
+        "tiers[0].plugins[0].enablePredicate: must be true or false",
+    ),
+    (
+        "actions: allocate\ntiers:\n- plugins:\n  - enablePredicate: true\n",
+        "tiers[0].plugins[0]: missing 'name'",
+    ),
+    (
+        "actions: allocate\ntiers:\n- plugins:\n  - name: binpack\n    arguments:\n      binpack.weight: heavy\n",
+        "arguments.binpack.weight: must be an integer",
+    ),
+    (
+        "actions: allocate\ntiers:\n- plugins:\n  - name: binpack\n    arguments:\n      binpack.wieght: 2\n",
+        "arguments.binpack.wieght: unknown argument; did you mean 'binpack.weight'?",
+    ),
+    (
+        "actions: allocate\ntiers:\n- plugins:\n  - name: overcommit\n    arguments:\n      overcommit-factor: 0.5\n",
+        "overcommit-factor",
+    ),
+    (
+        "actions: allocate\ntiers:\n- plugins:\n  - name: nodeorder\n    arguments:\n      leastrequested.weight: lots\n",
+        "arguments.leastrequested.weight: must be an integer",
+    ),
+    ("actions: allocate, allocate\ntiers: []\n", "allocate"),
+    ("actions: allocate\ntiers:\n- plugins:\n  - name: gang\n- plugins:\n  - name: gang\n", "gang"),
+    (
+        "actions: allocate\nconfigurations:\n- name: allocate\n  arguments:\n    enablePredicateErrCache: true\n",
+        "did you mean 'enablePredicateErrorCache'?",
+    ),
+    ("- just\n- a list\n", "mapping"),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), BROKEN, ids=[f"broken-{i}" for i in range(len(BROKEN))]
+)
+def test_a_broken_policy_gets_a_precise_error_and_exit_code_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, expected: str
+) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text(text)
+    assert cli.main(["validate-config", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f"{path}: ")
+    assert expected in out
+
+
+def test_now_sets_the_clock_the_session_stamps_conditions_with(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    result = simulate(
+        capsys, str(EXAMPLES / "gang-waits" / "cluster.yaml"), "--now", "2026-11-22T10:00:00Z"
+    )
+    [condition] = result["cycles"][0]["podGroups"]["ml/train"]["conditions"]
+    assert condition["lastTransitionTime"] == "2026-11-22T10:00:00Z"
+    assert condition["transitionID"] == "cycle-1"
