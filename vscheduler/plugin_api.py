@@ -39,6 +39,16 @@ from vscheduler.conf.arguments import ArgumentReader
 from vscheduler.errors import PluginArgsError
 from vscheduler.framework.ledger import BoolArray, FloatArray, IntArray, Ledger
 from vscheduler.framework.messages import gang_shortfall
+from vscheduler.framework.quota import (
+    ALWAYS_BOUNDED,
+    cluster_total,
+    counted,
+    exceeds,
+    is_counted,
+    real_capability,
+    share_of,
+    within,
+)
 from vscheduler.framework.results import (
     ABSTAIN,
     Abstain,
@@ -67,6 +77,7 @@ from vscheduler.model.status import PodGroupPhase, QoSClass, TaskStatus
 
 __all__ = [
     "ABSTAIN",
+    "ALWAYS_BOUNDED",
     "CPU",
     "EMPTY",
     "MEMORY",
@@ -98,8 +109,15 @@ __all__ = [
     "TaskStatus",
     "Toleration",
     "Vote",
+    "cluster_total",
+    "counted",
+    "exceeds",
     "gang_shortfall",
+    "is_counted",
+    "real_capability",
+    "share_of",
     "task_status",
     "unresolvable",
     "unschedulable",
+    "within",
 ]

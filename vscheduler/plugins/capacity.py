@@ -59,9 +59,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from vscheduler.plugin_api import (
-    CPU,
     EMPTY,
-    MEMORY,
     ArgumentReader,
     JobState,
     PodGroupPhase,
@@ -71,85 +69,20 @@ from vscheduler.plugin_api import (
     TaskState,
     TaskStatus,
     Vote,
+    cluster_total,
+    counted,
+    exceeds,
+    is_counted,
+    real_capability,
+    share_of,
     task_status,
+    within,
 )
 
 NAME: Final = "capacity"
-_ALWAYS_BOUNDED: Final = frozenset({CPU, MEMORY})
 
 
 # --- resources as Volcano counts them ------------------------------------------------------------
-def _counted(name: str) -> bool:
-    """Whether Volcano keeps `name` as a compared dimension (`pods` is dropped: Volcano ignores
-    it wherever a request is compared)."""
-    if name in (CPU, MEMORY, "ephemeral-storage"):
-        return True
-    if name.startswith(("hugepages-", "attachable-volumes-")):
-        return True
-    if "/" not in name:
-        return False  # pods, requests.cpu, limits.memory, services, ...
-    if "kubernetes.io/" in name:
-        return True
-    return not name.startswith(("requests.", "count/"))
-
-
-def counted(res: Resources) -> Resources:
-    """`res` without the names Volcano does not compare."""
-    return Resources({n: a for n, a in res.items() if _counted(n)})
-
-
-def exceeds(used: Resources, limit: Resources, asked: Resources) -> tuple[str, ...]:
-    """The resources `asked` names (a positive amount) where `used` is above `limit` (absent
-    counts as 0): Volcano's `LessEqualWithDimensionAndResourcesName` failures."""
-    return tuple(n for n, a in asked.items() if a > 0 and used.get(n) > limit.get(n))
-
-
-def cluster_total(session: Session) -> Resources:
-    """The allocatable of the Ready nodes (Volcano's snapshot holds only those)."""
-    total = EMPTY
-    for node in session.snapshot.nodes:
-        if node.ready:
-            total = total + node.allocatable
-    return total
-
-
-def share_of(allocated: Resources, deserved: Resources) -> float:
-    """The largest allocated/deserved ratio over the resources deserved; 1 when the queue
-    deserves nothing (a best-effort queue goes after every queue still below its deserved)."""
-    if deserved.is_empty():
-        return 1.0
-    return max(allocated.get(n) / a for n, a in deserved.items() if a > 0)
-
-
-def real_capability(
-    total: Resources,
-    total_guarantee: Resources,
-    guarantee: Resources,
-    capability: Resources | None,
-) -> tuple[Resources, frozenset[str]]:
-    """Volcano's realCapability and the resources it bounds.
-
-    `(total - all guarantees)` clipped at 0, plus the queue's own guarantee; a resource other than
-    cpu and memory is bounded only where that leaves a positive amount or the guarantee names it.
-    Then within the capability, in the bounded resources it names (a cpu or memory capability of
-    0 or less means no limit, as in Volcano).
-    """
-    spare = (total - total_guarantee).clamp_min_zero()
-    base = spare + guarantee
-    bounded = _ALWAYS_BOUNDED | frozenset(spare.names()) | frozenset(guarantee.names())
-    if capability is None:
-        return base, bounded
-    values = {n: base.get(n) for n in bounded}
-    for name, limit in capability.items():
-        if name in bounded and (limit > 0 or name not in _ALWAYS_BOUNDED):
-            values[name] = min(values[name], limit)
-    return Resources(values), bounded
-
-
-def within(res: Resources, limit: Resources, bounded: frozenset[str]) -> Resources:
-    """`res` capped by `limit` in the bounded resources (Volcano's
-    `MinDimensionResource(limit, Infinity)`)."""
-    return Resources({n: min(a, limit.get(n)) if n in bounded else a for n, a in res.items()})
 
 
 def reserved(job: JobState) -> Resources:
@@ -236,7 +169,7 @@ def _add_job(attr: QueueAttr, job: JobState) -> None:
 
 def shares_a_resource(a: Resources, b: Resources) -> bool:
     """Both request some counted resource of the same name."""
-    return any(_counted(n) and b.get(n) > 0 for n, amount in a.items() if amount > 0)
+    return any(is_counted(n) and b.get(n) > 0 for n, amount in a.items() if amount > 0)
 
 
 def above_deserved(allocated: Resources, deserved: Resources, asked: Resources) -> bool:
@@ -293,7 +226,7 @@ class Capacity:
         if attr is None:
             return True
         future = attr.allocated + task.resreq
-        asked = [n for n, a in task.resreq.items() if a > 0 and _counted(n)]
+        asked = [n for n, a in task.resreq.items() if a > 0 and is_counted(n)]
         return any(future.get(n) <= attr.deserved.get(n) for n in asked)
 
     # --- enqueue ------------------------------------------------------------------------------

@@ -32,20 +32,12 @@ from vscheduler.plugin_api import (
     Resources,
     Session,
     TaskState,
+    cluster_total,
 )
 
 NAME: Final = "drf"
 SHARE_DELTA: Final = 0.000001
 """Shares this close count as equal when choosing preemptees (Volcano's `shareDelta`)."""
-
-
-def cluster_total(session: Session) -> Resources:
-    """The allocatable of the Ready nodes (Volcano's snapshot holds only those)."""
-    total = EMPTY
-    for node in session.snapshot.nodes:
-        if node.ready:
-            total = total + node.allocatable
-    return total
 
 
 def dominant_share(allocated: Resources, total: Resources) -> float:

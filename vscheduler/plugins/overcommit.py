@@ -30,15 +30,14 @@ from collections.abc import Mapping
 from typing import Final
 
 from vscheduler.plugin_api import (
-    CPU,
     EMPTY,
-    MEMORY,
     ArgumentReader,
     JobState,
     PodGroupPhase,
     Resources,
     Session,
     Vote,
+    counted,
     task_status,
 )
 
@@ -46,25 +45,6 @@ NAME: Final = "overcommit"
 FACTOR: Final = "overcommit-factor"
 FACTOR_PREFIX: Final = "overcommit-factor."
 DEFAULT_FACTOR: Final = 1.2
-
-
-def _counted(name: str) -> bool:
-    """Whether Volcano's `NewResource` keeps `name` as a compared dimension (`pods` is kept there
-    but never compared when admitting, so it is dropped here)."""
-    if name in (CPU, MEMORY, "ephemeral-storage"):
-        return True
-    if name.startswith(("hugepages-", "attachable-volumes-")):
-        return True
-    if "/" not in name:
-        return False  # pods, requests.cpu, limits.memory, services, ...
-    if "kubernetes.io/" in name:
-        return True
-    return not name.startswith(("requests.", "count/"))
-
-
-def counted(res: Resources) -> Resources:
-    """`res` without the names Volcano does not compare."""
-    return Resources({n: a for n, a in res.items() if _counted(n)})
 
 
 class Factors:

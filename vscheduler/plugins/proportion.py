@@ -49,9 +49,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from vscheduler.plugin_api import (
-    CPU,
     EMPTY,
-    MEMORY,
     ArgumentReader,
     JobState,
     PodGroupPhase,
@@ -61,51 +59,19 @@ from vscheduler.plugin_api import (
     TaskState,
     TaskStatus,
     Vote,
+    cluster_total,
+    counted,
+    exceeds,
+    real_capability,
+    share_of,
     task_status,
+    within,
 )
 
 NAME: Final = "proportion"
-_ALWAYS_BOUNDED: Final = frozenset({CPU, MEMORY})
 
 
 # --- resources as Volcano counts them ------------------------------------------------------------
-def _counted(name: str) -> bool:
-    """Whether Volcano's `NewResource` keeps `name` as a compared dimension (`pods` is kept there
-    but ignored by every comparison that decides, so it is dropped here)."""
-    if name in (CPU, MEMORY, "ephemeral-storage"):
-        return True
-    if name.startswith(("hugepages-", "attachable-volumes-")):
-        return True
-    if "/" not in name:
-        return False  # pods, requests.cpu, limits.memory, services, ...
-    if "kubernetes.io/" in name:
-        return True
-    return not name.startswith(("requests.", "count/"))
-
-
-def counted(res: Resources) -> Resources:
-    """`res` without the names Volcano does not compare."""
-    return Resources({n: a for n, a in res.items() if _counted(n)})
-
-
-def exceeds(used: Resources, limit: Resources, asked: Resources) -> tuple[str, ...]:
-    """The resources `asked` names (a positive amount) where `used` is above `limit` (absent
-    counts as 0): Volcano's `LessEqualWithDimensionAndResourcesName` failures."""
-    return tuple(n for n, a in asked.items() if a > 0 and used.get(n) > limit.get(n))
-
-
-def cluster_total(session: Session) -> Resources:
-    """The allocatable of the Ready nodes (Volcano's snapshot holds only those)."""
-    total = EMPTY
-    for node in session.snapshot.nodes:
-        if node.ready:
-            total = total + node.allocatable
-    return total
-
-
-def share_of(allocated: Resources, deserved: Resources) -> float:
-    """The largest allocated/deserved ratio over the resources deserved (0 when none)."""
-    return max((allocated.get(n) / a for n, a in deserved.items() if a > 0), default=0.0)
 
 
 # --- queue attributes ---------------------------------------------------------------------------
@@ -130,37 +96,6 @@ class QueueAttr:
     def update_share(self) -> None:
         """Recompute `share` from allocated and deserved."""
         self.share = share_of(self.allocated, self.deserved)
-
-
-def real_capability(
-    total: Resources,
-    total_guarantee: Resources,
-    guarantee: Resources,
-    capability: Resources | None,
-) -> tuple[Resources, frozenset[str]]:
-    """Volcano's realCapability and the resources it bounds.
-
-    `(total - all guarantees)` clipped at 0, plus the queue's own guarantee; a resource other than
-    cpu and memory is bounded only where that leaves a positive amount or the guarantee names it.
-    Then within the capability, in the bounded resources it names (a cpu or memory capability of
-    0 or less means no limit, as in Volcano).
-    """
-    spare = (total - total_guarantee).clamp_min_zero()
-    base = spare + guarantee
-    bounded = _ALWAYS_BOUNDED | frozenset(spare.names()) | frozenset(guarantee.names())
-    if capability is None:
-        return base, bounded
-    values = {n: base.get(n) for n in bounded}
-    for name, limit in capability.items():
-        if name in bounded and (limit > 0 or name not in _ALWAYS_BOUNDED):
-            values[name] = min(values[name], limit)
-    return Resources(values), bounded
-
-
-def within(res: Resources, limit: Resources, bounded: frozenset[str]) -> Resources:
-    """`res` capped by `limit` in the bounded resources (Volcano's
-    `MinDimensionResource(limit, Infinity)`)."""
-    return Resources({n: min(a, limit.get(n)) if n in bounded else a for n, a in res.items()})
 
 
 def build_attrs(session: Session, total: Resources) -> dict[str, QueueAttr]:

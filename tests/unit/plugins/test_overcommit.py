@@ -5,6 +5,7 @@ import dataclasses
 import pytest
 
 from vscheduler.errors import PluginArgsError, PolicyError
+from vscheduler.framework import quota
 from vscheduler.framework.results import Vote
 from vscheduler.framework.session import Session
 from vscheduler.model.resources import Resources
@@ -135,7 +136,7 @@ def test_pods_and_quota_style_names_in_min_resources_are_not_compared() -> None:
     session, plugin = open_session(group)
 
     assert plugin.vote_enqueue(session.jobs["default/quota"]) is Vote.PERMIT
-    assert overcommit.counted(quota_style) == res(cpu="2")
+    assert quota.counted(quota_style) == res(cpu="2")
 
 
 def test_a_job_without_min_resources_is_permitted() -> None:

@@ -6,6 +6,7 @@ from collections import Counter
 import pytest
 
 from vscheduler.errors import PluginArgsError
+from vscheduler.framework import quota
 from vscheduler.framework.results import Vote
 from vscheduler.framework.session import Session
 from vscheduler.model.facts import QueueFacts
@@ -345,7 +346,7 @@ def test_names_volcano_does_not_count_are_left_out_of_min_resources() -> None:
     )
 
     assert plugin.vote_enqueue(session.jobs["default/quota-style"]) is Vote.PERMIT
-    assert proportion.counted(minimum) == res(cpu="2")
+    assert quota.counted(minimum) == res(cpu="2")
 
 
 # --- events and reclaim --------------------------------------------------------------------------

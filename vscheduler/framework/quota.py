@@ -1,0 +1,91 @@
+"""Queue resource arithmetic as Volcano does it, shared by the queue and fairness plugins.
+
+proportion, capacity, overcommit and drf all need the same few rules: which resource names
+Volcano compares, the cluster total (Ready nodes only), a queue's real capability and share.
+They live here, once, and reach plugins through `vscheduler.plugin_api`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from vscheduler.model.resources import CPU, EMPTY, MEMORY, Resources
+
+if TYPE_CHECKING:
+    from vscheduler.framework.session import Session
+
+ALWAYS_BOUNDED: Final = frozenset({CPU, MEMORY})
+"""Resources a queue's real capability always limits."""
+
+
+def is_counted(name: str) -> bool:
+    """Whether Volcano keeps `name` as a compared dimension (`pods` is dropped: Volcano ignores
+    it wherever a request is compared)."""
+    if name in (CPU, MEMORY, "ephemeral-storage"):
+        return True
+    if name.startswith(("hugepages-", "attachable-volumes-")):
+        return True
+    if "/" not in name:
+        return False  # pods, requests.cpu, limits.memory, services, ...
+    if "kubernetes.io/" in name:
+        return True
+    return not name.startswith(("requests.", "count/"))
+
+
+def counted(res: Resources) -> Resources:
+    """`res` without the names Volcano does not compare."""
+    return Resources({n: a for n, a in res.items() if is_counted(n)})
+
+
+def exceeds(used: Resources, limit: Resources, asked: Resources) -> tuple[str, ...]:
+    """The resources `asked` names (a positive amount) where `used` is above `limit` (absent
+    counts as 0): Volcano's `LessEqualWithDimensionAndResourcesName` failures."""
+    return tuple(n for n, a in asked.items() if a > 0 and used.get(n) > limit.get(n))
+
+
+def cluster_total(session: Session) -> Resources:
+    """The allocatable of the Ready nodes (Volcano's snapshot holds only those)."""
+    total = EMPTY
+    for node in session.snapshot.nodes:
+        if node.ready:
+            total = total + node.allocatable
+    return total
+
+
+def share_of(allocated: Resources, deserved: Resources) -> float:
+    """The largest allocated/deserved ratio over the resources deserved; 1 when the queue
+    deserves nothing (a best-effort queue goes after every queue still below its deserved)."""
+    if deserved.is_empty():
+        return 1.0
+    return max(allocated.get(n) / a for n, a in deserved.items() if a > 0)
+
+
+def real_capability(
+    total: Resources,
+    total_guarantee: Resources,
+    guarantee: Resources,
+    capability: Resources | None,
+) -> tuple[Resources, frozenset[str]]:
+    """Volcano's realCapability and the resources it bounds.
+
+    `(total - all guarantees)` clipped at 0, plus the queue's own guarantee; a resource other than
+    cpu and memory is bounded only where that leaves a positive amount or the guarantee names it.
+    Then within the capability, in the bounded resources it names (a cpu or memory capability of
+    0 or less means no limit, as in Volcano).
+    """
+    spare = (total - total_guarantee).clamp_min_zero()
+    base = spare + guarantee
+    bounded = ALWAYS_BOUNDED | frozenset(spare.names()) | frozenset(guarantee.names())
+    if capability is None:
+        return base, bounded
+    values = {n: base.get(n) for n in bounded}
+    for name, limit in capability.items():
+        if name in bounded and (limit > 0 or name not in ALWAYS_BOUNDED):
+            values[name] = min(values[name], limit)
+    return Resources(values), bounded
+
+
+def within(res: Resources, limit: Resources, bounded: frozenset[str]) -> Resources:
+    """`res` capped by `limit` in the bounded resources (Volcano's
+    `MinDimensionResource(limit, Infinity)`)."""
+    return Resources({n: min(a, limit.get(n)) if n in bounded else a for n, a in res.items()})
