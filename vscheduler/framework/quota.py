@@ -52,11 +52,12 @@ def cluster_total(session: Session) -> Resources:
     return total
 
 
-def share_of(allocated: Resources, deserved: Resources) -> float:
-    """The largest allocated/deserved ratio over the resources deserved; 1 when the queue
-    deserves nothing (a best-effort queue goes after every queue still below its deserved)."""
+def share_of(allocated: Resources, deserved: Resources, *, if_nothing_deserved: float) -> float:
+    """The largest allocated/deserved ratio over the resources deserved, `if_nothing_deserved`
+    when the queue deserves nothing (proportion: 0, as Volcano's updateShare over no resource;
+    capacity: 1, a best-effort queue goes after every queue still below its deserved)."""
     if deserved.is_empty():
-        return 1.0
+        return if_nothing_deserved
     return max(allocated.get(n) / a for n, a in deserved.items() if a > 0)
 
 

@@ -117,7 +117,7 @@ class QueueAttr:
 
     def update_share(self) -> None:
         """Recompute `share` from allocated and deserved."""
-        self.share = share_of(self.allocated, self.deserved)
+        self.share = share_of(self.allocated, self.deserved, if_nothing_deserved=1.0)
 
 
 def build_attrs(session: Session, total: Resources) -> dict[str, QueueAttr]:
@@ -205,7 +205,7 @@ class Capacity:
         if attr is not None:
             return attr.share, attr.deserved.is_empty()
         deserved = EMPTY if queue.facts.deserved is None else counted(queue.facts.deserved)
-        return share_of(EMPTY, deserved), deserved.is_empty()
+        return share_of(EMPTY, deserved, if_nothing_deserved=1.0), deserved.is_empty()
 
     def allows_allocation(self, queue: QueueState, task: TaskState) -> bool:
         """The queue is Open and the task fits in its realCapability (it may borrow beyond

@@ -95,7 +95,7 @@ class QueueAttr:
 
     def update_share(self) -> None:
         """Recompute `share` from allocated and deserved."""
-        self.share = share_of(self.allocated, self.deserved)
+        self.share = share_of(self.allocated, self.deserved, if_nothing_deserved=0.0)
 
 
 def build_attrs(session: Session, total: Resources) -> dict[str, QueueAttr]:

@@ -415,3 +415,11 @@ def test_a_cycle_splits_eight_cpus_one_to_three_between_queues() -> None:
 
     assert Counter(key.split("/")[1][0] for key in outcome.binds) == Counter({"a": 2, "b": 6})
     assert outcome.result.podgroups["default/a0"].phase is PodGroupPhase.RUNNING
+
+
+def test_a_queue_that_deserves_nothing_has_share_zero_as_in_volcano() -> None:
+    from vscheduler.framework import quota
+    from vscheduler.testing.builders import res
+
+    assert quota.share_of(res(cpu="1"), res(), if_nothing_deserved=0.0) == 0.0
+    assert quota.share_of(res(cpu="1"), res(cpu="2"), if_nothing_deserved=0.0) == 0.5
