@@ -64,6 +64,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except VSchedulerError as exc:
         _error(exc)
         return 1
+    except BrokenPipeError:  # `vscheduler ... | head`: the reader left; not an error of ours
+        sys.stderr.close()
+        return 0
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -78,6 +81,7 @@ def _simulate(args: argparse.Namespace) -> int:
         explain=args.explain,
         scheduler_name=args.scheduler_name,
         timings=not args.no_timings,
+        warn=lambda message: print(f"vscheduler: warning: {message}", file=sys.stderr),
     )
     sys.stdout.write(simulate.render(simulate.simulate(request), args.output))
     return 0

@@ -32,7 +32,11 @@ class PolicyError(ConfigError):
 
 
 class PluginArgsError(ConfigError):
-    """A plugin's or an action's `arguments` are wrong."""
+    """A plugin's or an action's `arguments` are wrong; `problems` lists each one."""
+
+    def __init__(self, *problems: str) -> None:
+        self.problems = problems
+        super().__init__("; ".join(problems))
 
 
 class InputError(VSchedulerError):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import yaml
@@ -47,6 +47,8 @@ class Request:
     explain: Sequence[str] = ()
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
     timings: bool = True
+    warn: Callable[[str], None] = lambda _message: None
+    """Told of every plugin error a cycle met (the cycle went on without that plugin's answer)."""
 
 
 def parse_now(text: str) -> dt.datetime:
@@ -90,6 +92,8 @@ def simulate(request: Request) -> Json:
     all_evictions: list[str] = []
     for i in range(request.cycles):
         report = loop.run_cycle(snap, pipeline, clock=clock, uid=f"cycle-{i + 1}")
+        for error in report.plugin_errors:
+            request.warn(f"cycle {i + 1}: plugin {error}")
         cycles.append(cycle_json(report.result))
         seconds.append(round(report.seconds, 6) if request.timings else 0.0)
         all_binds.update({b.pod: b.node for b in report.result.binds})

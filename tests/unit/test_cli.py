@@ -344,7 +344,28 @@ BROKEN = [
         "did you mean 'enablePredicateErrorCache'?",
     ),
     ("- just\n- a list\n", "mapping"),
+    (
+        "actions: allocate\nconfigurations:\n- name: enqueue\n  arguments:\n    overcommit: 2\n",
+        "action enqueue: arguments.overcommit: unknown argument",
+    ),
 ]
+
+
+def test_every_argument_problem_of_a_plugin_is_its_own_error_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text(
+        "actions: allocate\ntiers:\n- plugins:\n  - name: binpack\n    arguments:\n"
+        "      binpack.weight: heavy\n      binpack.cpu: lots\n"
+    )
+    assert cli.main(["validate-config", str(path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{path}: 2 error(s):"
+    assert [line.split(": arguments.")[1].split(":")[0] for line in out[1:]] == [
+        "binpack.weight",
+        "binpack.cpu",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -213,7 +213,7 @@ class ArgumentReader:
                 continue
             self._problem(key, f"unknown argument{did_you_mean(key, self._asked)}")
         if self._problems:
-            raise PluginArgsError("; ".join(self._problems))
+            raise PluginArgsError(*self._problems)
 
     def _present(self, key: builtins.str) -> builtins.bool:
         self._asked.add(key)

@@ -70,7 +70,7 @@ class _Check:
                 f"provide yet; available: {', '.join(sorted(known))}",
             )
             return
-        hint = did_you_mean(name, known)
+        hint = did_you_mean(name, known | volcano)
         if not hint:
             hint = f"; known {kind}s: {', '.join(sorted(known)) or '(none)'}"
         self.error(where, f"unknown {kind} {name!r}{hint}")

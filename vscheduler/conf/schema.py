@@ -166,6 +166,10 @@ class Policy:
     configurations: tuple[ActionConfiguration, ...] = ()
     metrics: MetricsConfig | None = None
 
+    def configured_actions(self) -> tuple[str, ...]:
+        """The actions named in `configurations`, in order."""
+        return tuple(c.name for c in self.configurations)
+
     def action_arguments(self, action: str) -> Mapping[str, object]:
         """The `arguments` configured for `action`, or an empty mapping."""
         for configuration in self.configurations:

@@ -49,6 +49,8 @@ class PolicyLike(Protocol):
 
     def action_arguments(self, action: str) -> Mapping[str, object]: ...
 
+    def configured_actions(self) -> tuple[str, ...]: ...
+
 
 class OptionLike(Protocol):
     """A policy plugin entry."""
@@ -97,7 +99,15 @@ def build(policy: PolicyLike, registry: Registry, *, source: str = "policy") -> 
         try:
             actions.append(builder(policy.action_arguments(name)))
         except PluginArgsError as exc:
-            errors.append(str(exc))
+            errors.extend(exc.problems)
+    for name in policy.configured_actions():
+        # arguments of an action configured but not run are still checked: they are a typo or
+        # a policy half-edited, and run the day the action is listed.
+        if name in registry.actions and name not in policy.actions:
+            try:
+                registry.actions[name](policy.action_arguments(name))
+            except PluginArgsError as exc:
+                errors.extend(exc.problems)
     tiers: list[tuple[PluginEntry, ...]] = []
     for t, tier in enumerate(policy.tiers):
         entries: list[PluginEntry] = []
@@ -109,7 +119,7 @@ def build(policy: PolicyLike, registry: Registry, *, source: str = "policy") -> 
             try:
                 entries.append(PluginEntry(option, plugin_builder(option.arguments)))
             except PluginArgsError as exc:
-                errors.append(f"tiers[{t}].plugins[{p}]: {exc}")
+                errors.extend(f"tiers[{t}].plugins[{p}]: {problem}" for problem in exc.problems)
         tiers.append(tuple(entries))
     if errors:
         raise PolicyError(errors, source=source)

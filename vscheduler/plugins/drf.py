@@ -17,7 +17,7 @@ It takes no arguments. Not supported, and said so:
   behaves as without it.
 - `enableNamespaceOrder` (namespace fair share weighted by `volcano.sh/namespace.weight` quotas,
   also applied first when choosing preemptees) is accepted and switches nothing: vscheduler has no
-  namespace-order extension point. It is off by default in Volcano too.
+  namespace-order extension point.
 """
 
 from __future__ import annotations

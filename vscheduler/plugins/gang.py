@@ -18,7 +18,9 @@ Registers (Volcano's gang plugin):
   ready gets `Unschedulable` (reason `NotEnoughResources`, message "U/T tasks in gang
   unschedulable: ..."), a ready one `Scheduled`; a job that was invalid when the session opened
   gets `Unschedulable` with the validation reason and message, as Volcano's session open does.
-  Jobs not yet admitted (phase Pending) and jobs without tasks get no gang condition.
+  A job not admitted by enqueue (phase Pending) gets `Unschedulable` (`NotEnoughResources`)
+  with the reason it was not admitted; one with no reason noted, and a valid job without tasks,
+  get no gang condition.
 
 "Placed" means Allocated, Binding, Bound, Running or Succeeded; the minTaskMember checks apply
 only when minMember is at least the sum of the minTaskMember values (Volcano's rule), and a task's
