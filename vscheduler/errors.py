@@ -47,5 +47,33 @@ class QuantityError(InputError):
     """A resource quantity string (`500m`, `1Gi`, `2e3`) is malformed."""
 
 
+class ClusterError(VSchedulerError):
+    """A call to the API server failed; `status` is the HTTP status when there was one."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        self.status = status
+        super().__init__(message)
+
+
+class TransientClusterError(ClusterError):
+    """Worth retrying with backoff (429 throttling, 5xx, connection reset, timeout)."""
+
+
+class ConflictError(ClusterError):
+    """The object changed or is already bound: drop the decision, let the watch resync."""
+
+
+class NotFoundError(ClusterError):
+    """The object is gone."""
+
+
+class DisruptionBudgetError(ClusterError):
+    """The Eviction API refused: a PodDisruptionBudget allows no disruption now (429)."""
+
+
+class ExpiredError(ClusterError):
+    """The watch's resourceVersion is too old (410 Gone): list again."""
+
+
 class InvariantError(VSchedulerError):
     """The framework found its own bookkeeping broken; nothing of the cycle is committed."""

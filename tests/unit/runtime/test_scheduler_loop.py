@@ -1,0 +1,106 @@
+"""The cycle loop runs when it may and should, and hands decisions to the effects."""
+
+from __future__ import annotations
+
+import threading
+
+from vscheduler.clock import FixedClock
+from vscheduler.loop import CycleReport
+from vscheduler.model.cluster import ClusterSnapshot
+from vscheduler.model.commands import CycleResult
+from vscheduler.runtime.policy import PolicyHolder
+from vscheduler.runtime.scheduler import Scheduler
+from vscheduler.testing.builders import START, node, pod, snapshot
+
+
+class FakeCache:
+    def __init__(self, snap: ClusterSnapshot) -> None:
+        self.snap = snap
+        self.generation = 1
+        self.changed = threading.Event()
+
+    def snapshot(self) -> ClusterSnapshot:
+        return self.snap
+
+
+class FakeEffects:
+    def __init__(self) -> None:
+        self.submitted: list[CycleResult] = []
+
+    def submit(self, result: CycleResult, snapshot: ClusterSnapshot) -> None:
+        self.submitted.append(result)
+
+
+class FakeObserver:
+    def __init__(self) -> None:
+        self.cycles: list[CycleReport] = []
+        self.skips = 0
+
+    def observe_cycle(self, report: CycleReport) -> None:
+        self.cycles.append(report)
+
+    def observe_skip(self) -> None:
+        self.skips += 1
+
+
+def make(*, synced: bool = True, leading: list[bool] | None = None):
+    cache = FakeCache(snapshot(node("n1"), pod("p1").requests(cpu="1")))
+    effects, observer = FakeEffects(), FakeObserver()
+    lead = leading if leading is not None else [True]
+    scheduler = Scheduler(
+        cache=cache,
+        policy=PolicyHolder(),
+        effects=effects,
+        clock=FixedClock(START),
+        observer=observer,
+        is_synced=lambda: synced,
+        is_leading=lambda: lead[0] if len(lead) == 1 else lead.pop(0),
+    )
+    return scheduler, cache, effects, observer
+
+
+def test_a_cycle_runs_and_its_binds_go_to_the_effects() -> None:
+    scheduler, _, effects, observer = make()
+    report = scheduler.run_once()
+    assert report is not None
+    assert [(b.pod, b.node) for b in effects.submitted[0].binds] == [("default/p1", "n1")]
+    assert len(observer.cycles) == 1
+
+
+def test_no_cycle_runs_before_the_informers_have_synced() -> None:
+    scheduler, _, effects, _ = make(synced=False)
+    assert scheduler.run_once() is None
+    assert effects.submitted == []
+
+
+def test_a_cycle_is_skipped_when_nothing_changed_and_runs_again_after_a_change() -> None:
+    scheduler, cache, effects, observer = make()
+    scheduler.run_once()
+    assert scheduler.run_once() is None
+    assert observer.skips == 1
+    cache.generation += 1
+    assert scheduler.run_once() is not None
+    assert len(effects.submitted) == 2
+
+
+def test_a_replica_that_is_not_leading_does_not_schedule() -> None:
+    scheduler, _, effects, _ = make(leading=[False])
+    assert scheduler.run_once() is None
+    assert effects.submitted == []
+
+
+def test_decisions_of_a_cycle_during_which_the_lease_was_lost_are_dropped() -> None:
+    scheduler, _, effects, _ = make(leading=[True, False])
+    assert scheduler.run_once() is None
+    assert effects.submitted == []
+
+
+def test_the_loop_stops_when_asked() -> None:
+    scheduler, _, effects, _ = make()
+    stop = threading.Event()
+    thread = threading.Thread(target=scheduler.run, args=(stop,))
+    thread.start()
+    stop.set()
+    thread.join(timeout=5)
+    assert not thread.is_alive()
+    assert len(effects.submitted) <= 1

@@ -1,0 +1,1 @@
+"""The truth between cycles: watch events in, cheap consistent snapshots out."""

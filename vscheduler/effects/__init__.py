@@ -1,0 +1,1 @@
+"""Out to the cluster: a cycle's decisions become API calls, off the cycle thread."""

@@ -1,0 +1,52 @@
+"""What carrying out decisions needs from the cluster: one writer port.
+
+`vscheduler.kube.writers.KubeWriter` implements it against the API server; tests use a
+recording fake. Each method raises a `vscheduler.errors.ClusterError` subclass on failure:
+TransientClusterError (retry), ConflictError / NotFoundError (drop and resync),
+DisruptionBudgetError (eviction refused by a PodDisruptionBudget: skip the victim).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Literal, Protocol
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ObjectRef:
+    """The object an Event is about."""
+
+    kind: str
+    api_version: str
+    namespace: str
+    name: str
+    uid: str
+
+
+class ClusterWriter(Protocol):
+    """Every kind of write the scheduler makes."""
+
+    def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
+        """POST pods/binding."""
+        ...
+
+    def evict(self, namespace: str, name: str, uid: str) -> None:
+        """POST pods/eviction (policy/v1), so the API server enforces disruption budgets."""
+        ...
+
+    def set_pod_condition(self, namespace: str, name: str, condition: Mapping[str, str]) -> None:
+        """Patch one condition (by type) into the pod's status."""
+        ...
+
+    def patch_podgroup_status(
+        self, namespace: str, name: str, status: Mapping[str, object]
+    ) -> None:
+        """Merge-patch the PodGroup's status subresource."""
+        ...
+
+    def record_event(
+        self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str
+    ) -> None:
+        """Create a core/v1 Event about `ref`."""
+        ...

@@ -1,0 +1,1 @@
+"""Ingest: list + watch per kind, relist after 410, typed events to a sink, a ready gate."""

@@ -1,0 +1,1 @@
+"""The adapter to the API server: the only package that imports `kubernetes`."""

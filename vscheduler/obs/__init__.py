@@ -1,0 +1,1 @@
+"""Observability: metrics on an injected registry, logging, the HTTP endpoints."""

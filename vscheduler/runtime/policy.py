@@ -1,0 +1,146 @@
+"""PolicyHolder: the policy in force, swapped whole when a valid new one arrives.
+
+A new policy text (from the watched ConfigMap or a polled file) is parsed and built with the
+built-in registry; if that succeeds it applies from the next cycle, if not the last good policy
+stays and the rejection is reported (a Warning Event on the ConfigMap, a log line naming every
+error, a metric) through `on_rejected`. Until a valid policy has arrived, the built-in default
+policy is in force (as Volcano falls back to its default configuration).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+
+from vscheduler import builtins
+from vscheduler.errors import PolicyError
+from vscheduler.framework.registry import Pipeline
+from vscheduler.informer.kinds import Kind
+from vscheduler.informer.ports import Raw, WatchEvent
+
+logger = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Rejection:
+    """A policy text that did not load, and why."""
+
+    source: str
+    errors: tuple[str, ...]
+
+
+class PolicyHolder:
+    """Holds the pipeline in force; thread-safe."""
+
+    def __init__(
+        self,
+        *,
+        on_loaded: Callable[[str], None] = lambda _source: None,
+        on_rejected: Callable[[Rejection], None] = lambda _rejection: None,
+    ) -> None:
+        self._lock = threading.Lock()
+        self._pipeline = builtins.load_pipeline(None)
+        self._text: str | None = None
+        self._source = "default policy"
+        self.generation = 0
+        self._on_loaded = on_loaded
+        self._on_rejected = on_rejected
+
+    @property
+    def current(self) -> Pipeline:
+        """The pipeline the next cycle runs."""
+        with self._lock:
+            return self._pipeline
+
+    @property
+    def source(self) -> str:
+        """Where the policy in force came from."""
+        with self._lock:
+            return self._source
+
+    def offer(self, text: str | None, source: str) -> bool:
+        """Load `text` (None: back to the default policy). True if it is now in force."""
+        with self._lock:
+            if text == self._text:
+                return True
+        try:
+            pipeline = builtins.load_pipeline(text, source=source)
+        except PolicyError as exc:
+            logger.error("policy %s rejected, keeping %s: %s", source, self.source, exc)
+            self._on_rejected(Rejection(source, exc.errors))
+            return False
+        with self._lock:
+            self._pipeline, self._text, self._source = pipeline, text, source
+            self.generation += 1
+        logger.info("policy %s in force", source)
+        self._on_loaded(source)
+        return True
+
+    def reject(self, rejection: Rejection) -> None:
+        """Report a policy that could not even be read; the policy in force stays."""
+        logger.error("policy %s rejected: %s", rejection.source, "; ".join(rejection.errors))
+        self._on_rejected(rejection)
+
+
+class ConfigMapPolicy:
+    """An informer sink for the policy ConfigMap: hands the key's text to the holder."""
+
+    def __init__(self, holder: PolicyHolder, *, key: str) -> None:
+        self._holder = holder
+        self._key = key
+
+    def replace(self, kind: Kind, items: Sequence[Raw]) -> None:
+        """The ConfigMap as listed (absent: the default policy)."""
+        if not items:
+            logger.warning("policy ConfigMap not found; the built-in default policy is in force")
+            self._holder.offer(None, "default policy")
+            return
+        self._take(items[0])
+
+    def apply(self, kind: Kind, event: WatchEvent) -> None:
+        """A change to the ConfigMap."""
+        if event.type == "DELETED":
+            logger.warning("policy ConfigMap deleted; keeping the policy in force")
+            return
+        self._take(event.obj)
+
+    def _take(self, obj: Raw) -> None:
+        meta = obj.get("metadata")
+        name = meta.get("name", "?") if isinstance(meta, Mapping) else "?"
+        namespace = meta.get("namespace", "?") if isinstance(meta, Mapping) else "?"
+        source = f"ConfigMap {namespace}/{name} key {self._key}"
+        data = obj.get("data")
+        text = data.get(self._key) if isinstance(data, Mapping) else None
+        if not isinstance(text, str):
+            self._holder.reject(Rejection(source, (f"data.{self._key}: missing",)))
+            return
+        self._holder.offer(text, source)
+
+
+class FilePolicy:
+    """A policy file (for example a mounted ConfigMap), re-read when it changes."""
+
+    def __init__(self, holder: PolicyHolder, path: str) -> None:
+        self._holder = holder
+        self._path = path
+        self._seen: tuple[float, int] | None = None
+
+    def poll(self) -> None:
+        """Offer the file's text to the holder if it changed since the last poll."""
+        try:
+            stat = os.stat(self._path)
+            seen = (stat.st_mtime, stat.st_size)
+            if seen == self._seen:
+                return
+            with open(self._path, encoding="utf-8") as handle:
+                text = handle.read()
+        except OSError as exc:
+            if self._seen is not None:
+                logger.error("policy file %s unreadable (%s); keeping the policy", self._path, exc)
+                self._seen = None
+            return
+        self._seen = seen
+        self._holder.offer(text, self._path)

@@ -1,0 +1,141 @@
+"""The cycle loop: snapshot -> session -> decisions -> effects, every period or on change.
+
+`run_once` runs one cycle if it may (informers synced, leading) and should (the cache or the
+policy changed since the last cycle); `run` loops until stopped: it waits for the period or for
+the cache to signal a change (then waits `debounce` more, so a burst of watch events becomes one
+cycle). A replica that stops leading mid-cycle drops that cycle's decisions.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Protocol
+
+from vscheduler import loop
+from vscheduler.clock import Clock
+from vscheduler.loop import CycleReport
+from vscheduler.model.cluster import ClusterSnapshot
+from vscheduler.model.commands import CycleResult
+from vscheduler.runtime.policy import PolicyHolder
+
+logger = logging.getLogger(__name__)
+_SLICE = 0.1
+"""Seconds the loop waits at a time, so a stop is noticed promptly."""
+
+
+class Cache(Protocol):
+    """What the loop needs of the scheduler cache."""
+
+    @property
+    def generation(self) -> int:
+        """Changes whenever anything a cycle reads changes."""
+        ...
+
+    @property
+    def changed(self) -> threading.Event:
+        """Set on every change."""
+        ...
+
+    def snapshot(self) -> ClusterSnapshot:
+        """A consistent view for one cycle."""
+        ...
+
+
+class Effects(Protocol):
+    """What the loop needs of the effects executor."""
+
+    def submit(self, result: CycleResult, snapshot: ClusterSnapshot) -> None:
+        """Carry the decisions out (asynchronously)."""
+        ...
+
+
+class Observer(Protocol):
+    """What the loop reports to (the metrics)."""
+
+    def observe_cycle(self, report: CycleReport) -> None:
+        """A cycle ran."""
+        ...
+
+    def observe_skip(self) -> None:
+        """A cycle was skipped: nothing changed."""
+        ...
+
+
+class Scheduler:
+    """Runs cycles."""
+
+    def __init__(
+        self,
+        *,
+        cache: Cache,
+        policy: PolicyHolder,
+        effects: Effects,
+        clock: Clock,
+        observer: Observer,
+        is_synced: Callable[[], bool],
+        is_leading: Callable[[], bool] = lambda: True,
+        before_cycle: Callable[[], None] = lambda: None,
+        period: float = 1.0,
+        debounce: float = 0.05,
+    ) -> None:
+        self._cache, self._policy, self._effects = cache, policy, effects
+        self._clock, self._observer = clock, observer
+        self._is_synced, self._is_leading = is_synced, is_leading
+        self._before_cycle = before_cycle
+        self._period, self._debounce = period, debounce
+        self._last: tuple[int, int] | None = None
+        self.cycles = 0
+
+    def run_once(self) -> CycleReport | None:
+        """One cycle, if the scheduler may and should run one."""
+        self._before_cycle()
+        if not self._is_synced() or not self._is_leading():
+            return None
+        seen = (self._cache.generation, self._policy.generation)
+        if seen == self._last:
+            self._observer.observe_skip()
+            return None
+        self._cache.changed.clear()
+        snapshot = self._cache.snapshot()
+        self.cycles += 1
+        report = loop.run_cycle(
+            snapshot, self._policy.current, clock=self._clock, uid=f"cycle-{self.cycles}"
+        )
+        self._last = seen
+        for error in report.plugin_errors:
+            logger.warning("cycle %d: plugin %s", self.cycles, error)
+        if not self._is_leading():
+            logger.warning("lost the lease during cycle %d: its decisions are dropped", self.cycles)
+            return None
+        self._effects.submit(report.result, snapshot)
+        self._observer.observe_cycle(report)
+        logger.info(
+            "cycle %d: %d bound, %d evicted, %d pending in %.3fs",
+            self.cycles,
+            len(report.result.binds),
+            len(report.result.evictions),
+            len(report.result.unschedulable),
+            report.seconds,
+        )
+        return report
+
+    def run(self, stop: threading.Event) -> None:
+        """Cycle until `stop` is set; an exception in a cycle is logged and the loop goes on."""
+        while not stop.is_set():
+            try:
+                self.run_once()
+            except Exception:
+                logger.exception("cycle %d failed; nothing of it was carried out", self.cycles)
+            if self._wait(stop):
+                stop.wait(self._debounce)
+
+    def _wait(self, stop: threading.Event) -> bool:
+        """Wait up to one period for a change (True) or a stop (False), in short slices."""
+        for _ in range(max(1, round(self._period / _SLICE))):
+            if self._cache.changed.wait(_SLICE):
+                return not stop.is_set()
+            if stop.is_set():
+                return False
+        return False
