@@ -43,7 +43,9 @@ class FakeObserver:
         self.skips += 1
 
 
-def make(*, synced: bool = True, leading: list[bool] | None = None):
+def make(
+    *, synced: bool = True, leading: list[bool] | None = None
+) -> tuple[Scheduler, FakeCache, FakeEffects, FakeObserver]:
     cache = FakeCache(snapshot(node("n1"), pod("p1").requests(cpu="1")))
     effects, observer = FakeEffects(), FakeObserver()
     lead = leading if leading is not None else [True]
