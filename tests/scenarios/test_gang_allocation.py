@@ -82,8 +82,9 @@ def test_the_gang_binds_whole_once_a_node_is_added() -> None:
         transition_id="cycle-2",
         last_transition_time="2026-01-01T00:00:01Z",
     )
-    # Volcano replaces conditions by type only: the earlier one stays, from its own cycle
-    assert by_type["Unschedulable"].transition_id == "cycle-1"
+    # Volcano would leave the earlier Unschedulable=True standing; we turn it False
+    assert by_type["Unschedulable"].status == "False"
+    assert by_type["Unschedulable"].transition_id == "cycle-2"
 
 
 def test_the_gang_of_higher_priority_takes_the_room_first() -> None:

@@ -14,7 +14,8 @@ Registers (Volcano's gang plugin):
 - `is_job_starving`: placed plus pipelined tasks fall short of minMember.
 - `select_preemptees` / `select_reclaimees`: never take a job below minMember: a job with R
   ready tasks gives at most R - minMember victims, in candidate order. Always answers.
-- `on_session_close`: writes the PodGroup condition Volcano writes. An admitted job that is not
+- `on_session_close`: writes the PodGroup condition Volcano writes (and, unlike Volcano, turns an
+  earlier `Unschedulable=True` to False once the gang is ready). An admitted job that is not
   ready gets `Unschedulable` (reason `NotEnoughResources`, message "U/T tasks in gang
   unschedulable: ..."), a ready one `Scheduled`; a job that was invalid when the session opened
   gets `Unschedulable` with the validation reason and message, as Volcano's session open does.
@@ -29,6 +30,7 @@ role is its `volcano.sh/task-spec`. It takes no arguments.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
@@ -185,6 +187,19 @@ class Gang:
             condition = self._condition(job)
             if condition is not None:
                 self._session.set_job_condition(job, condition)
+            if condition is not None and condition.type == SCHEDULED:
+                self._clear_unschedulable(job)
+
+    def _clear_unschedulable(self, job: JobState) -> None:
+        """A gang that became ready no longer carries `Unschedulable=True` from earlier cycles."""
+        for old in job.facts.conditions:
+            if old.type == UNSCHEDULABLE and old.status == "True":
+                self._session.set_job_condition(
+                    job,
+                    dataclasses.replace(
+                        self._stamp(UNSCHEDULABLE, READY_REASON, ""), status="False"
+                    ),
+                )
 
     def _condition(self, job: JobState) -> PodGroupCondition | None:
         invalid = self._invalid_at_open.get(job.key)

@@ -372,3 +372,30 @@ def test_gang_takes_no_arguments() -> None:
     assert gang.build({}).name == "gang"
     with pytest.raises(PluginArgsError, match="plugin gang"):
         gang.build({"gang.minMember": 2})
+
+
+def test_a_gang_that_becomes_ready_turns_its_earlier_unschedulable_condition_false() -> None:
+    from vscheduler.model.facts import PodGroupCondition
+    from vscheduler.testing.builders import node, pod, podgroup, snapshot
+    from vscheduler.testing.scenario import run
+
+    stale = PodGroupCondition(
+        type="Unschedulable",
+        status="True",
+        reason="NotEnoughResources",
+        message="1/2 tasks in gang unschedulable",
+        transition_id="cycle-0",
+    )
+    group = podgroup("pg").min_member(2).inqueue().build()
+    group = dataclasses.replace(group, conditions=(stale,))
+    snap = snapshot(
+        node("n1"),
+        group,
+        pod("a").group("pg").requests(cpu="1"),
+        pod("b").group("pg").requests(cpu="1"),
+    )
+    status = run(snap)[0].result.podgroups["default/pg"]
+    by_type = {c.type: c for c in status.conditions}
+    assert by_type["Scheduled"].status == "True"
+    assert by_type["Unschedulable"].status == "False"
+    assert by_type["Unschedulable"].reason == "tasks in gang are ready to be scheduled"

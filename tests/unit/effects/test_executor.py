@@ -1,0 +1,468 @@
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal
+
+import pytest
+
+from vscheduler import builtins, loop
+from vscheduler.cache.cache import SchedulerCache
+from vscheduler.clock import FixedClock
+from vscheduler.effects.executor import Effects
+from vscheduler.effects.ports import ObjectRef
+from vscheduler.effects.retry import RetryPolicy
+from vscheduler.errors import (
+    ConflictError,
+    DisruptionBudgetError,
+    NotFoundError,
+    TransientClusterError,
+)
+from vscheduler.informer.kinds import NODE, POD, PODGROUP
+from vscheduler.informer.ports import WatchEvent
+from vscheduler.model.cluster import ClusterSnapshot
+from vscheduler.model.commands import Bind, CycleResult, Evict, PodGroupStatus
+from vscheduler.model.facts import PodGroupCondition
+from vscheduler.model.status import PodGroupPhase, TaskStatus
+
+START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+WAIT = 5.0
+"""Seconds a test waits for the workers at most (they finish in milliseconds)."""
+
+
+class FakeWriter:
+    """Records every call; `fail(method, *errors)` scripts the next calls' errors;
+    `hold(method)` makes calls of `method` wait until `release(method)`."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[object, ...]] = []
+        self._lock = threading.Lock()
+        self._script: dict[str, list[Exception]] = {}
+        self._gates: dict[str, threading.Event] = {}
+        self.entered = threading.Event()
+
+    def fail(self, method: str, *errors: Exception) -> None:
+        self._script.setdefault(method, []).extend(errors)
+
+    def hold(self, method: str) -> None:
+        self._gates[method] = threading.Event()
+
+    def release(self, method: str) -> None:
+        self._gates.pop(method).set()
+
+    def of(self, method: str) -> list[tuple[object, ...]]:
+        with self._lock:
+            return [c[1:] for c in self.calls if c[0] == method]
+
+    def _call(self, method: str, *args: object) -> None:
+        with self._lock:
+            self.calls.append((method, *args))
+            script = self._script.get(method)
+            error = script.pop(0) if script else None
+        gate = self._gates.get(method)
+        if gate is not None:
+            self.entered.set()
+            gate.wait(WAIT)
+        if error is not None:
+            raise error
+
+    def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
+        self._call("bind", f"{namespace}/{name}", uid, node)
+
+    def evict(self, namespace: str, name: str, uid: str) -> None:
+        self._call("evict", f"{namespace}/{name}", uid)
+
+    def set_pod_condition(self, namespace: str, name: str, condition: Mapping[str, str]) -> None:
+        self._call("condition", f"{namespace}/{name}", dict(condition))
+
+    def patch_podgroup_status(
+        self, namespace: str, name: str, status: Mapping[str, object]
+    ) -> None:
+        self._call("status", f"{namespace}/{name}", dict(status))
+
+    def record_event(
+        self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str
+    ) -> None:
+        self._call("event", f"{ref.kind} {ref.namespace}/{ref.name}", type_, reason, message)
+
+
+def raw_pod(
+    name: str, *, node: str | None = None, phase: str = "Pending", **status: Any
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {"schedulerName": "vscheduler", "containers": []}
+    if node is not None:
+        spec["nodeName"] = node
+    return {
+        "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}"},
+        "spec": spec,
+        "status": {"phase": phase, **status},
+    }
+
+
+def raw_podgroup(status: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "pg1", "namespace": "ns", "uid": "uid-pg1"},
+        "spec": {"minMember": 2},
+        "status": status,
+    }
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    return FixedClock(START)
+
+
+@pytest.fixture
+def cache(clock: FixedClock) -> SchedulerCache:
+    cache = SchedulerCache(clock=clock)
+    cache.replace(POD, [raw_pod("p1"), raw_pod("p2"), raw_pod("r1", node="n1", phase="Running")])
+    return cache
+
+
+@pytest.fixture
+def writer() -> FakeWriter:
+    return FakeWriter()
+
+
+@pytest.fixture
+def outcomes() -> list[tuple[str, str]]:
+    return []
+
+
+@pytest.fixture
+def effects(
+    writer: FakeWriter, cache: SchedulerCache, clock: FixedClock, outcomes: list[tuple[str, str]]
+) -> Iterator[Effects]:
+    effects = Effects(
+        writer,
+        cache,
+        clock=clock,
+        workers=4,
+        on_outcome=lambda action, outcome: outcomes.append((action, outcome)),
+        retry=RetryPolicy(initial_backoff=0, max_attempts=3),
+    )
+    yield effects
+    effects.close()
+
+
+def carry_out(effects: Effects, result: CycleResult) -> None:
+    effects.submit(result, ClusterSnapshot())
+    assert effects.drain(WAIT)
+
+
+def status_of(cache: SchedulerCache, uid: str) -> tuple[TaskStatus, str | None]:
+    task = cache.snapshot().tasks[uid]
+    return task.status, task.node_name
+
+
+BIND = Bind(task_uid="uid-p1", pod="ns/p1", node="n1")
+EVICT = Evict(task_uid="uid-r1", pod="ns/r1", node="n1", reason="preempt for ns/p2")
+
+
+# --- binds -------------------------------------------------------------------------------------
+def test_a_bind_is_assumed_before_it_is_written_and_stays_until_the_watch_confirms_it(
+    effects: Effects, writer: FakeWriter, cache: SchedulerCache, clock: FixedClock
+) -> None:
+    writer.hold("bind")
+    effects.submit(CycleResult(binds=(BIND,)), ClusterSnapshot())
+    assert status_of(cache, "uid-p1") == (TaskStatus.BOUND, "n1")
+    assert writer.entered.wait(WAIT)
+    writer.release("bind")
+    assert effects.drain(WAIT)
+    assert writer.of("bind") == [("ns/p1", "uid-p1", "n1")]
+    assert writer.of("event") == [
+        ("Pod ns/p1", "Normal", "Scheduled", "Successfully assigned ns/p1 to n1")
+    ]
+    assert status_of(cache, "uid-p1") == (TaskStatus.BOUND, "n1")
+
+    cache.apply(POD, WatchEvent("MODIFIED", raw_pod("p1", node="n1")))
+    clock.advance(60)  # past the TTL: only the watch's word counts now, and it agrees
+    assert status_of(cache, "uid-p1") == (TaskStatus.BOUND, "n1")
+
+
+@pytest.mark.parametrize("error", [ConflictError("already bound"), NotFoundError("pod gone")])
+def test_a_conflicting_bind_is_forgotten_without_retry(
+    effects: Effects,
+    writer: FakeWriter,
+    cache: SchedulerCache,
+    outcomes: list[tuple[str, str]],
+    error: Exception,
+) -> None:
+    writer.fail("bind", error)
+    carry_out(effects, CycleResult(binds=(BIND,)))
+    assert len(writer.of("bind")) == 1
+    assert writer.of("event") == []
+    assert status_of(cache, "uid-p1") == (TaskStatus.PENDING, None)
+    assert outcomes == [("bind", "conflict")]
+
+
+def test_a_bind_failing_transiently_is_retried_until_it_succeeds(
+    effects: Effects, writer: FakeWriter, outcomes: list[tuple[str, str]]
+) -> None:
+    writer.fail("bind", TransientClusterError("503"), TransientClusterError("reset"))
+    carry_out(effects, CycleResult(binds=(BIND,)))
+    assert len(writer.of("bind")) == 3
+    assert outcomes == [("bind", "success")]
+
+
+def test_a_bind_failing_past_its_retries_is_forgotten_with_a_warning(
+    effects: Effects, writer: FakeWriter, cache: SchedulerCache, outcomes: list[tuple[str, str]]
+) -> None:
+    writer.fail("bind", *(TransientClusterError("503 Service Unavailable") for _ in range(3)))
+    carry_out(effects, CycleResult(binds=(BIND,)))
+    assert len(writer.of("bind")) == 3
+    assert writer.of("event") == [
+        ("Pod ns/p1", "Warning", "FailedScheduling", "Binding rejected: 503 Service Unavailable")
+    ]
+    assert status_of(cache, "uid-p1") == (TaskStatus.PENDING, None)
+    assert outcomes == [("bind", "error")]
+
+
+def test_an_unexpected_error_in_a_worker_is_contained(
+    effects: Effects, writer: FakeWriter, cache: SchedulerCache, outcomes: list[tuple[str, str]]
+) -> None:
+    writer.fail("bind", ValueError("bug"))
+    writer.fail("event", RuntimeError("events are down"))
+    carry_out(effects, CycleResult(binds=(BIND,)))
+    assert status_of(cache, "uid-p1") == (TaskStatus.PENDING, None)
+    assert outcomes == [("bind", "error")]
+
+
+def test_a_failing_outcome_callback_does_not_stop_the_work(
+    writer: FakeWriter, cache: SchedulerCache, clock: FixedClock
+) -> None:
+    def broken(_action: str, _outcome: str) -> None:
+        raise RuntimeError("metrics broke")
+
+    effects = Effects(writer, cache, clock=clock, on_outcome=broken)
+    try:
+        carry_out(effects, CycleResult(binds=(BIND,)))
+    finally:
+        effects.close()
+    assert len(writer.of("event")) == 1
+
+
+# --- evictions ---------------------------------------------------------------------------------
+def test_an_eviction_is_assumed_and_announced(
+    effects: Effects, writer: FakeWriter, cache: SchedulerCache, outcomes: list[tuple[str, str]]
+) -> None:
+    carry_out(effects, CycleResult(evictions=(EVICT,)))
+    assert writer.of("evict") == [("ns/r1", "uid-r1")]
+    assert writer.of("event") == [
+        ("Pod ns/r1", "Normal", "Evicted", "Pod is evicted, because of preempt for ns/p2")
+    ]
+    assert status_of(cache, "uid-r1") == (TaskStatus.RELEASING, "n1")
+    assert outcomes == [("evict", "success")]
+
+
+def test_an_eviction_refused_by_a_disruption_budget_is_skipped_with_an_event_and_no_retry(
+    effects: Effects, writer: FakeWriter, cache: SchedulerCache, outcomes: list[tuple[str, str]]
+) -> None:
+    writer.fail(
+        "evict",
+        DisruptionBudgetError(
+            "Cannot evict pod as it would violate the pod's disruption budget.", status=429
+        ),
+    )
+    carry_out(effects, CycleResult(evictions=(EVICT,)))
+    assert len(writer.of("evict")) == 1
+    assert writer.of("event") == [
+        (
+            "Pod ns/r1",
+            "Warning",
+            "EvictionBlocked",
+            "Eviction (preempt for ns/p2) refused by a PodDisruptionBudget:"
+            " Cannot evict pod as it would violate the pod's disruption budget.",
+        )
+    ]
+    assert status_of(cache, "uid-r1") == (TaskStatus.RUNNING, "n1")
+    assert outcomes == [("evict", "blocked")]
+
+
+def test_a_victim_blocked_again_next_cycle_is_tried_once_more_without_a_second_event(
+    effects: Effects, writer: FakeWriter, clock: FixedClock
+) -> None:
+    refusal = "Cannot evict pod as it would violate the pod's disruption budget."
+    writer.fail("evict", DisruptionBudgetError(refusal), DisruptionBudgetError(refusal))
+    carry_out(effects, CycleResult(evictions=(EVICT,)))
+    carry_out(effects, CycleResult(evictions=(EVICT,)))
+    assert (len(writer.of("evict")), len(writer.of("event"))) == (2, 1)
+    clock.advance(31)
+    writer.fail("evict", DisruptionBudgetError(refusal))
+    carry_out(effects, CycleResult(evictions=(EVICT,)))
+    assert len(writer.of("event")) == 2
+
+
+def test_an_eviction_of_a_pod_already_gone_is_dropped(
+    effects: Effects, writer: FakeWriter, cache: SchedulerCache, outcomes: list[tuple[str, str]]
+) -> None:
+    writer.fail("evict", NotFoundError("gone"))
+    carry_out(effects, CycleResult(evictions=(EVICT,)))
+    assert (writer.of("event"), outcomes) == ([], [("evict", "conflict")])
+    assert status_of(cache, "uid-r1") == (TaskStatus.RUNNING, "n1")
+
+
+# --- pod conditions ----------------------------------------------------------------------------
+def test_the_unschedulable_condition_is_written_once_with_a_warning(
+    effects: Effects, writer: FakeWriter, cache: SchedulerCache
+) -> None:
+    result = CycleResult(unschedulable={"ns/p1": "0/3 nodes are available: 3 Insufficient cpu."})
+    carry_out(effects, result)
+    condition = {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": "0/3 nodes are available: 3 Insufficient cpu.",
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+    }
+    assert writer.of("condition") == [("ns/p1", condition)]
+    assert writer.of("event") == [
+        ("Pod ns/p1", "Warning", "FailedScheduling", "0/3 nodes are available: 3 Insufficient cpu.")
+    ]
+
+    carry_out(effects, result)  # the watch has not shown the write yet: it is in flight
+    cache.apply(POD, WatchEvent("MODIFIED", raw_pod("p1", conditions=[condition])))
+    carry_out(effects, result)  # the pod carries it now
+    assert len(writer.of("condition")) == 1
+    assert len(writer.of("event")) == 1
+
+
+def test_a_changed_message_is_written_again(
+    effects: Effects, writer: FakeWriter, cache: SchedulerCache
+) -> None:
+    carry_out(effects, CycleResult(unschedulable={"ns/p1": "first"}))
+    carry_out(effects, CycleResult(unschedulable={"ns/p1": "second"}))
+    assert [c[1]["message"] for c in writer.of("condition")] == ["first", "second"]  # type: ignore[index]
+
+
+def test_a_failed_condition_write_is_tried_again_next_cycle(
+    effects: Effects, writer: FakeWriter, outcomes: list[tuple[str, str]]
+) -> None:
+    writer.fail("condition", NotFoundError("gone"))
+    result = CycleResult(unschedulable={"ns/p1": "m"})
+    carry_out(effects, result)
+    carry_out(effects, result)
+    assert len(writer.of("condition")) == 2
+    assert outcomes == [("pod_condition", "error"), ("pod_condition", "success")]
+
+
+def test_a_pod_the_cache_no_longer_holds_gets_no_condition(
+    effects: Effects, writer: FakeWriter
+) -> None:
+    carry_out(effects, CycleResult(unschedulable={"ns/gone": "m"}))
+    assert writer.calls == []
+
+
+# --- PodGroup status ---------------------------------------------------------------------------
+def unschedulable(message: str, tid: str) -> PodGroupCondition:
+    return PodGroupCondition(
+        type="Unschedulable",
+        status="True",
+        reason="NotEnoughResources",
+        message=message,
+        transition_id=tid,
+        last_transition_time="2026-01-01T00:00:00Z",
+    )
+
+
+def test_a_podgroup_status_is_patched_with_its_differences_and_the_events_they_call_for(
+    effects: Effects, writer: FakeWriter, cache: SchedulerCache
+) -> None:
+    cache.apply(PODGROUP, WatchEvent("ADDED", raw_podgroup({"phase": "Pending"})))
+    status = PodGroupStatus(
+        phase=PodGroupPhase.INQUEUE,
+        conditions=(unschedulable("1/2 tasks in gang unschedulable", "cycle-1"),),
+    )
+    carry_out(effects, CycleResult(podgroups={"ns/pg1": status}))
+    patch = {
+        "phase": "Inqueue",
+        "conditions": [
+            {
+                "type": "Unschedulable",
+                "status": "True",
+                "transitionID": "cycle-1",
+                "lastTransitionTime": "2026-01-01T00:00:00Z",
+                "reason": "NotEnoughResources",
+                "message": "1/2 tasks in gang unschedulable",
+            }
+        ],
+    }
+    assert writer.of("status") == [("ns/pg1", patch)]
+    assert writer.of("event") == [
+        ("PodGroup ns/pg1", "Warning", "Unschedulable", "1/2 tasks in gang unschedulable")
+    ]
+
+    again = PodGroupStatus(
+        phase=PodGroupPhase.INQUEUE,
+        conditions=(unschedulable("1/2 tasks in gang unschedulable", "cycle-2"),),
+    )
+    carry_out(effects, CycleResult(podgroups={"ns/pg1": again}))  # in flight: not repeated
+    cache.apply(PODGROUP, WatchEvent("MODIFIED", raw_podgroup(patch)))
+    carry_out(effects, CycleResult(podgroups={"ns/pg1": again}))  # only the transition id moved
+    assert len(writer.of("status")) == 1
+    assert len(writer.of("event")) == 1
+
+
+def test_a_podgroup_that_starts_running_gets_its_counts_and_a_normal_event(
+    effects: Effects, writer: FakeWriter, cache: SchedulerCache
+) -> None:
+    cache.apply(PODGROUP, WatchEvent("ADDED", raw_podgroup({"phase": "Inqueue"})))
+    status = PodGroupStatus(phase=PodGroupPhase.RUNNING, running=2)
+    carry_out(effects, CycleResult(podgroups={"ns/pg1": status}))
+    assert writer.of("status") == [("ns/pg1", {"phase": "Running", "running": 2})]
+    assert writer.of("event") == [("PodGroup ns/pg1", "Normal", "Scheduled", "pod group is ready")]
+
+
+# --- drain and close -----------------------------------------------------------------
+def test_drain_waits_for_work_in_flight_and_says_when_it_timed_out(
+    effects: Effects, writer: FakeWriter
+) -> None:
+    writer.hold("bind")
+    effects.submit(CycleResult(binds=(BIND,)), ClusterSnapshot())
+    assert writer.entered.wait(WAIT)
+    assert effects.drain(0.01) is False
+    writer.release("bind")
+    assert effects.drain(WAIT) is True
+
+
+def test_close_cuts_a_backoff_short_and_later_submits_do_nothing(
+    writer: FakeWriter, cache: SchedulerCache, clock: FixedClock
+) -> None:
+    effects = Effects(
+        writer, cache, clock=clock, retry=RetryPolicy(initial_backoff=60, max_backoff=60)
+    )
+    writer.fail("bind", *(TransientClusterError("503") for _ in range(5)))
+    effects.submit(CycleResult(binds=(BIND,)), ClusterSnapshot())
+    while not writer.of("bind"):
+        writer.entered.wait(0.01)
+    effects.close()
+    assert len(writer.of("bind")) == 1
+    assert writer.of("event") == []
+    assert status_of(cache, "uid-p1") == (TaskStatus.PENDING, None)
+
+    effects.submit(
+        CycleResult(binds=(Bind(task_uid="uid-p2", pod="ns/p2", node="n1"),)), ClusterSnapshot()
+    )
+    assert status_of(cache, "uid-p2") == (TaskStatus.PENDING, None)
+    assert len(writer.of("bind")) == 1
+
+
+# --- with the real cycle -----------------------------------------------------------------------
+def test_cycles_on_the_cache_bind_each_pod_once_and_report_the_rest_once(
+    effects: Effects, writer: FakeWriter, cache: SchedulerCache, clock: FixedClock
+) -> None:
+    node = {"metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "1", "pods": "10"}}}
+    cache.replace(NODE, [node])
+    big = raw_pod("big")
+    big["spec"]["containers"] = [{"name": "c", "resources": {"requests": {"cpu": "8"}}}]
+    cache.replace(POD, [raw_pod("p1"), big])
+    pipeline = builtins.load_pipeline()
+    for _ in range(3):
+        report = loop.run_cycle(cache.snapshot(), pipeline, clock=clock)
+        carry_out(effects, report.result)
+    assert writer.of("bind") == [("ns/p1", "uid-p1", "n1")]
+    assert [c[0] for c in writer.of("condition")] == ["ns/big"]
+    assert status_of(cache, "uid-p1") == (TaskStatus.BOUND, "n1")

@@ -1,0 +1,135 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from vscheduler.clock import FixedClock
+from vscheduler.errors import ClusterError, TransientClusterError
+from vscheduler.informer.kinds import NODE
+from vscheduler.kube.client import KubeApi, build_api_client, load_configuration, pool_size
+from vscheduler.kube.lister import KubeLister
+from vscheduler.kube.ratelimit import TokenBucket
+from vscheduler.kube.writers import KubeWriter
+
+if TYPE_CHECKING:
+    from conftest import FakeApiServer
+
+
+def test_the_client_comes_from_the_kubeconfig_with_a_pool_for_the_bind_workers(
+    kubeconfig: Path, apiserver: FakeApiServer
+) -> None:
+    api_client = build_api_client(str(kubeconfig), pool_maxsize=pool_size(16))
+    try:
+        assert api_client.configuration.host == apiserver.url
+        assert api_client.configuration.connection_pool_maxsize == 30
+        assert api_client.rest_client.pool_manager.connection_pool_kw["maxsize"] == 30
+    finally:
+        api_client.close()
+
+
+def test_the_pool_holds_the_bind_workers_every_watch_and_some_spare() -> None:
+    assert pool_size(16) == 16 + 10 + 4
+    assert pool_size(0, watches=1) == 1 + 1 + 4
+
+
+def test_in_cluster_config_is_used_when_running_in_a_pod_without_a_kubeconfig(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[Any] = []
+
+    def incluster(client_configuration: Any) -> None:
+        calls.append(client_configuration)
+        client_configuration.host = "https://10.0.0.1:443"
+
+    monkeypatch.setattr("kubernetes.config.load_incluster_config", incluster)
+    configuration = load_configuration(environ={"KUBERNETES_SERVICE_HOST": "10.0.0.1"})
+    assert calls == [configuration]
+    assert configuration.host == "https://10.0.0.1:443"
+
+
+def test_an_explicit_kubeconfig_wins_over_the_in_cluster_config(
+    kubeconfig: Path, apiserver: FakeApiServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def incluster(client_configuration: Any) -> None:
+        raise AssertionError("in-cluster config must not be loaded")
+
+    monkeypatch.setattr("kubernetes.config.load_incluster_config", incluster)
+    configuration = load_configuration(
+        str(kubeconfig), environ={"KUBERNETES_SERVICE_HOST": "10.0.0.1"}
+    )
+    assert configuration.host == apiserver.url
+
+
+def test_a_missing_kubeconfig_is_a_cluster_error_naming_the_file(tmp_path: Path) -> None:
+    missing = tmp_path / "nope"
+    with pytest.raises(ClusterError, match="nope"):
+        load_configuration(str(missing), environ={})
+
+
+@pytest.mark.timeout(10)
+def test_every_request_of_the_adapter_takes_a_rate_limiter_token(
+    kubeconfig: Path, apiserver: FakeApiServer, clock: FixedClock
+) -> None:
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        clock.advance(seconds)
+
+    limiter = TokenBucket(2, 1, clock=clock, sleep=sleep)
+    api = KubeApi(build_api_client(str(kubeconfig), pool_maxsize=2), limiter)
+    try:
+        apiserver.reply(
+            "GET", "/api/v1/nodes", 200, {"metadata": {"resourceVersion": "1"}, "items": []}
+        )
+        apiserver.reply("POST", "/api/v1/namespaces/a/pods/p/binding", 201, {})
+        apiserver.reply("PATCH", "/api/v1/namespaces/a/pods/p/status", 200, {})
+        KubeLister(api).list(NODE)
+        writer = KubeWriter(api, clock=clock)
+        writer.bind("a", "p", "u", "n")
+        writer.set_pod_condition("a", "p", {"type": "PodScheduled", "status": "False"})
+    finally:
+        api.close()
+    assert slept == [0.5, 0.5]
+    assert len(apiserver.requests()) == 3
+
+
+@pytest.mark.timeout(10)
+def test_requests_identify_the_scheduler_and_carry_the_token(
+    apiserver: FakeApiServer, api: KubeApi
+) -> None:
+    apiserver.reply(
+        "GET", "/api/v1/nodes", 200, {"metadata": {"resourceVersion": "1"}, "items": []}
+    )
+    KubeLister(api).list(NODE)
+    (request,) = apiserver.requests()
+    assert request.headers["user-agent"] == "vscheduler"
+    assert request.headers["authorization"] == "Bearer secret-token"
+    assert request.headers["accept"] == "application/json"
+
+
+@pytest.mark.timeout(10)
+def test_an_unreachable_server_is_a_transient_error(tmp_path: Path, clock: FixedClock) -> None:
+    path = tmp_path / "kubeconfig"
+    path.write_text(
+        """\
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "http://127.0.0.1:9"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+"""
+    )
+    api = KubeApi(
+        build_api_client(str(path), pool_maxsize=1),
+        TokenBucket(0, 0, clock=clock),
+        connect_timeout=1.0,
+    )
+    try:
+        with pytest.raises(TransientClusterError, match="connection failed"):
+            KubeLister(api).list(NODE)
+    finally:
+        api.close()

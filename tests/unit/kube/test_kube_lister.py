@@ -1,0 +1,218 @@
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import TYPE_CHECKING
+
+import pytest
+
+from vscheduler.errors import ExpiredError, NotFoundError, TransientClusterError
+from vscheduler.informer.kinds import NODE, POD, PODGROUP, config_map
+from vscheduler.kube.client import KubeApi
+from vscheduler.kube.lister import KubeLister
+
+if TYPE_CHECKING:
+    from conftest import FakeApiServer
+
+PODS = "/api/v1/pods"
+
+
+def pod(name: str, rv: str) -> dict[str, object]:
+    return {"metadata": {"name": name, "namespace": "default", "resourceVersion": rv}}
+
+
+def page(items: list[dict[str, object]], rv: str, token: str = "") -> dict[str, object]:
+    metadata = {"resourceVersion": rv, **({"continue": token} if token else {})}
+    return {"kind": "PodList", "apiVersion": "v1", "metadata": metadata, "items": items}
+
+
+def event(type_: str, obj: dict[str, object]) -> dict[str, object]:
+    return {"type": type_, "object": obj}
+
+
+def bookmark(rv: str) -> dict[str, object]:
+    return event(
+        "BOOKMARK", {"kind": "Pod", "apiVersion": "v1", "metadata": {"resourceVersion": rv}}
+    )
+
+
+def collect(
+    lister: KubeLister, rv: str = "10", stop: threading.Event | None = None
+) -> list[tuple[str, str]]:
+    events = lister.watch(POD, rv, timeout_seconds=30, stop=stop or threading.Event())
+    return [(e.type, str(e.obj["metadata"]["resourceVersion"])) for e in events]  # type: ignore[index]
+
+
+@pytest.mark.timeout(10)
+def test_list_follows_continue_tokens_and_watches_from_the_last_pages_resource_version(
+    apiserver: FakeApiServer, api: KubeApi
+) -> None:
+    apiserver.reply("GET", PODS, 200, page([pod("a", "5"), pod("b", "6")], "100", token="t1"))
+    apiserver.reply("GET", PODS, 200, page([pod("c", "7")], "101"))
+    listing = KubeLister(api, page_size=2).list(POD)
+
+    assert [item["metadata"]["name"] for item in listing.items] == ["a", "b", "c"]  # type: ignore[index]
+    assert listing.resource_version == "101"
+    first, second = apiserver.requests("GET")
+    assert first.query == {"limit": ["2"]}
+    assert second.query == {"limit": ["2"], "continue": ["t1"]}
+
+
+@pytest.mark.timeout(10)
+def test_listed_items_carry_their_kind_and_api_version(
+    apiserver: FakeApiServer, api: KubeApi
+) -> None:
+    path = "/apis/scheduling.volcano.sh/v1beta1/podgroups"
+    apiserver.reply("GET", path, 200, page([{"metadata": {"name": "pg"}}], "9"))
+    (item,) = KubeLister(api).list(PODGROUP).items
+    assert item["kind"] == "PodGroup"
+    assert item["apiVersion"] == "scheduling.volcano.sh/v1beta1"
+
+
+@pytest.mark.timeout(10)
+def test_a_configmap_kind_lists_one_namespace_with_its_field_selector(
+    apiserver: FakeApiServer, api: KubeApi
+) -> None:
+    path = "/api/v1/namespaces/vscheduler-system/configmaps"
+    apiserver.reply("GET", path, 200, page([], "3"))
+    listing = KubeLister(api).list(config_map("vscheduler-system", "policy"))
+    assert listing.items == []
+    (request,) = apiserver.requests()
+    assert request.path == path
+    assert request.query["fieldSelector"] == ["metadata.name=policy"]
+
+
+@pytest.mark.timeout(10)
+def test_an_expired_continue_token_raises_expired(apiserver: FakeApiServer, api: KubeApi) -> None:
+    apiserver.reply("GET", PODS, 200, page([pod("a", "5")], "100", token="t1"))
+    too_old = apiserver.status(410, "Expired", "The provided continue parameter is too old")
+    apiserver.reply("GET", PODS, 410, too_old)
+    with pytest.raises(ExpiredError, match="continue parameter is too old"):
+        KubeLister(api).list(POD)
+
+
+@pytest.mark.timeout(10)
+def test_a_missing_resource_raises_not_found(apiserver: FakeApiServer, api: KubeApi) -> None:
+    with pytest.raises(NotFoundError):
+        KubeLister(api).list(NODE)
+
+
+@pytest.mark.timeout(10)
+def test_watch_asks_for_bookmarks_from_the_resource_version_with_a_timeout(
+    apiserver: FakeApiServer, api: KubeApi
+) -> None:
+    apiserver.stream("GET", PODS, [])
+    assert collect(KubeLister(api), rv="42") == []
+    (request,) = apiserver.requests()
+    assert request.query == {
+        "watch": ["true"],
+        "allowWatchBookmarks": ["true"],
+        "resourceVersion": ["42"],
+        "timeoutSeconds": ["30"],
+    }
+    assert request.headers["authorization"] == "Bearer secret-token"
+
+
+@pytest.mark.timeout(10)
+def test_watch_decodes_events_and_bookmarks_line_by_line(
+    apiserver: FakeApiServer, api: KubeApi
+) -> None:
+    apiserver.stream(
+        "GET",
+        PODS,
+        [
+            event("ADDED", pod("a", "11")),
+            bookmark("12"),
+            event("MODIFIED", pod("a", "13")),
+            event("DELETED", pod("a", "14")),
+        ],
+    )
+    assert collect(KubeLister(api)) == [
+        ("ADDED", "11"),
+        ("BOOKMARK", "12"),
+        ("MODIFIED", "13"),
+        ("DELETED", "14"),
+    ]
+
+
+@pytest.mark.timeout(10)
+def test_watch_joins_lines_split_across_chunks_and_splits_chunks_holding_several(
+    apiserver: FakeApiServer, api: KubeApi
+) -> None:
+    one = json.dumps(event("ADDED", pod("a", "11"))).encode()
+    two = json.dumps(event("ADDED", pod("b", "12"))).encode()
+    three = json.dumps(event("ADDED", pod("c", "13"))).encode()
+    parts = [one[:10], one[10:] + b"\n" + two[:5], two[5:] + b"\n" + three + b"\n\n"]
+    apiserver.stream("GET", PODS, parts)
+    assert collect(KubeLister(api)) == [("ADDED", "11"), ("ADDED", "12"), ("ADDED", "13")]
+
+
+@pytest.mark.timeout(10)
+def test_an_error_event_with_code_410_in_the_stream_raises_expired_after_the_earlier_events(
+    apiserver: FakeApiServer, api: KubeApi
+) -> None:
+    gone = apiserver.status(410, "Expired", "too old resource version: 10 (20)")
+    apiserver.stream("GET", PODS, [event("ADDED", pod("a", "11")), event("ERROR", gone)])
+    events = KubeLister(api).watch(POD, "10", timeout_seconds=30, stop=threading.Event())
+    assert next(events).type == "ADDED"
+    with pytest.raises(ExpiredError, match="too old resource version"):
+        next(events)
+
+
+@pytest.mark.timeout(10)
+def test_an_http_410_on_watch_raises_expired(apiserver: FakeApiServer, api: KubeApi) -> None:
+    apiserver.reply("GET", PODS, 410, apiserver.status(410, "Gone", "too old"))
+    with pytest.raises(ExpiredError):
+        collect(KubeLister(api))
+
+
+@pytest.mark.timeout(10)
+def test_an_error_event_with_a_server_error_raises_transient(
+    apiserver: FakeApiServer, api: KubeApi
+) -> None:
+    failure = apiserver.status(500, "InternalError", "etcd")
+    apiserver.stream("GET", PODS, [event("ERROR", failure)])
+    with pytest.raises(TransientClusterError, match="etcd"):
+        collect(KubeLister(api))
+
+
+@pytest.mark.timeout(10)
+def test_a_malformed_watch_line_raises_transient(apiserver: FakeApiServer, api: KubeApi) -> None:
+    apiserver.stream("GET", PODS, [b"{not json\n"])
+    with pytest.raises(TransientClusterError, match="malformed watch line"):
+        collect(KubeLister(api))
+
+
+@pytest.mark.timeout(10)
+def test_unknown_event_types_are_skipped(apiserver: FakeApiServer, api: KubeApi) -> None:
+    apiserver.stream(
+        "GET", PODS, [event("SURPRISE", pod("a", "11")), event("ADDED", pod("b", "12"))]
+    )
+    assert collect(KubeLister(api)) == [("ADDED", "12")]
+
+
+@pytest.mark.timeout(10)
+def test_a_watch_blocked_on_a_quiet_stream_ends_promptly_when_stop_is_set(
+    apiserver: FakeApiServer, api: KubeApi
+) -> None:
+    hold = threading.Event()
+    apiserver.stream("GET", PODS, [event("ADDED", pod("a", "11"))], hold=hold)
+    stop = threading.Event()
+    events = KubeLister(api, stop_poll=0.05).watch(POD, "10", timeout_seconds=300, stop=stop)
+    assert next(events).type == "ADDED"
+    stopper = threading.Timer(0.1, stop.set)
+    stopper.start()
+    started = time.monotonic()
+    assert list(events) == []
+    assert time.monotonic() - started < 1.0
+    stopper.join()
+    hold.set()
+
+
+@pytest.mark.timeout(10)
+def test_a_watch_asked_after_stop_sends_nothing(apiserver: FakeApiServer, api: KubeApi) -> None:
+    stop = threading.Event()
+    stop.set()
+    assert collect(KubeLister(api), stop=stop) == []
+    assert apiserver.requests() == []

@@ -1,0 +1,195 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from vscheduler.clock import FixedClock
+from vscheduler.effects.ports import ClusterWriter, ObjectRef
+from vscheduler.errors import (
+    ClusterError,
+    ConflictError,
+    DisruptionBudgetError,
+    NotFoundError,
+    TransientClusterError,
+)
+from vscheduler.kube.client import KubeApi
+from vscheduler.kube.writers import KubeWriter
+
+if TYPE_CHECKING:
+    from conftest import FakeApiServer
+
+POD = "/api/v1/namespaces/team-a/pods/worker-0"
+PODGROUP_STATUS = "/apis/scheduling.volcano.sh/v1beta1/namespaces/team-a/podgroups/pg-1/status"
+
+
+@pytest.fixture
+def writer(api: KubeApi, clock: FixedClock) -> KubeWriter:
+    return KubeWriter(api, clock=clock, component="vscheduler", instance="vscheduler-0")
+
+
+def test_kube_writer_is_a_cluster_writer(writer: KubeWriter) -> None:
+    port: ClusterWriter = writer
+    assert port is writer
+
+
+@pytest.mark.timeout(10)
+def test_bind_posts_a_binding_preconditioned_on_the_pod_uid(
+    apiserver: FakeApiServer, writer: KubeWriter
+) -> None:
+    apiserver.reply("POST", f"{POD}/binding", 201, {"kind": "Status", "status": "Success"})
+    writer.bind("team-a", "worker-0", "uid-1", "node-7")
+    (request,) = apiserver.requests()
+    assert request.headers["content-type"] == "application/json"
+    assert request.body == {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "worker-0", "namespace": "team-a", "uid": "uid-1"},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": "node-7"},
+    }
+
+
+@pytest.mark.timeout(10)
+def test_binding_an_already_bound_pod_raises_conflict(
+    apiserver: FakeApiServer, writer: KubeWriter
+) -> None:
+    body = apiserver.status(409, "Conflict", "pod worker-0 is already assigned to node node-1")
+    apiserver.reply("POST", f"{POD}/binding", 409, body)
+    with pytest.raises(ConflictError, match="already assigned") as caught:
+        writer.bind("team-a", "worker-0", "uid-1", "node-7")
+    assert caught.value.status == 409
+
+
+@pytest.mark.timeout(10)
+def test_evict_posts_a_policy_v1_eviction_preconditioned_on_the_uid(
+    apiserver: FakeApiServer, writer: KubeWriter
+) -> None:
+    apiserver.reply("POST", f"{POD}/eviction", 201, {"kind": "Status", "status": "Success"})
+    writer.evict("team-a", "worker-0", "uid-1")
+    (request,) = apiserver.requests()
+    assert request.path == f"{POD}/eviction"
+    assert request.body == {
+        "apiVersion": "policy/v1",
+        "kind": "Eviction",
+        "metadata": {"name": "worker-0", "namespace": "team-a"},
+        "deleteOptions": {"preconditions": {"uid": "uid-1"}},
+    }
+
+
+@pytest.mark.timeout(10)
+def test_an_eviction_refused_with_429_raises_disruption_budget(
+    apiserver: FakeApiServer, writer: KubeWriter
+) -> None:
+    body = apiserver.status(
+        429,
+        "TooManyRequests",
+        "Cannot evict pod as it would violate the pod's disruption budget.",
+        details={"causes": [{"type": "DisruptionBudget", "message": "needs 2 healthy pods"}]},
+    )
+    apiserver.reply("POST", f"{POD}/eviction", 429, body)
+    with pytest.raises(DisruptionBudgetError, match="disruption budget"):
+        writer.evict("team-a", "worker-0", "uid-1")
+
+
+@pytest.mark.timeout(10)
+def test_evicting_a_vanished_pod_raises_not_found(
+    apiserver: FakeApiServer, writer: KubeWriter
+) -> None:
+    apiserver.reply(
+        "POST", f"{POD}/eviction", 404, apiserver.status(404, "NotFound", "pods not found")
+    )
+    with pytest.raises(NotFoundError):
+        writer.evict("team-a", "worker-0", "uid-1")
+
+
+@pytest.mark.timeout(10)
+def test_a_throttled_bind_raises_transient(apiserver: FakeApiServer, writer: KubeWriter) -> None:
+    apiserver.reply("POST", f"{POD}/binding", 429, apiserver.status(429, "TooManyRequests"))
+    with pytest.raises(TransientClusterError):
+        writer.bind("team-a", "worker-0", "uid-1", "node-7")
+
+
+@pytest.mark.timeout(10)
+def test_set_pod_condition_strategic_merges_the_condition_into_the_status(
+    apiserver: FakeApiServer, writer: KubeWriter
+) -> None:
+    apiserver.reply("PATCH", f"{POD}/status", 200, {"kind": "Pod"})
+    condition = {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": "0/3 nodes are available",
+    }
+    writer.set_pod_condition("team-a", "worker-0", condition)
+    (request,) = apiserver.requests()
+    assert request.method == "PATCH"
+    assert request.headers["content-type"] == "application/strategic-merge-patch+json"
+    assert request.body == {"status": {"conditions": [condition]}}
+
+
+@pytest.mark.timeout(10)
+def test_patch_podgroup_status_merge_patches_the_status_subresource(
+    apiserver: FakeApiServer, writer: KubeWriter
+) -> None:
+    apiserver.reply("PATCH", PODGROUP_STATUS, 200, {"kind": "PodGroup"})
+    writer.patch_podgroup_status("team-a", "pg-1", {"phase": "Running", "running": 4})
+    (request,) = apiserver.requests()
+    assert request.path == PODGROUP_STATUS
+    assert request.headers["content-type"] == "application/merge-patch+json"
+    assert request.body == {"status": {"phase": "Running", "running": 4}}
+
+
+@pytest.mark.timeout(10)
+def test_record_event_posts_a_core_event_about_the_object(
+    apiserver: FakeApiServer, writer: KubeWriter
+) -> None:
+    apiserver.reply("POST", "/api/v1/namespaces/team-a/events", 201, {"kind": "Event"})
+    ref = ObjectRef("Pod", "v1", "team-a", "worker-0", "uid-1")
+    writer.record_event(ref, "Normal", "Scheduled", "Successfully assigned team-a/worker-0 to n1")
+    (request,) = apiserver.requests()
+    assert request.body == {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"generateName": "worker-0.", "namespace": "team-a"},
+        "involvedObject": {
+            "kind": "Pod",
+            "apiVersion": "v1",
+            "namespace": "team-a",
+            "name": "worker-0",
+            "uid": "uid-1",
+        },
+        "reason": "Scheduled",
+        "message": "Successfully assigned team-a/worker-0 to n1",
+        "type": "Normal",
+        "source": {"component": "vscheduler"},
+        "firstTimestamp": "2024-05-01T12:00:00Z",
+        "lastTimestamp": "2024-05-01T12:00:00Z",
+        "count": 1,
+        "reportingComponent": "vscheduler",
+        "reportingInstance": "vscheduler-0",
+    }
+
+
+@pytest.mark.timeout(10)
+def test_an_event_about_a_cluster_scoped_object_goes_to_the_default_namespace(
+    apiserver: FakeApiServer, writer: KubeWriter
+) -> None:
+    apiserver.reply("POST", "/api/v1/namespaces/default/events", 201, {"kind": "Event"})
+    ref = ObjectRef("Queue", "scheduling.volcano.sh/v1beta1", "", "research", "uid-q")
+    writer.record_event(ref, "Warning", "Overused", "x" * 5000)
+    (request,) = apiserver.requests()
+    assert "namespace" not in request.body["involvedObject"]
+    assert len(request.body["message"]) == 1024
+    assert request.body["message"].endswith("...")
+
+
+@pytest.mark.timeout(10)
+def test_a_forbidden_write_raises_a_plain_cluster_error(
+    apiserver: FakeApiServer, writer: KubeWriter
+) -> None:
+    apiserver.reply(
+        "PATCH", PODGROUP_STATUS, 403, apiserver.status(403, "Forbidden", "RBAC says no")
+    )
+    with pytest.raises(ClusterError, match="RBAC says no") as caught:
+        writer.patch_podgroup_status("team-a", "pg-1", {"phase": "Running"})
+    assert type(caught.value) is ClusterError

@@ -1,0 +1,346 @@
+"""The composition root of `vscheduler run`: builds every concrete object, starts and stops the
+threads, handles SIGTERM. The only wiring code; everything else is handed what it needs.
+
+    informers (one thread per kind) -> SchedulerCache  -.
+    informer (policy ConfigMap)     -> PolicyHolder    -+-> Scheduler loop (main thread)
+    LeaderElector (Lease)           -> is_leading      -'        | CycleResult
+    ObsServer: /metrics /healthz /readyz                         v
+                                                      Effects (bind / evict / status pool)
+
+On SIGTERM or SIGINT: the loop stops, in-flight binds drain (bounded), the lease is released,
+the informers and the HTTP server stop.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import random
+import signal
+import threading
+from collections.abc import Callable
+from types import FrameType
+
+from prometheus_client import CollectorRegistry
+
+from vscheduler import builtins
+from vscheduler.cache.cache import SchedulerCache
+from vscheduler.clock import Clock, SystemClock
+from vscheduler.effects.executor import Effects
+from vscheduler.effects.ports import ObjectRef
+from vscheduler.effects.retry import RetryPolicy
+from vscheduler.election import LeaderElector, LeaseRecord, default_identity
+from vscheduler.errors import ClusterError, PolicyError
+from vscheduler.informer.informer import Informer
+from vscheduler.informer.kinds import CLUSTER_KINDS, Kind, config_map
+from vscheduler.informer.ports import Sink
+from vscheduler.informer.readiness import SyncGate
+from vscheduler.kube import lease as kube_lease
+from vscheduler.kube.client import ClientSettings, KubeApi, connect
+from vscheduler.kube.lister import KubeLister
+from vscheduler.kube.writers import KubeWriter
+from vscheduler.obs.http import ObsServer
+from vscheduler.obs.logs import setup_logging
+from vscheduler.obs.metrics import SchedulerMetrics
+from vscheduler.runtime.policy import ConfigMapPolicy, FilePolicy, PolicyHolder, Rejection
+from vscheduler.runtime.scheduler import Scheduler
+from vscheduler.runtime.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+
+class KubeLeaseStore:
+    """election.LeaseStore over the kube adapter's Lease calls."""
+
+    def __init__(self, api: KubeApi) -> None:
+        self._api = api
+
+    def get(self, namespace: str, name: str) -> LeaseRecord | None:
+        """The Lease, or None."""
+        found = kube_lease.LeaseClient(self._api, namespace, name).get()
+        return None if found is None else _from_kube(found)
+
+    def create(self, namespace: str, name: str, record: LeaseRecord) -> LeaseRecord:
+        """Create it (ConflictError if it exists)."""
+        client = kube_lease.LeaseClient(self._api, namespace, name)
+        return _from_kube(client.create(_to_kube(record)))
+
+    def update(self, namespace: str, name: str, record: LeaseRecord) -> LeaseRecord:
+        """Replace it at its resourceVersion (ConflictError if stale)."""
+        client = kube_lease.LeaseClient(self._api, namespace, name)
+        return _from_kube(client.update(_to_kube(record)))
+
+
+def _from_kube(r: kube_lease.LeaseRecord) -> LeaseRecord:
+    return LeaseRecord(
+        holder=r.holder_identity or "",
+        lease_duration_seconds=r.lease_duration_seconds or 0,
+        acquire_time=r.acquire_time,
+        renew_time=r.renew_time,
+        transitions=r.lease_transitions,
+        resource_version=r.resource_version,
+    )
+
+
+def _to_kube(r: LeaseRecord) -> kube_lease.LeaseRecord:
+    return kube_lease.LeaseRecord(
+        holder_identity=r.holder or None,
+        lease_duration_seconds=r.lease_duration_seconds,
+        acquire_time=r.acquire_time,
+        renew_time=r.renew_time,
+        lease_transitions=r.transitions,
+        resource_version=r.resource_version,
+    )
+
+
+class ProblemReporter:
+    """Warning Events (and log lines) for cluster objects the cache could not read, once each."""
+
+    def __init__(self, cache: SchedulerCache, writer: KubeWriter) -> None:
+        self._cache, self._writer = cache, writer
+        self._reported: dict[str, str] = {}
+
+    def report(self) -> None:
+        """Report every problem not reported yet (or whose message changed)."""
+        problems = self._cache.problems()
+        for label, message in problems.items():
+            if self._reported.get(label) == message or label.startswith("Pod "):
+                continue  # a malformed pod of ours hears it through FailedScheduling already
+            self._reported[label] = message
+            logger.error("cannot use %s: %s", label, message)
+            ref = _ref_of(self._cache, label)
+            if ref is not None:
+                try:
+                    self._writer.record_event(ref, "Warning", "InvalidObject", message)
+                except ClusterError as exc:
+                    logger.warning("could not record the event for %s: %s", label, exc)
+        for label in set(self._reported) - set(problems):
+            del self._reported[label]
+
+
+_API_VERSIONS = {k.name: k.api_version for k in CLUSTER_KINDS}
+
+
+def _ref_of(cache: SchedulerCache, label: str) -> ObjectRef | None:
+    kind, _, key = label.partition(" ")
+    raw = cache.object_raw(kind, key)
+    meta = raw.get("metadata") if raw is not None else None
+    if not isinstance(meta, dict):
+        return None
+    namespace, _, name = key.rpartition("/")
+    return ObjectRef(
+        kind=kind,
+        api_version=_API_VERSIONS.get(kind, "v1"),
+        namespace=namespace,
+        name=name,
+        uid=str(meta.get("uid", "")),
+    )
+
+
+class App:
+    """Every long-lived object of one `vscheduler run`."""
+
+    def __init__(self, settings: Settings, *, clock: Clock) -> None:
+        self.settings, self.clock = settings, clock
+        self.stop = threading.Event()
+        self.registry = CollectorRegistry()
+        self.metrics = SchedulerMetrics(self.registry)
+        self.identity = settings.leader_election.identity or default_identity()
+        self.api = connect(
+            ClientSettings(
+                kubeconfig=settings.kubeconfig or None,
+                qps=settings.qps,
+                burst=settings.burst,
+                bind_workers=settings.bind_workers,
+            ),
+            clock=clock,
+        )
+        self.writer = KubeWriter(
+            self.api, clock=clock, component=settings.scheduler_name, instance=self.identity
+        )
+        self.cache = SchedulerCache(
+            clock=clock, scheduler_name=settings.scheduler_name, assume_ttl=settings.assume_ttl
+        )
+        self.gate = SyncGate()
+        self.policy = PolicyHolder(on_loaded=self._loaded, on_rejected=self._rejected)
+        self.file_policy = (
+            FilePolicy(self.policy, settings.policy.file) if settings.policy.file else None
+        )
+        self.informers = self._informers(KubeLister(self.api))
+        self.effects = Effects(
+            self.writer,
+            self.cache,
+            clock=clock,
+            workers=settings.bind_workers,
+            on_outcome=self.metrics.observe_effect,
+            retry=RetryPolicy(jitter=random.Random()),
+        )
+        self.elector = self._elector()
+        self.problems = ProblemReporter(self.cache, self.writer)
+        self._frozen = False
+        self.scheduler = Scheduler(
+            cache=self.cache,
+            policy=self.policy,
+            effects=self.effects,
+            clock=clock,
+            observer=self.metrics,
+            is_synced=self.gate.is_synced,
+            is_leading=self.is_leading,
+            before_cycle=self._before_cycle,
+            period=settings.period,
+        )
+        self.http = ObsServer(
+            settings.listen_address,
+            registry=self.registry,
+            is_healthy=lambda: not self.stop.is_set(),
+            is_ready=self.readiness,
+        )
+
+    # --- wiring -------------------------------------------------------------------------------
+    def _informers(self, lister: KubeLister) -> list[Informer]:
+        rng = random.Random()
+        kinds: list[tuple[Kind, Sink]] = [(kind, self.cache) for kind in CLUSTER_KINDS]
+        source = self.settings.policy
+        if source.uses_configmap and not source.file:
+            kind = config_map(source.configmap_namespace, source.configmap_name)
+            kinds.append((kind, ConfigMapPolicy(self.policy, key=source.configmap_key)))
+        return [
+            Informer(
+                kind,
+                lister,
+                sink,
+                clock=self.clock,
+                rng=rng,
+                stop=self.stop,
+                gate=self.gate,
+                observe=self.metrics.observe_informer,
+            )
+            for kind, sink in kinds
+        ]
+
+    def _elector(self) -> LeaderElector | None:
+        election = self.settings.leader_election
+        if not election.enabled:
+            return None
+        return LeaderElector(
+            KubeLeaseStore(self.api),
+            namespace=election.resource_namespace,
+            name=election.resource_name,
+            identity=self.identity,
+            clock=self.clock,
+            stop=self.stop,
+            lease_duration=election.lease_duration,
+            renew_deadline=election.renew_deadline,
+            retry_period=election.retry_period,
+            on_started_leading=self._started_leading,
+            on_stopped_leading=self._stopped_leading,
+        )
+
+    def is_leading(self) -> bool:
+        """Whether this replica may schedule now."""
+        return self.elector is None or self.elector.is_leader()
+
+    def readiness(self) -> tuple[bool, str]:
+        """Ready once every informer has synced and, when electing, while leading."""
+        if not self.gate.is_synced():
+            return False, "informers not synced: " + ", ".join(self.gate.pending())
+        if not self.is_leading():
+            return False, "not leading"
+        return True, "ok"
+
+    def _before_cycle(self) -> None:
+        if not self._frozen and self.gate.is_synced():
+            # The first full lists made most of the heap; moving it out of the collector's view
+            # keeps later collections from rescanning 50k pods (the lister measured GC as most of
+            # its decode time).
+            gc.freeze()
+            self._frozen = True
+        if self.file_policy is not None:
+            self.file_policy.poll()
+        self.problems.report()
+
+    def _started_leading(self) -> None:
+        logger.info("%s is now the leader", self.identity)
+        self.metrics.set_leader(True)
+        self.cache.changed.set()
+
+    def _stopped_leading(self) -> None:
+        logger.warning("%s stopped leading: binding stops", self.identity)
+        self.metrics.set_leader(False)
+
+    def _loaded(self, source: str) -> None:
+        self.metrics.observe_reload(True, self.clock.now().timestamp())
+        self.cache.changed.set()
+
+    def _rejected(self, rejection: Rejection) -> None:
+        self.metrics.observe_reload(False, self.clock.now().timestamp())
+        source = self.settings.policy
+        if not source.uses_configmap or source.file:
+            return
+        ref = ObjectRef(
+            kind="ConfigMap",
+            api_version="v1",
+            namespace=source.configmap_namespace,
+            name=source.configmap_name,
+            uid="",
+        )
+        message = f"policy rejected, the previous one stays in force: {'; '.join(rejection.errors)}"
+        try:
+            self.writer.record_event(ref, "Warning", "PolicyRejected", message)
+        except ClusterError as exc:
+            logger.warning("could not record the PolicyRejected event: %s", exc)
+
+    # --- running ------------------------------------------------------------------------------
+    def run(self) -> int:
+        """Start everything, schedule until stopped, shut down cleanly."""
+        port = self.http.start()
+        logger.info("serving /metrics, /healthz, /readyz on port %d", port)
+        for informer in self.informers:
+            informer.start()
+        if self.elector is not None:
+            self.elector.start()
+        try:
+            self.scheduler.run(self.stop)
+        finally:
+            self.shutdown()
+        return 0
+
+    def shutdown(self) -> None:
+        """Drain binds, release the lease, stop threads (idempotent)."""
+        self.stop.set()
+        if not self.effects.drain(self.settings.drain_timeout):
+            logger.warning(
+                "in-flight API calls did not finish within %.0fs", self.settings.drain_timeout
+            )
+        self.effects.close()
+        if self.elector is not None:
+            self.elector.join(timeout=5.0)
+        for informer in self.informers:
+            informer.stop()
+        self.http.stop()
+        self.api.close()
+
+
+def run(settings: Settings) -> int:
+    """`vscheduler run`: returns the exit code."""
+    setup_logging(settings.log_level, settings.log_format)  # type: ignore[arg-type]
+    clock = SystemClock()
+    if settings.policy.file:
+        try:
+            with open(settings.policy.file, encoding="utf-8") as handle:
+                builtins.load_pipeline(handle.read(), source=settings.policy.file)
+        except (OSError, PolicyError) as exc:
+            logger.error("policy file %s: %s", settings.policy.file, exc)
+            return 1
+    app = App(settings, clock=clock)
+    _on_signals(app.stop.set)
+    return app.run()
+
+
+def _on_signals(stop: Callable[[], None]) -> None:
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        logger.info("signal %d: stopping", signum)
+        stop()
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)

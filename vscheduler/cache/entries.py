@@ -1,0 +1,105 @@
+"""One raw object of a watched kind becomes its facts (or none) and its problem (or none).
+
+Owns: which converter serves each kind the cache holds; what a converter's `InputError` turns
+into (a malformed pod of this scheduler or PodGroup: minimal facts carrying the message; any
+other malformed object: left out); the converters' shared context (scheduler name, priority
+classes), renewed whenever the priority classes change.
+Must not: raise on bad input, store anything, or lock (a `Converters` is used by one thread at
+a time: the cache's, under its lock, or a relist's own).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Final, Generic, TypeVar
+
+from vscheduler.cache.malformed import Identity, malformed_job, malformed_task
+from vscheduler.convert.misc import check_raw, convert_namespace, convert_priority_class
+from vscheduler.convert.node import convert_node
+from vscheduler.convert.pod import PodConverter
+from vscheduler.convert.podgroup import convert_podgroup
+from vscheduler.convert.queue import convert_queue
+from vscheduler.errors import InputError
+from vscheduler.model.facts import JobFacts, NodeFacts, PriorityClassFacts, QueueFacts, TaskFacts
+
+Raw = Mapping[str, object]
+F = TypeVar("F")
+
+KEPT_RAW: Final = ("ResourceQuota", "PodDisruptionBudget", "ConfigMap")
+"""Kinds the snapshot carries as raw objects (checked for readable metadata only)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Converted(Generic[F]):
+    """What became of one object: its facts (None: left out or irrelevant) and its problem."""
+
+    facts: F | None
+    problem: str = ""
+
+
+class Converters:
+    """The converters of one generation of priority classes."""
+
+    __slots__ = ("classes", "pods", "scheduler_name")
+
+    def __init__(self, scheduler_name: str, classes: Mapping[str, PriorityClassFacts]) -> None:
+        self.scheduler_name = scheduler_name
+        self.classes = classes
+        self.pods = PodConverter(priority_classes=classes, scheduler_name=scheduler_name)
+
+    def pod(self, obj: Raw, who: Identity) -> Converted[TaskFacts]:
+        """A malformed pod of this scheduler (or on a node) keeps minimal facts; an irrelevant
+        one, malformed or not, has no facts and no problem."""
+        try:
+            return Converted(self.pods.convert(obj))
+        except InputError as err:
+            task = malformed_task(obj, who, str(err), scheduler_name=self.scheduler_name)
+            return Converted(task, str(err) if task is not None else "")
+
+    def podgroup(self, obj: Raw, who: Identity) -> Converted[JobFacts]:
+        """A malformed PodGroup keeps minimal facts carrying the problem."""
+        try:
+            return Converted(convert_podgroup(obj, priority_classes=self.classes))
+        except InputError as err:
+            return Converted(malformed_job(obj, who, str(err)), str(err))
+
+    def node(self, obj: Raw, _who: Identity) -> Converted[NodeFacts]:
+        """A malformed node is left out."""
+        return _left_out_on_error(convert_node, obj)
+
+    def queue(self, obj: Raw, _who: Identity) -> Converted[QueueFacts]:
+        """A malformed queue is left out (its jobs are reported: queue not found)."""
+        return _left_out_on_error(convert_queue, obj)
+
+    def priority_class(self, obj: Raw, _who: Identity) -> Converted[PriorityClassFacts]:
+        """A malformed PriorityClass is left out."""
+        return _left_out_on_error(convert_priority_class, obj)
+
+    def namespace(self, obj: Raw, _who: Identity) -> Converted[str]:
+        """A Namespace is its name."""
+        return _left_out_on_error(convert_namespace, obj)
+
+
+ConvertFn = Callable[[Converters, Raw, Identity], Converted[F]]
+"""A kind's converter, given the current `Converters`."""
+
+
+def kept_raw(kind: str, *, namespaced: bool) -> ConvertFn[Raw]:
+    """The converter of a kind kept raw: the object itself, once its metadata reads."""
+
+    def check(_conv: Converters, obj: Raw, _who: Identity) -> Converted[Raw]:
+        try:
+            check_raw(obj, kind, namespaced=namespaced)
+        except InputError as err:
+            return Converted(None, str(err))
+        return Converted(obj)
+
+    return check
+
+
+def _left_out_on_error(convert: Callable[[Raw], F], obj: Raw) -> Converted[F]:
+    try:
+        return Converted(convert(obj))
+    except InputError as err:
+        return Converted(None, str(err))

@@ -1,0 +1,155 @@
+"""The cache's per-kind tables: raw objects, their facts, and the problems found converting them.
+
+Owns: storing one kind's objects by key, telling whether an update changed the facts (an update
+that changes only the raw object, such as a resourceVersion or a status this scheduler wrote,
+is not a change), keeping unchanged facts objects (so snapshots share them and memoised
+assumptions stay valid), sorted views cached until the next change, and, for pods, the
+namespace/name index and the snapshot order (creation time, then uid) kept incrementally.
+Must not: lock (the cache does), convert objects, or know about assumptions.
+"""
+
+from __future__ import annotations
+
+import bisect
+import datetime as dt
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, Generic, TypeVar
+
+from vscheduler.model.facts import TaskFacts
+
+Raw = Mapping[str, object]
+F = TypeVar("F")
+
+
+class Table(Generic[F]):
+    """One kind's objects by key; an object left out (malformed) has a raw object but no facts."""
+
+    __slots__ = ("_sorted", "facts", "problems", "raw")
+
+    def __init__(self) -> None:
+        self.raw: dict[str, Raw] = {}
+        self.facts: dict[str, F] = {}
+        self.problems: dict[str, tuple[str, str]] = {}
+        """key -> (the object's label, `Kind namespace/name`; the converter's message)."""
+        self._sorted: tuple[F, ...] | None = None
+
+    def put(self, key: str, raw: Raw, facts: F | None, problem: tuple[str, str] | None) -> bool:
+        """Store one object; whether its facts changed."""
+        self.raw[key] = raw
+        if problem is None:
+            self.problems.pop(key, None)
+        else:
+            self.problems[key] = problem
+        if facts is None:
+            return self._drop_facts(key)
+        old = self.facts.get(key)
+        if old is not None and old == facts:
+            return False
+        self.facts[key] = facts
+        self._sorted = None
+        return True
+
+    def remove(self, key: str) -> bool:
+        """Forget one object; whether it had facts."""
+        self.raw.pop(key, None)
+        self.problems.pop(key, None)
+        return self._drop_facts(key)
+
+    def _drop_facts(self, key: str) -> bool:
+        if self.facts.pop(key, None) is None:
+            return False
+        self._sorted = None
+        return True
+
+    def stale_keys(self, keep: Collection[str]) -> list[str]:
+        """The keys held that are not in `keep`."""
+        return [key for key in self.raw if key not in keep]
+
+    def sorted_facts(self, key: Callable[[F], Any]) -> tuple[F, ...]:
+        """Every facts object sorted by `key`, cached until the table changes."""
+        if self._sorted is None:
+            self._sorted = tuple(sorted(self.facts.values(), key=key))
+        return self._sorted
+
+
+def _order_key(task: TaskFacts) -> tuple[dt.datetime, str]:
+    return task.created, task.uid
+
+
+class PodTable(Table[TaskFacts]):
+    """Pods by uid: only the pods that matter (an irrelevant pod is removed, raw and all).
+
+    `facts` is kept in snapshot order (creation time, then uid): a pod newer than every other
+    is appended; any other insertion marks the order stale, restored at the next `ordered()`.
+    """
+
+    __slots__ = ("_in_order", "_order", "by_key")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.by_key: dict[str, str] = {}
+        """`namespace/name` -> uid."""
+        self._order: list[tuple[dt.datetime, str]] = []
+        self._in_order = True
+
+    def put(
+        self, key: str, raw: Raw, facts: TaskFacts | None, problem: tuple[str, str] | None
+    ) -> bool:
+        """Store a pod (by uid); a pod that does not matter (`facts` None) is removed."""
+        if facts is None:
+            return self.remove(key)
+        old = self.facts.get(key)
+        changed = False
+        other = self.by_key.get(facts.key)
+        if other is not None and other != key:  # the name now belongs to a new pod
+            changed = self.remove(other)
+        if old is None or _order_key(old) != _order_key(facts):
+            self._unorder(old)
+            self._enter(_order_key(facts))
+            self._in_order = self._in_order and old is None  # a moved pod keeps its dict slot
+        self.by_key[facts.key] = key
+        return super().put(key, raw, facts, problem) or changed
+
+    def remove(self, key: str) -> bool:
+        """Forget a pod by uid; whether it was held."""
+        old = self.facts.get(key)
+        if old is None:
+            return super().remove(key)
+        self._unorder(old)
+        if self.by_key.get(old.key) == key:
+            del self.by_key[old.key]
+        return super().remove(key)
+
+    def ordered(self) -> dict[str, TaskFacts]:
+        """`facts` in snapshot order (the table's own dict: copy it before handing it out)."""
+        if not self._in_order:
+            facts = self.facts
+            self.facts = {uid: facts[uid] for _, uid in self._order}
+            self._in_order = True
+        return self.facts
+
+    def _enter(self, order: tuple[dt.datetime, str]) -> None:
+        if self._order and order < self._order[-1]:
+            bisect.insort(self._order, order)
+            self._in_order = False
+        else:
+            self._order.append(order)
+
+    def _unorder(self, old: TaskFacts | None) -> None:
+        if old is None:
+            return
+        order = _order_key(old)
+        i = bisect.bisect_left(self._order, order)
+        if i < len(self._order) and self._order[i] == order:
+            del self._order[i]
+
+
+def same_version(held: Raw | None, obj: Raw) -> bool:
+    """Both objects carry the same, non-empty resourceVersion (the object did not change)."""
+    if held is None:
+        return False
+    old, new = held.get("metadata"), obj.get("metadata")
+    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+        return False
+    version = new.get("resourceVersion")
+    return isinstance(version, str) and bool(version) and old.get("resourceVersion") == version

@@ -1,0 +1,316 @@
+"""Effects: a cycle's `CycleResult` carried out against the cluster, off the cycle thread.
+
+Owns: turning decisions into `ClusterWriter` calls on a bounded worker pool, in this order per
+submit: binds (assumed in the cache before they are queued, so the next cycle never binds a pod
+twice; a conflict or a missing pod forgets the assumption, other failures also get a Warning
+`FailedScheduling`; success a Normal `Scheduled`), evictions (assumed releasing; a disruption
+budget's refusal forgets the assumption with a Warning `EvictionBlocked`, never retried within
+the cycle; success a Normal `Evicted`), pods' PodScheduled=False conditions and PodGroup
+statuses (written only when they differ from the watched objects and are not already in flight,
+with Events when they change).
+Must not: raise out of a worker or out of `submit`, retry anything but through `retry`, import
+`kube` (the writer is a port), or report the cache's `problems()` (the runtime's reporter does).
+
+`submit` is called from one thread (the loop); `on_outcome(action, outcome)` is told of every
+write (`bind`: success | conflict | error; `evict`: success | blocked | conflict | error;
+`pod_condition`, `podgroup_status`: success | error) for metrics.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Final, ParamSpec
+
+from vscheduler.cache.cache import SchedulerCache
+from vscheduler.clock import Clock
+from vscheduler.effects import status as st
+from vscheduler.effects.ports import ClusterWriter, ObjectRef
+from vscheduler.effects.retry import RetryPolicy, call_with_retry
+from vscheduler.effects.sent import SentLog
+from vscheduler.errors import ConflictError, DisruptionBudgetError, NotFoundError
+from vscheduler.model.cluster import ClusterSnapshot
+from vscheduler.model.commands import Bind, CycleResult, Evict, PodGroupStatus
+
+logger = logging.getLogger(__name__)
+
+P = ParamSpec("P")
+RESEND_AFTER: Final = 30.0
+"""Seconds after which a condition or status write still not seen by the watch is sent again."""
+EVENT_MESSAGE_LIMIT: Final = 1024
+
+
+def _no_outcome(_action: str, _outcome: str) -> None:
+    """The default `on_outcome`: nothing."""
+
+
+class Effects:
+    """Carries cycle results out through a `ClusterWriter` on a pool of `workers` threads."""
+
+    def __init__(
+        self,
+        writer: ClusterWriter,
+        cache: SchedulerCache,
+        *,
+        clock: Clock,
+        workers: int = 16,
+        on_outcome: Callable[[str, str], None] = _no_outcome,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self._writer, self._cache, self._clock = writer, cache, clock
+        self._on_outcome = on_outcome
+        self._retry = retry or RetryPolicy()
+        self._event_retry = self._retry.events()
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="effects")
+        self._dispatcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="effects-dispatch")
+        self._stop = threading.Event()
+        self._idle = threading.Condition()
+        self._in_flight = 0
+        self._pods_sent = SentLog(clock, RESEND_AFTER)
+        self._groups_sent = SentLog(clock, RESEND_AFTER)
+        self._blocked_sent = SentLog(clock, RESEND_AFTER)
+
+    # --- the public face ----------------------------------------------------------------------
+    def submit(self, result: CycleResult, snapshot: ClusterSnapshot) -> None:
+        """Assume the binds and evictions in the cache, queue the rest, and return (never
+        raises). Submits are carried out in order by one dispatcher thread, which diffs and
+        queues the writes on the pool."""
+        del snapshot  # the cache's latest raw objects are fresher for diffing
+        try:
+            self._cache.assume_binds((b.task_uid, b.node) for b in result.binds)
+            self._cache.assume_evicts(e.task_uid for e in result.evictions)
+        except Exception:
+            logger.exception("assuming the cycle's decisions failed")
+        if not self._queue("dispatch", lambda: self._dispatch(result), self._dispatcher):
+            self._forget_all(result)
+
+    def drain(self, timeout: float | None = None) -> bool:
+        """Wait until no work is queued or running; False if `timeout` seconds passed first."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._in_flight == 0, timeout)
+
+    def close(self) -> None:
+        """Stop at once (shutdown, or a lost lease): cut retries short, drop queued work (its
+        assumptions expire with their TTL), wait for the calls already in progress."""
+        self._stop.set()
+        self._dispatcher.shutdown(wait=True, cancel_futures=True)
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def _dispatch(self, result: CycleResult) -> None:
+        steps: tuple[tuple[str, Callable[[], None]], ...] = (
+            ("binds", lambda: self._submit_binds(result.binds)),
+            ("evictions", lambda: self._submit_evictions(result.evictions)),
+            ("pod conditions", lambda: self._update_pods(result.unschedulable)),
+            ("podgroup statuses", lambda: self._update_podgroups(result.podgroups)),
+            ("housekeeping", self._blocked_sent.expire),
+        )
+        for what, step in steps:
+            try:
+                step()
+            except Exception:
+                logger.exception("queueing %s failed", what)
+
+    def _forget_all(self, result: CycleResult) -> None:
+        for bind in result.binds:
+            self._cache.forget_bind(bind.task_uid)
+        for evict in result.evictions:
+            self._cache.forget_evict(evict.task_uid)
+
+    # --- binds and evictions ------------------------------------------------------------------
+    def _submit_binds(self, binds: tuple[Bind, ...]) -> None:
+        for bind in binds:
+            if not self._spawn(f"bind {bind.pod}", self._bind, bind):
+                self._cache.forget_bind(bind.task_uid)
+
+    def _bind(self, bind: Bind) -> None:
+        ref = st.pod_ref(bind.pod, bind.task_uid)
+        what = f"bind {bind.pod} to {bind.node}"
+        try:
+            self._call(what, lambda: self._writer.bind(ref.namespace, ref.name, ref.uid, bind.node))
+        except (ConflictError, NotFoundError) as err:
+            self._cache.forget_bind(bind.task_uid)
+            self._outcome("bind", "conflict")
+            logger.info("%s dropped: %s", what, err)
+            return
+        except Exception as err:
+            self._cache.forget_bind(bind.task_uid)
+            self._outcome("bind", "error")
+            logger.warning("%s failed: %s", what, err)
+            if not self._stop.is_set():  # a bind cut short by shutdown was not rejected
+                self._event(ref, "Warning", "FailedScheduling", f"Binding rejected: {err}")
+            return
+        self._outcome("bind", "success")
+        logger.info("bound %s to %s", bind.pod, bind.node)
+        message = f"Successfully assigned {bind.pod} to {bind.node}"
+        self._event(ref, "Normal", "Scheduled", message)
+
+    def _submit_evictions(self, evictions: tuple[Evict, ...]) -> None:
+        for evict in evictions:
+            if not self._spawn(f"evict {evict.pod}", self._evict, evict):
+                self._cache.forget_evict(evict.task_uid)
+
+    def _evict(self, evict: Evict) -> None:
+        ref = st.pod_ref(evict.pod, evict.task_uid)
+        what = f"evict {evict.pod} ({evict.reason})"
+        try:
+            self._call(what, lambda: self._writer.evict(ref.namespace, ref.name, ref.uid))
+        except DisruptionBudgetError as err:
+            self._cache.forget_evict(evict.task_uid)
+            self._outcome("evict", "blocked")
+            logger.info("%s refused by a disruption budget: %s", what, err)
+            message = f"Eviction ({evict.reason}) refused by a PodDisruptionBudget: {err}"
+            if self._blocked_sent.claim(evict.pod, message):  # one Event per refusal, not per cycle
+                self._event(ref, "Warning", "EvictionBlocked", message)
+            return
+        except (ConflictError, NotFoundError) as err:
+            self._cache.forget_evict(evict.task_uid)
+            self._outcome("evict", "conflict")
+            logger.info("%s dropped: %s", what, err)
+            return
+        except Exception as err:
+            self._cache.forget_evict(evict.task_uid)
+            self._outcome("evict", "error")
+            logger.warning("%s failed: %s", what, err)
+            return
+        self._outcome("evict", "success")
+        logger.info("evicted %s: %s", evict.pod, evict.reason)
+        self._event(ref, "Normal", "Evicted", f"Pod is evicted, because of {evict.reason}")
+
+    # --- pod conditions -----------------------------------------------------------------------
+    def _update_pods(self, unschedulable: Mapping[str, str]) -> None:
+        now = self._clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+        for key, message in unschedulable.items():
+            raw = self._cache.object_raw("Pod", key)
+            if raw is None:
+                continue
+            condition = st.pod_scheduled_condition(message, raw, now)
+            if condition is None:
+                self._pods_sent.discard(key)
+            elif self._pods_sent.claim(key, message):
+                self._spawn(f"condition of {key}", self._write_condition, key, raw, condition)
+        self._pods_sent.prune(unschedulable.keys())
+
+    def _write_condition(self, key: str, raw: st.Raw, condition: Mapping[str, str]) -> None:
+        ref = st.object_ref("Pod", raw)
+        if ref is None:
+            return
+        what = f"set PodScheduled=False on {key}"
+        try:
+            self._call(
+                what, lambda: self._writer.set_pod_condition(ref.namespace, ref.name, condition)
+            )
+        except Exception as err:
+            self._pods_sent.release(key, condition["message"])
+            self._outcome("pod_condition", "error")
+            logger.warning("%s failed: %s", what, err)
+            return
+        self._outcome("pod_condition", "success")
+        self._event(ref, "Warning", "FailedScheduling", condition["message"])
+
+    # --- PodGroup statuses --------------------------------------------------------------------
+    def _update_podgroups(self, podgroups: Mapping[str, PodGroupStatus]) -> None:
+        for key, status in podgroups.items():
+            raw = self._cache.podgroup_raw(key)
+            if raw is None:
+                continue
+            patch = st.podgroup_status_patch(status, raw)
+            if not patch:
+                self._groups_sent.discard(key)
+            elif self._groups_sent.claim(key, st.patch_substance(patch)):
+                events = st.podgroup_events(status, raw, patch)
+                self._spawn(f"status of {key}", self._write_podgroup, key, raw, patch, events)
+        self._groups_sent.prune(podgroups.keys())
+
+    def _write_podgroup(
+        self, key: str, raw: st.Raw, patch: Mapping[str, object], events: list[st.Event]
+    ) -> None:
+        ref = st.object_ref("PodGroup", raw)
+        if ref is None:
+            return
+        what = f"patch the status of PodGroup {key}"
+        try:
+            self._call(
+                what, lambda: self._writer.patch_podgroup_status(ref.namespace, ref.name, patch)
+            )
+        except Exception as err:
+            self._groups_sent.release(key, st.patch_substance(patch))
+            self._outcome("podgroup_status", "error")
+            logger.warning("%s failed: %s", what, err)
+            return
+        self._outcome("podgroup_status", "success")
+        for type_, reason, message in events:
+            self._event(ref, type_, reason, message)
+
+    # --- plumbing -----------------------------------------------------------------------------
+    def _spawn(
+        self,
+        what: str,
+        fn: Callable[P, None],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> bool:
+        """Queue `fn(*args)` on the worker pool, guarded; False when the pool is closed."""
+        return self._queue(what, lambda: fn(*args, **kwargs), self._pool)
+
+    def _queue(self, what: str, call: Callable[[], None], pool: ThreadPoolExecutor) -> bool:
+        """Queue `call` on `pool`, counted for `drain` and guarded: nothing raises out of it."""
+
+        def guarded() -> None:
+            try:
+                call()
+            except Exception:
+                logger.exception("%s failed unexpectedly", what)
+
+        with self._idle:
+            self._in_flight += 1
+        try:
+            future = pool.submit(guarded)
+        except RuntimeError:
+            self._done(None)
+            logger.warning("%s not carried out: shutting down", what)
+            return False
+        future.add_done_callback(self._done)
+        return True
+
+    def _done(self, _future: Future[None] | None) -> None:
+        with self._idle:
+            self._in_flight -= 1
+            if self._in_flight == 0:
+                self._idle.notify_all()
+
+    def _call(self, what: str, fn: Callable[[], None]) -> None:
+        call_with_retry(
+            self._retry,
+            fn,
+            what=what,
+            clock=self._clock,
+            sleep=self._stop.wait,
+            stopping=self._stop.is_set,
+        )
+
+    def _event(self, ref: ObjectRef, type_: st.EventType, reason: str, message: str) -> None:
+        """Record an Event, best effort: a failure is logged, never raised."""
+        text = (
+            message
+            if len(message) <= EVENT_MESSAGE_LIMIT
+            else message[: EVENT_MESSAGE_LIMIT - 3] + "..."
+        )
+        try:
+            call_with_retry(
+                self._event_retry,
+                lambda: self._writer.record_event(ref, type_, reason, text),
+                what=f"event {reason} on {ref.kind} {ref.namespace}/{ref.name}",
+                clock=self._clock,
+                sleep=self._stop.wait,
+                stopping=self._stop.is_set,
+            )
+        except Exception as err:
+            logger.warning("event %s on %s %s not recorded: %s", reason, ref.kind, ref.name, err)
+
+    def _outcome(self, action: str, outcome: str) -> None:
+        try:
+            self._on_outcome(action, outcome)
+        except Exception:
+            logger.exception("on_outcome(%s, %s) failed", action, outcome)

@@ -1,0 +1,181 @@
+"""What to write back to the cluster, as differences from what it holds.
+
+Owns: the PodScheduled=False condition (kube-scheduler's shape) and when it needs writing (its
+status, reason or message changed); a PodGroup status in Volcano's JSON field names and the
+merge patch from the current one (only the fields that differ; a condition whose type, status,
+reason and message are unchanged keeps its old transitionID and lastTransitionTime); the Events
+a PodGroup status change calls for; ObjectRefs of raw objects.
+Must not: call the API server, or raise on a malformed raw object (a malformed field reads as
+absent, so writing repairs it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Final, Literal
+
+from vscheduler.cache.malformed import identity
+from vscheduler.effects.ports import ObjectRef
+from vscheduler.informer.kinds import CLUSTER_KINDS
+from vscheduler.model.commands import PodGroupStatus
+from vscheduler.model.facts import PodGroupCondition
+from vscheduler.model.status import PodGroupPhase
+
+Raw = Mapping[str, object]
+EventType = Literal["Normal", "Warning"]
+Event = tuple[EventType, str, str]
+"""(type, reason, message)."""
+
+POD_SCHEDULED: Final = "PodScheduled"
+UNSCHEDULABLE: Final = "Unschedulable"
+_COUNTS: Final = ("running", "succeeded", "failed")
+_API_VERSIONS: Final = {kind.name: kind.api_version for kind in CLUSTER_KINDS} | {"ConfigMap": "v1"}
+_NONE: Final[Mapping[object, object]] = {}
+
+
+# --- pods ---------------------------------------------------------------------------------------
+def pod_scheduled_condition(message: str, pod: Raw, now: str) -> dict[str, str] | None:
+    """The PodScheduled=False (Unschedulable) condition to write on `pod`, or None when the pod
+    already carries it with this message or has been placed meanwhile. `lastTransitionTime`
+    moves only when the condition's status does."""
+    spec = pod.get("spec")
+    if isinstance(spec, Mapping) and spec.get("nodeName"):
+        return None
+    wanted = {"type": POD_SCHEDULED, "status": "False", "reason": UNSCHEDULABLE, "message": message}
+    current = _find(_status(pod).get("conditions"), POD_SCHEDULED)
+    if current is not None and all(current.get(k) == wanted[k] for k in _SUBSTANCE):
+        return None
+    since = current.get("lastTransitionTime") if current is not None else None
+    if current is None or current.get("status") != "False" or not isinstance(since, str):
+        since = now
+    wanted["lastTransitionTime"] = since
+    return wanted
+
+
+# --- PodGroups ----------------------------------------------------------------------------------
+def podgroup_status_patch(status: PodGroupStatus, podgroup: Raw) -> dict[str, object]:
+    """The merge patch of `podgroup`'s status to `status`: only what differs (empty: nothing)."""
+    current = _status(podgroup)
+    patch: dict[str, object] = {}
+    if current.get("phase") != status.phase.value:
+        patch["phase"] = status.phase.value
+    old = current.get("conditions")
+    conditions = merged_conditions(status.conditions, old)
+    if conditions != ([] if old is None else old):
+        patch["conditions"] = conditions
+    for name in _COUNTS:
+        value = getattr(status, name)
+        if _count(current.get(name)) != value:
+            patch[name] = value
+    return patch
+
+
+def merged_conditions(
+    wanted: Sequence[PodGroupCondition], current: object
+) -> list[dict[str, object]]:
+    """`wanted` as JSON, each keeping the current condition of its type when only its
+    transitionID or lastTransitionTime would change."""
+    out: list[dict[str, object]] = []
+    for condition in wanted:
+        old = _find(current, condition.type)
+        if old is not None and _substance(old) == _facts_substance(condition):
+            out.append({str(k): v for k, v in old.items()})
+        else:
+            out.append(condition_json(condition))
+    return out
+
+
+def condition_json(condition: PodGroupCondition) -> dict[str, object]:
+    """A PodGroup condition in Volcano's JSON (empty optional fields left out)."""
+    out: dict[str, object] = {"type": condition.type, "status": condition.status}
+    for key, value in (
+        ("transitionID", condition.transition_id),
+        ("lastTransitionTime", condition.last_transition_time),
+        ("reason", condition.reason),
+        ("message", condition.message),
+    ):
+        if value:
+            out[key] = value
+    return out
+
+
+def patch_substance(patch: Mapping[str, object]) -> object:
+    """What a patch changes, leaving out condition times and transition ids (two cycles that
+    want the same change produce the same substance)."""
+    conditions = patch.get("conditions")
+    shown: list[object] = []
+    if isinstance(conditions, list):
+        shown = [_substance(c) if isinstance(c, Mapping) else c for c in conditions]
+    rest = tuple(sorted((k, repr(v)) for k, v in patch.items() if k != "conditions"))
+    return rest, tuple(shown)
+
+
+def podgroup_events(
+    status: PodGroupStatus, podgroup: Raw, patch: Mapping[str, object]
+) -> list[Event]:
+    """The Events a status change calls for: Warning `Unschedulable` with the condition's message
+    when the Unschedulable condition becomes true or its message changes; Normal `Scheduled`
+    when the PodGroup starts running (Volcano's reasons)."""
+    events: list[Event] = []
+    if "conditions" in patch:
+        wanted = next((c for c in status.conditions if c.type == UNSCHEDULABLE), None)
+        current = _find(_status(podgroup).get("conditions"), UNSCHEDULABLE)
+        changed = current is None or _substance(current) != _facts_substance(wanted)
+        if wanted is not None and wanted.status == "True" and changed:
+            events.append(("Warning", UNSCHEDULABLE, wanted.message))
+    if patch.get("phase") == PodGroupPhase.RUNNING.value:
+        events.append(("Normal", "Scheduled", "pod group is ready"))
+    return events
+
+
+# --- references ---------------------------------------------------------------------------------
+def object_ref(kind: str, obj: Raw) -> ObjectRef | None:
+    """The ObjectRef of a raw object, or None when its metadata cannot name it."""
+    who = identity(obj, namespaced=kind not in ("Node", "Queue", "Namespace", "PriorityClass"))
+    if who is None:
+        return None
+    api_version = obj.get("apiVersion")
+    if not isinstance(api_version, str) or not api_version:
+        api_version = _API_VERSIONS.get(kind, "v1")
+    return ObjectRef(kind, api_version, who.namespace, who.name, who.uid)
+
+
+def pod_ref(key: str, uid: str) -> ObjectRef:
+    """The ObjectRef of pod `namespace/name`."""
+    namespace, _, name = key.partition("/")
+    return ObjectRef("Pod", "v1", namespace, name, uid)
+
+
+# --- reading raw objects ------------------------------------------------------------------------
+_SUBSTANCE: Final = ("status", "reason", "message")
+
+
+def _status(obj: Raw) -> Mapping[object, object]:
+    status = obj.get("status")
+    return status if isinstance(status, Mapping) else _NONE
+
+
+def _find(conditions: object, type_: str) -> Mapping[object, object] | None:
+    if not isinstance(conditions, list):
+        return None
+    for condition in conditions:
+        if isinstance(condition, Mapping) and condition.get("type") == type_:
+            return condition
+    return None
+
+
+def _substance(condition: Mapping[object, object]) -> tuple[object, ...]:
+    return tuple(condition.get(key) or "" for key in ("type", *_SUBSTANCE))
+
+
+def _facts_substance(condition: PodGroupCondition | None) -> tuple[object, ...]:
+    if condition is None:
+        return ()
+    return (condition.type, condition.status, condition.reason, condition.message)
+
+
+def _count(value: object) -> int:
+    """A count as written (absent is 0; anything but an integer is -1, so it is rewritten)."""
+    if value is None:
+        return 0
+    return value if type(value) is int else -1

@@ -1,0 +1,200 @@
+"""The connection to the API server: an ApiClient from a kubeconfig or the in-cluster service
+account, and `KubeApi`, the one door every request of `vscheduler.kube` goes through.
+
+`KubeApi` takes a rate-limiter token (see `ratelimit.TokenBucket`), calls the client's
+`call_api` with `_preload_content=False` (so the client's auth handling — bearer tokens, their
+refresh, client certificates — applies but its model classes are never built), reads raw JSON,
+and turns every failure into a `vscheduler.errors.ClusterError` (see `kube.errors`).
+
+The connection pool is sized for the bind workers plus one connection per open watch and a few
+for status, event and lease writes; urllib3 would otherwise open and discard a connection per
+request beyond its default of 4.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import urllib3
+from kubernetes import client as k8s_client, config as k8s_config
+
+from vscheduler.clock import Clock
+from vscheduler.errors import ClusterError
+from vscheduler.informer.kinds import CLUSTER_KINDS
+from vscheduler.kube.errors import translate
+from vscheduler.kube.ratelimit import DEFAULT_BURST, DEFAULT_QPS, TokenBucket
+
+Query = Sequence[tuple[str, str]]
+JSON = "application/json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+MERGE_PATCH = "application/merge-patch+json"
+USER_AGENT = "vscheduler"
+
+_WATCHES = len(CLUSTER_KINDS) + 2
+"""Watches open at once: every cluster kind, the policy ConfigMap and the reservation ConfigMap."""
+_SPARE = 4
+"""Connections for pod conditions, PodGroup status, Events and the Lease."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ClientSettings:
+    """How to reach the API server (the `vscheduler run` flags)."""
+
+    kubeconfig: str | None = None
+    """A kubeconfig file; None: in-cluster when KUBERNETES_SERVICE_HOST is set, else the default."""
+    context: str | None = None
+    qps: float = DEFAULT_QPS
+    burst: int = DEFAULT_BURST
+    bind_workers: int = 16
+    connect_timeout: float = 10.0
+    request_timeout: float = 30.0
+    """Read timeout of a non-watch request, in seconds."""
+
+
+def pool_size(bind_workers: int, *, watches: int = _WATCHES) -> int:
+    """Connections to keep: one per bind worker, one per open watch, and a few spare."""
+    return max(1, bind_workers) + watches + _SPARE
+
+
+def load_configuration(
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+) -> Any:
+    """A `kubernetes.client.Configuration`: from `kubeconfig` if given; else in-cluster when
+    KUBERNETES_SERVICE_HOST is set; else the default kubeconfig ($KUBECONFIG, ~/.kube/config)."""
+    env = os.environ if environ is None else environ
+    configuration = k8s_client.Configuration()
+    try:
+        if kubeconfig is None and env.get("KUBERNETES_SERVICE_HOST"):
+            k8s_config.load_incluster_config(client_configuration=configuration)
+        else:
+            k8s_config.load_kube_config(
+                config_file=kubeconfig,
+                context=context,
+                client_configuration=configuration,
+                persist_config=False,
+            )
+    except (k8s_config.ConfigException, OSError, ValueError) as exc:
+        source = kubeconfig or "the in-cluster service account or the default kubeconfig"
+        raise ClusterError(f"cannot load the client configuration from {source}: {exc}") from exc
+    return configuration
+
+
+def build_api_client(
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    *,
+    pool_maxsize: int,
+    environ: Mapping[str, str] | None = None,
+) -> Any:
+    """A `kubernetes.client.ApiClient` whose connection pool holds `pool_maxsize` connections."""
+    configuration = load_configuration(kubeconfig, context, environ=environ)
+    configuration.connection_pool_maxsize = pool_maxsize
+    api_client = k8s_client.ApiClient(configuration)
+    api_client.user_agent = USER_AGENT
+    return api_client
+
+
+class KubeApi:
+    """Rate-limited raw-JSON requests over one ApiClient; failures raise ClusterError."""
+
+    def __init__(
+        self,
+        api_client: Any,
+        limiter: TokenBucket,
+        *,
+        connect_timeout: float = 10.0,
+        request_timeout: float = 30.0,
+    ) -> None:
+        self._client = api_client
+        self._limiter = limiter
+        self._connect_timeout = connect_timeout
+        self._request_timeout = request_timeout
+
+    @property
+    def api_client(self) -> Any:
+        """The underlying `kubernetes.client.ApiClient`."""
+        return self._client
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Query = (),
+        body: Mapping[str, object] | None = None,
+        content_type: str = JSON,
+    ) -> dict[str, Any]:
+        """One request; the decoded JSON answer (empty for an empty body)."""
+        response = self.open(method, path, query=query, body=body, content_type=content_type)
+        try:
+            data = response.read()
+        except Exception as exc:
+            response.close()
+            raise translate(exc, path=path) from exc
+        response.release_conn()
+        if not data:
+            return {}
+        try:
+            doc = json.loads(data)
+        except ValueError as exc:
+            raise translate(exc, path=path) from exc
+        if not isinstance(doc, dict):
+            raise ClusterError(f"expected a JSON object from {path}, got {type(doc).__name__}")
+        return doc
+
+    def open(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Query = (),
+        body: Mapping[str, object] | None = None,
+        content_type: str = JSON,
+        read_timeout: float | None = None,
+    ) -> urllib3.HTTPResponse:
+        """Send a request and return the unread response (the caller reads and closes it)."""
+        self._limiter.acquire()
+        timeout = (self._connect_timeout, read_timeout or self._request_timeout)
+        try:
+            response = self._client.call_api(
+                path,
+                method,
+                query_params=list(query),
+                header_params={"Accept": JSON, "Content-Type": content_type},
+                body=dict(body) if body is not None else None,
+                auth_settings=["BearerToken"],
+                _return_http_data_only=True,
+                _preload_content=False,
+                _request_timeout=timeout,
+            )
+        except Exception as exc:
+            raise translate(exc, path=path) from exc
+        if not isinstance(response, urllib3.HTTPResponse):
+            raise ClusterError(f"unexpected response type from {path}: {type(response).__name__}")
+        return response
+
+    def close(self) -> None:
+        """Drop pooled connections."""
+        self._client.rest_client.pool_manager.clear()
+        self._client.close()
+
+
+def connect(settings: ClientSettings, *, clock: Clock) -> KubeApi:
+    """The composition root's entry: an ApiClient for `settings`, behind a token bucket."""
+    api_client = build_api_client(
+        settings.kubeconfig, settings.context, pool_maxsize=pool_size(settings.bind_workers)
+    )
+    limiter = TokenBucket(settings.qps, settings.burst, clock=clock)
+    return KubeApi(
+        api_client,
+        limiter,
+        connect_timeout=settings.connect_timeout,
+        request_timeout=settings.request_timeout,
+    )

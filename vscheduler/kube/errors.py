@@ -1,0 +1,101 @@
+"""Translate what the kubernetes client and urllib3 raise into `vscheduler.errors.ClusterError`s.
+
+The one place that knows HTTP statuses: 429, 5xx, 408, connection resets and timeouts are
+transient (retry with backoff); 409 is a conflict and 404 a vanished object (drop the decision,
+let the watch resync); 410 is an expired resourceVersion (list again). A refused eviction (any
+429 on `pods/{name}/eviction`, or a Status carrying the `DisruptionBudget` cause) is a
+`DisruptionBudgetError`: the victim is skipped, never retried in a loop.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+import urllib3.exceptions
+from kubernetes.client.exceptions import ApiException
+
+from vscheduler.errors import (
+    ClusterError,
+    ConflictError,
+    DisruptionBudgetError,
+    ExpiredError,
+    NotFoundError,
+    TransientClusterError,
+)
+
+_DISRUPTION_BUDGET_CAUSE = "DisruptionBudget"
+"""`policyv1.DisruptionBudgetCause`: the cause type the API server puts on a PDB refusal."""
+
+
+def translate(exc: BaseException, *, path: str = "") -> ClusterError:
+    """The ClusterError for `exc`, raised by a call to `path` (which tells evictions apart)."""
+    if isinstance(exc, ClusterError):
+        return exc
+    where = f" ({path})" if path else ""
+    if isinstance(exc, ApiException):
+        status = int(exc.status or 0)
+        if status == 0:
+            return TransientClusterError(f"request failed{where}: {exc.reason}")
+        return from_status(status, _decode_status(exc.body), path=path, reason=str(exc.reason))
+    if isinstance(exc, urllib3.exceptions.HTTPError | OSError):
+        return TransientClusterError(f"connection failed{where}: {exc!r}")
+    if isinstance(exc, ValueError):
+        return TransientClusterError(f"malformed response{where}: {exc}")
+    return ClusterError(f"unexpected client failure{where}: {exc!r}")
+
+
+def from_status(
+    code: int, status: Mapping[str, object], *, path: str = "", reason: str = ""
+) -> ClusterError:
+    """The ClusterError for HTTP status `code` and the decoded Status body (may be empty)."""
+    words = (str(code), str(status.get("reason") or reason or ""), f"({path})" if path else "")
+    message = str(status.get("message") or "")
+    text = " ".join(word for word in words if word) + (f": {message}" if message else "")
+    if _is_eviction(path) and (code == 429 or _has_budget_cause(status)):
+        return DisruptionBudgetError(text, status=code)
+    if code == 410:
+        return ExpiredError(text, status=code)
+    if code == 409:
+        return ConflictError(text, status=code)
+    if code == 404:
+        return NotFoundError(text, status=code)
+    if code in (408, 429) or code >= 500:
+        return TransientClusterError(text, status=code)
+    return ClusterError(text, status=code)
+
+
+def status_error(status: object, *, path: str = "") -> ClusterError:
+    """The ClusterError for a watch stream's ERROR event carrying `status` (a metav1.Status)."""
+    doc = status if isinstance(status, Mapping) else {}
+    code = doc.get("code")
+    if not isinstance(code, int):
+        return TransientClusterError(f"watch error without a status code ({path}): {status!r}")
+    return from_status(code, doc, path=path)
+
+
+def _decode_status(body: object) -> Mapping[str, object]:
+    if isinstance(body, bytes | bytearray):
+        body = body.decode("utf-8", "replace")
+    if not isinstance(body, str) or not body:
+        return {}
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return {"message": body[:500]}
+    return doc if isinstance(doc, dict) else {}
+
+
+def _is_eviction(path: str) -> bool:
+    return path.rstrip("/").endswith("/eviction")
+
+
+def _has_budget_cause(status: Mapping[str, object]) -> bool:
+    details = status.get("details")
+    causes = details.get("causes") if isinstance(details, Mapping) else None
+    if not isinstance(causes, list):
+        return False
+    return any(
+        isinstance(cause, Mapping) and cause.get("type") == _DISRUPTION_BUDGET_CAUSE
+        for cause in causes
+    )

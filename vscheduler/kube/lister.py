@@ -1,0 +1,214 @@
+"""`KubeLister`: `informer.ports.Lister` against the API server, in raw JSON.
+
+List: `GET {collection}?limit=N[&continue=token]` page by page (every page of one list shares a
+resourceVersion; the last page's is the one to watch from). Watch: `GET {collection}?watch=true
+&allowWatchBookmarks=true&resourceVersion=RV&timeoutSeconds=T`, decoded line by line as the
+chunks arrive. A 410 (as an HTTP status or as an ERROR event with code 410 in the stream)
+raises `ExpiredError`; other failures raise the ClusterError that `kube.errors` chooses.
+
+Stopping: a blocking socket read cannot be given a short timeout and then resumed (urllib3
+closes the connection on a read timeout, and CPython's socket file refuses reads after one), so
+each open watch has a small daemon thread that waits on `stop` and shuts the socket's read side
+down (`HTTPResponse.shutdown`, urllib3 >= 2.3), which ends the blocked read at once. The read
+timeout is only a dead-connection guard: `timeoutSeconds` plus a margin.
+
+Why raw JSON. Listing N running pods (~3.3 kB of JSON each: one container with env, probe,
+resources, a projected volume, four conditions, a container status) served in one page by a
+local HTTP server; `CoreV1Api.list_pod_for_all_namespaces()` (model objects) against this
+module's `list` (kubernetes 35.0.0, Python 3.11.7, 2 vCPU AMD EPYC):
+
+    N         model objects    raw JSON (this module)    ratio
+    1,000          2.43 s            0.04 s                ~60x
+    5,000         14.05 s            0.30 s                ~47x
+    50,000       161    s            7.2  s                ~22x
+
+Decoding alone at 50,000 pods: `json.loads` 5.0 s; `json.loads` + `ApiClient.deserialize(...,
+"V1PodList")` 154 s: ~3 ms a pod, 60 % of it the fresh `Configuration()` each of a pod's
+~34 model objects builds.
+The raw figure at 50k is mostly the cyclic garbage collector scanning the growing heap: with
+the collector paused, `json.loads` takes 1.5 s (whole body or 500-item pages alike), which the
+composition root can exploit (`gc.freeze()` after the first sync, higher thresholds); this
+module leaves that process-wide switch alone.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Iterable, Iterator
+from typing import Any, cast
+
+import urllib3
+
+from vscheduler.errors import ClusterError, TransientClusterError
+from vscheduler.informer.kinds import Kind
+from vscheduler.informer.ports import EventType, Listing, Raw, WatchEvent
+from vscheduler.kube.client import KubeApi
+from vscheduler.kube.errors import status_error, translate
+from vscheduler.kube.paths import collection_path
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_PAGE_SIZE = 500
+"""client-go's page size."""
+_EVENT_TYPES: frozenset[str] = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK"})
+_READ_SIZE = 64 * 1024
+
+
+class KubeLister:
+    """List and watch any Kind through one `KubeApi`."""
+
+    def __init__(
+        self,
+        api: KubeApi,
+        *,
+        page_size: int = DEFAULT_PAGE_SIZE,
+        idle_margin: float = 30.0,
+        stop_poll: float = 0.25,
+    ) -> None:
+        self._api = api
+        self._page_size = page_size
+        self._idle_margin = idle_margin
+        self._stop_poll = stop_poll
+
+    def list(self, kind: Kind) -> Listing:
+        """Every object of `kind`, page by page; items carry `kind` and `apiVersion`."""
+        path = collection_path(kind)
+        items: list[Raw] = []
+        token = ""
+        while True:
+            query = [("limit", str(self._page_size)), *_selectors(kind)]
+            if token:
+                query.append(("continue", token))
+            page = self._api.request("GET", path, query=query)
+            items.extend(_items(page, kind, path))
+            metadata = page.get("metadata")
+            metadata = metadata if isinstance(metadata, dict) else {}
+            token = str(metadata.get("continue") or "")
+            if not token:
+                return Listing(items, str(metadata.get("resourceVersion") or ""))
+
+    def watch(
+        self, kind: Kind, resource_version: str, *, timeout_seconds: int, stop: threading.Event
+    ) -> Iterator[WatchEvent]:
+        """Events after `resource_version` until the server ends the stream or `stop` is set."""
+        if stop.is_set():
+            return
+        path = collection_path(kind)
+        query = [
+            ("watch", "true"),
+            ("allowWatchBookmarks", "true"),
+            ("resourceVersion", resource_version),
+            ("timeoutSeconds", str(timeout_seconds)),
+            *_selectors(kind),
+        ]
+        response = self._api.open(
+            "GET", path, query=query, read_timeout=timeout_seconds + self._idle_margin
+        )
+        guard = _StreamGuard(response, stop)
+        guard.start(f"watch-stop-{kind.name}", self._stop_poll)
+        try:
+            for line in _lines(_segments(response)):
+                event = _decode(line, path)
+                if event is not None:
+                    yield event
+                if stop.is_set():
+                    return
+        except Exception as exc:
+            if stop.is_set():
+                return
+            raise translate(exc, path=path) from exc
+        finally:
+            guard.finish()
+
+
+class _StreamGuard:
+    """Shuts a streaming response's socket down when `stop` is set, unless the stream is over."""
+
+    def __init__(self, response: urllib3.HTTPResponse, stop: threading.Event) -> None:
+        self._response = response
+        self._stop = stop
+        self._lock = threading.Lock()
+        self._finished = False
+
+    def start(self, name: str, poll: float) -> None:
+        threading.Thread(target=self._run, args=(poll,), name=name, daemon=True).start()
+
+    def finish(self) -> None:
+        with self._lock:
+            self._finished = True
+            self._response.close()
+
+    def _run(self, poll: float) -> None:
+        while not self._stop.wait(poll):
+            if self._finished:
+                return
+        with self._lock:
+            if self._finished:
+                return
+            try:
+                self._response.shutdown()
+            except (AttributeError, ValueError, RuntimeError, OSError) as exc:
+                logger.debug("could not interrupt a watch: %r", exc)
+
+
+def _selectors(kind: Kind) -> list[tuple[str, str]]:
+    return [("fieldSelector", kind.field_selector)] if kind.field_selector else []
+
+
+def _items(page: dict[str, Any], kind: Kind, path: str) -> list[Raw]:
+    raw = page.get("items")
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ClusterError(f"list of {path}: `items` is not a list")
+    items: list[Raw] = []
+    for item in raw:
+        if isinstance(item, dict):
+            item.setdefault("kind", kind.name)
+            item.setdefault("apiVersion", kind.api_version)
+            items.append(item)
+    return items
+
+
+def _segments(response: urllib3.HTTPResponse) -> Iterator[bytes]:
+    """The body as it arrives: chunk by chunk (the API server chunks watches), else read1."""
+    if response.chunked:
+        yield from response.stream(None)
+        return
+    while data := response.read1(_READ_SIZE):
+        yield data
+
+
+def _lines(segments: Iterable[bytes]) -> Iterator[bytes]:
+    """Newline-delimited records from a stream of byte segments."""
+    pending: list[bytes] = []
+    for segment in segments:
+        if b"\n" not in segment:
+            pending.append(segment)
+            continue
+        pending.append(segment)
+        *complete, rest = b"".join(pending).split(b"\n")
+        pending = [rest] if rest else []
+        yield from (line for line in complete if line.strip())
+    tail = b"".join(pending)
+    if tail.strip():
+        yield tail
+
+
+def _decode(line: bytes, path: str) -> WatchEvent | None:
+    """One watch line as an event; ERROR lines raise; unknown types are logged and skipped."""
+    try:
+        doc = json.loads(line)
+    except ValueError as exc:
+        raise TransientClusterError(f"malformed watch line from {path}: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise TransientClusterError(f"malformed watch line from {path}: not an object")
+    type_, obj = doc.get("type"), doc.get("object")
+    if type_ == "ERROR":
+        raise status_error(obj, path=path)
+    if type_ not in _EVENT_TYPES or not isinstance(obj, dict):
+        logger.warning("skipping a watch event of type %r from %s", type_, path)
+        return None
+    return WatchEvent(cast(EventType, type_), obj)

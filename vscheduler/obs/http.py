@@ -1,0 +1,149 @@
+"""ObsServer: `/metrics`, `/healthz` and `/readyz` over HTTP, in a daemon thread.
+
+`/metrics` renders the injected CollectorRegistry in Prometheus' text format; `/healthz` answers
+200 "ok" while `is_healthy()` holds, 500 otherwise; `/readyz` answers 200 "ok" while
+`is_ready()` says so, 503 with its reason ("informers not synced", "not leading") otherwise.
+Anything else is 404. A probe that raises counts as a failed probe, never as a crash.
+
+This module owns the HTTP plumbing only: what "healthy" and "ready" mean belongs to the caller.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import cast
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+
+logger = logging.getLogger(__name__)
+
+Health = Callable[[], bool]
+Readiness = Callable[[], tuple[bool, str]]
+_TEXT = "text/plain; charset=utf-8"
+_POLL = 0.05
+"""Seconds between the serving loop's checks for a shutdown request."""
+
+
+def parse_address(address: str) -> tuple[str, int]:
+    """`host:port` (`:port` and `[v6]:port` too) as a `(host, port)` pair."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"listen address {address!r}: expected host:port")
+    host = host.strip("[]")
+    return host or "0.0.0.0", int(port)
+
+
+class _Server(ThreadingHTTPServer):
+    """The HTTP server, carrying what the handler answers with."""
+
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(
+        self,
+        address: tuple[str, int],
+        *,
+        registry: CollectorRegistry,
+        is_healthy: Health,
+        is_ready: Readiness,
+    ) -> None:
+        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+        self.registry, self.is_healthy, self.is_ready = registry, is_healthy, is_ready
+        super().__init__(address, _Handler)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Routes one GET."""
+
+    server_version = "vscheduler"
+
+    def do_GET(self) -> None:
+        """Serve one of the three paths (the query string is ignored)."""
+        server = cast(_Server, self.server)
+        path = self.path.split("?", 1)[0]
+        if path == "/metrics":
+            self._reply(200, generate_latest(server.registry), CONTENT_TYPE_LATEST)
+        elif path == "/healthz":
+            self._probe_reply(lambda: (server.is_healthy(), "unhealthy"), failure=500)
+        elif path == "/readyz":
+            self._probe_reply(server.is_ready, failure=503)
+        else:
+            self._reply(404, b"not found", _TEXT)
+
+    def _probe_reply(self, check: Readiness, *, failure: int) -> None:
+        ok, reason = _probe(check)
+        self._reply(200 if ok else failure, b"ok" if ok else reason.encode(), _TEXT)
+
+    def _reply(self, status: int, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Requests go to the debug log, not to stderr."""
+        logger.debug("%s " + format, self.address_string(), *args)
+
+
+def _probe(check: Readiness) -> tuple[bool, str]:
+    try:
+        ok, reason = check()
+    except Exception as exc:
+        logger.exception("probe failed")
+        return False, f"probe failed: {type(exc).__name__}: {exc}"
+    return ok, reason or "not ready"
+
+
+class ObsServer:
+    """Serves the observability endpoints from a named daemon thread."""
+
+    def __init__(
+        self,
+        address: str,
+        *,
+        registry: CollectorRegistry,
+        is_healthy: Health,
+        is_ready: Readiness,
+    ) -> None:
+        self._address = parse_address(address)
+        self._registry, self._is_healthy, self._is_ready = registry, is_healthy, is_ready
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> int:
+        """Bind and serve; the bound port (port 0 picks a free one)."""
+        if self._server is not None:
+            raise RuntimeError("ObsServer already started")
+        server = _Server(
+            self._address,
+            registry=self._registry,
+            is_healthy=self._is_healthy,
+            is_ready=self._is_ready,
+        )
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever,
+            kwargs={"poll_interval": _POLL},
+            name="obs-http",
+            daemon=True,
+        )
+        self._thread.start()
+        port: int = server.server_address[1]
+        logger.info("serving /metrics, /healthz, /readyz on %s:%d", self._address[0], port)
+        return port
+
+    def stop(self, timeout: float = 1.0) -> None:
+        """Stop serving and close the socket, within `timeout` seconds; idempotent."""
+        server, thread = self._server, self._thread
+        self._server = self._thread = None
+        if server is None or thread is None:
+            return
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout)

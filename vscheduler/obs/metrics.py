@@ -1,0 +1,444 @@
+"""SchedulerMetrics: every metric vscheduler exposes, on a CollectorRegistry handed in.
+
+Volcano's scheduler metrics (`pkg/scheduler/metrics/{metrics,queue,job,namespace}.go`) keep their
+names with `vscheduler_` for `volcano_`, and their types, units (milliseconds where Volcano says
+milliseconds) and buckets, so dashboards carry over; labels that name a single job are dropped
+(docs/metrics.md says which and why). Our own metrics use base units. One method per
+observation; the callers (the loop, the effects, the informers, the elector) stay unaware of
+prometheus_client.
+
+This module owns metric definitions and label vocabularies. It must not read a clock, touch the
+global `prometheus_client.REGISTRY`, or hold state beyond the metrics themselves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Final
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from vscheduler.errors import ConflictError, NotFoundError, TransientClusterError
+
+if TYPE_CHECKING:
+    from vscheduler.loop import CycleReport
+    from vscheduler.model.commands import CycleResult
+
+
+def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
+    """Prometheus' `ExponentialBuckets(start, factor, count)`."""
+    return tuple(start * factor**i for i in range(count))
+
+
+LATENCY_BUCKETS_MS: Final = exponential_buckets(5, 2, 15)
+"""Volcano's e2e/action/plugin/task latency buckets: 5 ms .. 81.92 s."""
+JOB_LATENCY_BUCKETS_MS: Final = exponential_buckets(32, 2, 10)
+"""Volcano's e2e job scheduling latency buckets: 32 ms .. 16.4 s."""
+BIND_BUCKETS_S: Final = exponential_buckets(0.001, 2, 15)
+"""kube-scheduler's binding-duration buckets: 1 ms .. 16.4 s."""
+
+SESSION_STEPS: Final = frozenset({"openSession", "closeSession"})
+"""Entries of `CycleReport.action_seconds` that are not actions (Volcano times actions only)."""
+ATTEMPT_RESULTS: Final = ("scheduled", "unschedulable", "error")
+CYCLE_RESULTS: Final = ("success", "plugin_error", "error")
+RELOAD_RESULTS: Final = ("success", "failure")
+BOUND: Final = "bound"
+BIND_FAILURE_REASONS: Final = ("conflict", "not_found", "transient", "error")
+INFORMER_ACTIVITY: Final = ("list", "watch", "event", "bookmark", "expired", "error")
+"""`vscheduler.informer.informer.OBSERVED` apart from `relist`, which has a counter of its own."""
+RELIST: Final = "relist"
+ON_SESSION_OPEN: Final = "OnSessionOpen"
+ON_SESSION_CLOSE: Final = "OnSessionClose"
+_WAITING_PHASES: Final = frozenset({"Pending", "Inqueue", "Unknown"})
+_P: Final = "vscheduler_"
+
+
+def bind_failure_reason(exc: BaseException) -> str:
+    """The `reason` label for a bind that raised `exc` (a bounded vocabulary)."""
+    if isinstance(exc, ConflictError):
+        return "conflict"
+    if isinstance(exc, NotFoundError):
+        return "not_found"
+    if isinstance(exc, TransientClusterError):
+        return "transient"
+    return "error"
+
+
+def parse_plugin_error(text: str) -> tuple[str, str]:
+    """`(plugin, point)` from a `CycleReport.plugin_errors` entry ("plugin point: message")."""
+    head = text.split(":", 1)[0].split()
+    if len(head) != 2:
+        return "unknown", "unknown"
+    return head[0], head[1]
+
+
+def unschedulable_jobs(result: CycleResult) -> int:
+    """PodGroups left waiting with `Unschedulable=True` (what Volcano's gang plugin counts)."""
+    count = 0
+    for status in result.podgroups.values():
+        if status.phase.value not in _WAITING_PHASES:
+            continue
+        if any(c.type == "Unschedulable" and c.status == "True" for c in status.conditions):
+            count += 1
+    return count
+
+
+def attempt_counts(result: CycleResult) -> dict[str, int]:
+    """One attempt per pending pod of this scheduler: bound, or still waiting (pipelined too)."""
+    waiting = len(result.unschedulable) + len(result.pipelined)
+    return {"scheduled": len(result.binds), "unschedulable": waiting}
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class QueueReading:
+    """One queue's figures, as plain numbers in the model's units (cpu in millicores, memory in
+    bytes, other resources in their base unit; absent means zero)."""
+
+    name: str
+    allocated: Mapping[str, int]
+    request: Mapping[str, int]
+    deserved: Mapping[str, int]
+    capacity: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    real_capacity: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    share: float = 0.0
+    weight: int = 1
+    overused: bool = False
+
+
+_HELP: Final = {
+    # Volcano's scheduler metrics
+    "e2e_scheduling_latency_milliseconds": (
+        "E2e scheduling latency in milliseconds (one cycle: open session, actions, close session)"
+    ),
+    "e2e_job_scheduling_latency_milliseconds": "E2e job scheduling latency in milliseconds",
+    "plugin_scheduling_latency_milliseconds": "Plugin scheduling latency in milliseconds",
+    "action_scheduling_latency_milliseconds": "Action scheduling latency in milliseconds",
+    "task_scheduling_latency_milliseconds": (
+        "Task scheduling latency in milliseconds (task create to task bound to a node)"
+    ),
+    "schedule_attempts": (
+        "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could "
+        "not be scheduled, while 'error' means an internal scheduler problem."
+    ),
+    "pod_preemption_victims": "Number of selected preemption victims",
+    "total_preemption_attempts": "Total preemption attempts in the cluster till now",
+    "unschedule_task_count": "Number of tasks could not be scheduled",
+    "unschedule_job_count": "Number of jobs could not be scheduled",
+    "job_retry_counts": "Number of retry counts, all jobs together",
+    "job_succeeded_counts": "Number of succeeded job counts",
+    "job_failed_counts": "Number of failed job counts",
+    "namespace_share": "Share for one namespace",
+    "namespace_weight": "Weight for one namespace",
+    "namespace_weighted_share": "Weighted share for one namespace",
+    "queue_share": "Share for one queue",
+    "queue_weight": "Weight for one queue",
+    "queue_overused": "If one queue is overused",
+    # ours
+    "pods_bound": "Pods bound successfully (its rate is pods/s)",
+    "bind_failures": "Binds that failed, by reason",
+    "bind_duration_seconds": "Duration of one bind, retries included",
+    "cycles": "Scheduling cycles run, by result",
+    "cycle_skipped": "Cycles skipped because nothing changed",
+    "config_reloads": "Policy reloads, by result",
+    "config_last_reload_success_timestamp_seconds": "Unix time of the last good policy reload",
+    "plugin_errors": "Plugin hooks that raised, by plugin and extension point",
+    "informer_events": "Informer activity (lists, watches, events, bookmarks, 410s, errors)",
+    "informer_relists": "Full lists made, by kind",
+    "is_leader": "1 while this replica holds the leader lease",
+    "evictions": "Evictions requested, by action and result",
+}
+"""Help text by metric name (without the prefix, and without `_total` for counters)."""
+
+
+def _counter(r: CollectorRegistry, name: str, *labels: str) -> Counter:
+    """A counter; prometheus_client exposes it as `vscheduler_<name>_total`."""
+    return Counter(_P + name, _HELP[name], labels, registry=r)
+
+
+def _gauge(r: CollectorRegistry, name: str, *labels: str, doc: str = "") -> Gauge:
+    return Gauge(_P + name, doc or _HELP[name], labels, registry=r)
+
+
+def _histogram(
+    r: CollectorRegistry, name: str, buckets: tuple[float, ...], *labels: str
+) -> Histogram:
+    return Histogram(_P + name, _HELP[name], labels, registry=r, buckets=buckets)
+
+
+class _QueueResource:
+    """Volcano's three gauges for one queue figure: milli-cpu, memory bytes, scalar resources."""
+
+    def __init__(self, r: CollectorRegistry, figure: str, what: str) -> None:
+        name = f"queue_{figure}"
+        self.cpu = _gauge(
+            r, f"{name}_milli_cpu", "queue_name", doc=f"{what} CPU count for one queue"
+        )
+        self.memory = _gauge(
+            r, f"{name}_memory_bytes", "queue_name", doc=f"{what} memory for one queue"
+        )
+        self.scalar = _gauge(
+            r,
+            f"{name}_scalar_resources",
+            "queue_name",
+            "resource",
+            doc=f"{what} scalar resources for one queue (milli-units)",
+        )
+        self._known: dict[str, set[str]] = {}
+
+    def set(self, queue: str, amounts: Mapping[str, int]) -> None:
+        """Set the three gauges; a scalar resource that disappeared reads zero, as in Volcano."""
+        self.cpu.labels(queue).set(amounts.get("cpu", 0))
+        self.memory.labels(queue).set(amounts.get("memory", 0))
+        known = self._known.setdefault(queue, set())
+        known.update(r for r in amounts if r not in _NOT_SCALAR)
+        for resource in sorted(known):
+            scale = 1 if resource == "pods" else 1000
+            self.scalar.labels(queue, resource).set(amounts.get(resource, 0) * scale)
+
+    def delete(self, queue: str) -> None:
+        """Forget `queue`'s series."""
+        self.cpu.remove(queue)
+        self.memory.remove(queue)
+        for resource in self._known.pop(queue, set()):
+            self.scalar.remove(queue, resource)
+
+
+_NOT_SCALAR: Final = frozenset({"cpu", "memory"})
+"""Everything else is a scalar resource, in milli-units (Volcano's `MilliValue()`), except `pods`,
+which Volcano's `NewResource` adds as a plain count."""
+_FIGURES: Final = (
+    ("allocated", "Allocated"),
+    ("request", "Request"),
+    ("deserved", "Deserved"),
+    ("capacity", "Capacity"),
+    ("real_capacity", "Real capacity"),
+)
+
+
+class _QueueMetrics:
+    """Volcano's queue gauges (`pkg/scheduler/metrics/queue.go`)."""
+
+    def __init__(self, r: CollectorRegistry) -> None:
+        self._lock = threading.Lock()
+        self.figures = {f: _QueueResource(r, f, what) for f, what in _FIGURES}
+        self.share = _gauge(r, "queue_share", "queue_name")
+        self.weight = _gauge(r, "queue_weight", "queue_name")
+        self.overused = _gauge(r, "queue_overused", "queue_name")
+
+    def set(self, reading: QueueReading) -> None:
+        """Record every figure of one queue."""
+        name = reading.name
+        with self._lock:
+            for figure, _ in _FIGURES:
+                self.figures[figure].set(name, getattr(reading, figure))
+            self.share.labels(name).set(reading.share)
+            self.weight.labels(name).set(reading.weight)
+            self.overused.labels(name).set(1 if reading.overused else 0)
+
+    def delete(self, name: str) -> None:
+        """Forget a deleted queue."""
+        with self._lock:
+            for figure in self.figures.values():
+                figure.delete(name)
+            for gauge in (self.share, self.weight, self.overused):
+                gauge.remove(name)
+
+
+class _VolcanoMetrics:
+    """Volcano's `metrics.go`, `job.go` and `namespace.go`, with per-job labels dropped.
+
+    Volcano's counters whose names lack `_total` are gauges that only rise here:
+    prometheus_client appends `_total` to every Counter, which would rename them.
+    """
+
+    def __init__(self, r: CollectorRegistry) -> None:
+        ms = LATENCY_BUCKETS_MS
+        self.e2e = _histogram(r, "e2e_scheduling_latency_milliseconds", ms)
+        self.e2e_job = _histogram(
+            r, "e2e_job_scheduling_latency_milliseconds", JOB_LATENCY_BUCKETS_MS
+        )
+        self.plugin = _histogram(
+            r, "plugin_scheduling_latency_milliseconds", ms, "plugin", "OnSession"
+        )
+        self.action = _histogram(r, "action_scheduling_latency_milliseconds", ms, "action")
+        self.task = _histogram(r, "task_scheduling_latency_milliseconds", ms)
+        self.attempts = _counter(r, "schedule_attempts", "result")
+        self.victims = _gauge(r, "pod_preemption_victims")
+        self.preemptions = _gauge(r, "total_preemption_attempts")
+        self.unsched_tasks = _gauge(r, "unschedule_task_count")
+        self.unsched_jobs = _gauge(r, "unschedule_job_count")
+        self.job_retries = _gauge(r, "job_retry_counts")
+        self.job_succeeded = _gauge(r, "job_succeeded_counts", "job_ns")
+        self.job_failed = _gauge(r, "job_failed_counts", "queue", "job_ns")
+        self.ns_share = _gauge(r, "namespace_share", "namespace_name")
+        self.ns_weight = _gauge(r, "namespace_weight", "namespace_name")
+        self.ns_weighted = _gauge(r, "namespace_weighted_share", "namespace_name")
+        for result in ATTEMPT_RESULTS:
+            self.attempts.labels(result)
+
+
+class _OwnMetrics:
+    """vscheduler's own metrics, in base units."""
+
+    def __init__(self, r: CollectorRegistry) -> None:
+        self.bound = _counter(r, "pods_bound")
+        self.bind_failures = _counter(r, "bind_failures", "reason")
+        self.bind_duration = _histogram(r, "bind_duration_seconds", BIND_BUCKETS_S)
+        self.cycles = _counter(r, "cycles", "result")
+        self.skipped = _counter(r, "cycle_skipped")
+        self.reloads = _counter(r, "config_reloads", "result")
+        self.reload_time = _gauge(r, "config_last_reload_success_timestamp_seconds")
+        self.plugin_errors = _counter(r, "plugin_errors", "plugin", "point")
+        self.events = _counter(r, "informer_events", "kind", "type")
+        self.relists = _counter(r, "informer_relists", "kind")
+        self.leader = _gauge(r, "is_leader")
+        self.evictions = _counter(r, "evictions", "action", "result")
+        for counter, values in (
+            (self.cycles, CYCLE_RESULTS),
+            (self.reloads, RELOAD_RESULTS),
+            (self.bind_failures, BIND_FAILURE_REASONS),
+        ):
+            for value in values:
+                counter.labels(value)
+
+
+class SchedulerMetrics:
+    """Every vscheduler metric, registered on `registry`; one method per observation.
+
+    Thread-safe: the loop, the bind workers, the informers and the elector call it concurrently.
+    """
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
+        self._volcano = _VolcanoMetrics(registry)
+        self._queues = _QueueMetrics(registry)
+        self._own = _OwnMetrics(registry)
+
+    # --- the cycle ----------------------------------------------------------------------------
+    def observe_cycle(self, report: CycleReport) -> None:
+        """A cycle ran: e2e and per-action latency, schedule attempts by result, unschedulable
+        tasks and jobs, job retries, plugin errors, and the cycle's result."""
+        v = self._volcano
+        v.e2e.observe(report.seconds * 1000)
+        for action, seconds in report.action_seconds.items():
+            if action not in SESSION_STEPS:
+                v.action.labels(action).observe(seconds * 1000)
+        for result, count in attempt_counts(report.result).items():
+            v.attempts.labels(result).inc(count)
+        jobs = unschedulable_jobs(report.result)
+        v.unsched_tasks.set(len(report.result.unschedulable))
+        v.unsched_jobs.set(jobs)
+        v.job_retries.inc(jobs)
+        for text in report.plugin_errors:
+            self.observe_plugin_error(*parse_plugin_error(text))
+        self._own.cycles.labels("plugin_error" if report.plugin_errors else "success").inc()
+
+    def observe_cycle_failed(self, pending_pods: int) -> None:
+        """A cycle raised (nothing of it was carried out): each of its pending pods counts as
+        an attempt with result `error`."""
+        self._own.cycles.labels("error").inc()
+        self._volcano.attempts.labels("error").inc(pending_pods)
+
+    def observe_skip(self) -> None:
+        """A cycle was skipped because nothing changed."""
+        self._own.skipped.inc()
+
+    def observe_plugin_error(self, plugin: str, point: str) -> None:
+        """A plugin hook raised at an extension point (`observe_cycle` counts a report's own)."""
+        self._own.plugin_errors.labels(plugin, point).inc()
+
+    def observe_plugin_latency(self, plugin: str, on_session: str, seconds: float) -> None:
+        """A plugin's `OnSessionOpen` / `OnSessionClose` took `seconds`."""
+        self._volcano.plugin.labels(plugin, on_session).observe(seconds * 1000)
+
+    def observe_preemption(self, victims: int) -> None:
+        """One preemption attempt that selected `victims` pods."""
+        self._volcano.preemptions.inc()
+        self._volcano.victims.set(victims)
+
+    # --- effects ------------------------------------------------------------------------------
+    def observe_bind(self, outcome: str, seconds: float) -> None:
+        """A bind finished after `seconds`: `outcome` is `"bound"` or a failure reason from
+        `BIND_FAILURE_REASONS` (see `bind_failure_reason`)."""
+        if outcome == BOUND:
+            self._own.bound.inc()
+        elif outcome in BIND_FAILURE_REASONS:
+            self._own.bind_failures.labels(outcome).inc()
+        else:
+            raise ValueError(
+                f"bind outcome {outcome!r}: expected {BOUND!r} or one of "
+                f"{', '.join(BIND_FAILURE_REASONS)}"
+            )
+        self._own.bind_duration.observe(seconds)
+
+    def observe_effect(self, action: str, outcome: str) -> None:
+        """The effects executor's `on_outcome(action, outcome)`: a bind's `success` counts a bound
+        pod, any other outcome a bind failure (`conflict`, else `error`); other writes are not
+        counted here (evictions go through `observe_eviction`, which knows the asking action)."""
+        if action != "bind":
+            return
+        if outcome == "success":
+            self._own.bound.inc()
+        else:
+            reason = outcome if outcome in BIND_FAILURE_REASONS else "error"
+            self._own.bind_failures.labels(reason).inc()
+
+    def observe_task_scheduled(self, seconds: float) -> None:
+        """A pod was bound `seconds` after it was created."""
+        self._volcano.task.observe(seconds * 1000)
+
+    def observe_job_scheduled(self, seconds: float) -> None:
+        """A job's last task was placed `seconds` after the job was created."""
+        self._volcano.e2e_job.observe(seconds * 1000)
+
+    def observe_eviction(self, action: str, result: str) -> None:
+        """An eviction requested by `action` ended with `result` (e.g. evicted, budget, gone)."""
+        self._own.evictions.labels(action, result).inc()
+
+    def observe_job_finished(self, namespace: str, queue: str, *, succeeded: bool) -> None:
+        """A job (PodGroup) completed or failed."""
+        if succeeded:
+            self._volcano.job_succeeded.labels(namespace).inc()
+        else:
+            self._volcano.job_failed.labels(queue, namespace).inc()
+
+    # --- the rest of the process --------------------------------------------------------------
+    def observe_reload(self, ok: bool, when: float) -> None:
+        """A policy reload succeeded or failed at Unix time `when`."""
+        self._own.reloads.labels("success" if ok else "failure").inc()
+        if ok:
+            self._own.reload_time.set(when)
+
+    def observe_informer(self, kind: str, what: str) -> None:
+        """The informer of `kind` did `what`: `RELIST` (a full list after the first) or one of
+        `INFORMER_ACTIVITY` (the informer's own `OBSERVED` vocabulary, so it can call this)."""
+        if what == RELIST:
+            self._own.relists.labels(kind).inc()
+        elif what in INFORMER_ACTIVITY:
+            self._own.events.labels(kind, what).inc()
+        else:
+            raise ValueError(
+                f"informer observation {what!r}: expected {RELIST!r} or one of "
+                f"{', '.join(INFORMER_ACTIVITY)}"
+            )
+
+    def set_leader(self, leading: bool) -> None:
+        """Whether this replica holds the lease."""
+        self._own.leader.set(1 if leading else 0)
+
+    def set_queue(self, reading: QueueReading) -> None:
+        """One queue's allocated / request / deserved / capacity figures, share, weight."""
+        self._queues.set(reading)
+
+    def delete_queue(self, name: str) -> None:
+        """A queue is gone: drop its series."""
+        self._queues.delete(name)
+
+    def set_namespace(self, name: str, *, share: float, weight: int, weighted_share: float) -> None:
+        """One namespace's fair-share figures."""
+        v = self._volcano
+        v.ns_share.labels(name).set(share)
+        v.ns_weight.labels(name).set(weight)
+        v.ns_weighted.labels(name).set(weighted_share)
