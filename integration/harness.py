@@ -103,7 +103,7 @@ class Scheduler:
             *args,
         ]
         self._log = self.log_path.open("w")
-        self.proc = subprocess.Popen(  # noqa: S603 - our own command line
+        self.proc = subprocess.Popen(
             argv, stdout=self._log, stderr=subprocess.STDOUT, cwd=REPO_ROOT, start_new_session=True
         )
 
