@@ -282,9 +282,11 @@ class App:
             api_version="v1",
             namespace=source.configmap_namespace,
             name=source.configmap_name,
-            uid="",
+            uid=rejection.uid,
         )
-        message = f"policy rejected, the previous one stays in force: {'; '.join(rejection.errors)}"
+        message = (
+            f"policy rejected; {self.policy.source} stays in force: {'; '.join(rejection.errors)}"
+        )
         try:
             self.writer.record_event(ref, "Warning", "PolicyRejected", message)
         except ClusterError as exc:

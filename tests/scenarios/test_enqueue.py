@@ -51,3 +51,25 @@ def test_a_podgroup_without_min_resources_is_admitted() -> None:
     outcome = run(snapshot(*TWO_NODES, pg, pod("free-0").group("free").requests(cpu="1")))[0]
     assert phase(outcome, "default/free") is PodGroupPhase.RUNNING
     assert outcome.binds == {"default/free-0": "n1"}
+
+
+def test_a_malformed_podgroup_is_not_admitted_and_its_pods_carry_the_problem() -> None:
+    import dataclasses
+
+    bad = dataclasses.replace(
+        podgroup("bad").min_member(1).build(), problem="PodGroup default/bad: spec.minMember: bad"
+    )
+    outcome = run(snapshot(*TWO_NODES, bad, pod("bad-0").group("bad").requests(cpu="1")))[0]
+    assert phase(outcome, "default/bad") is PodGroupPhase.PENDING
+    assert outcome.unschedulable == {"default/bad-0": "PodGroup default/bad: spec.minMember: bad"}
+
+
+def test_jobs_of_a_malformed_queue_are_told_what_is_wrong_with_it() -> None:
+    import dataclasses
+
+    broken = dataclasses.replace(queue("broken").build(), problem="Queue broken: spec.weight: 0")
+    pg = podgroup("job").queue("broken").min_member(1)
+    outcome = run(snapshot(*TWO_NODES, broken, pg, pod("job-0").group("job").requests(cpu="1")))[0]
+    assert outcome.unschedulable == {
+        "default/job-0": "queue broken of podgroup default/job is invalid: Queue broken: spec.weight: 0"
+    }

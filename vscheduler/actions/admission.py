@@ -29,8 +29,9 @@ def admitted_jobs(session: Session) -> dict[str, list[JobState]]:
         if invalid is not None:
             session.note_job(job, f"podgroup {job.key} is not valid: {invalid.reason}")
             continue
-        if session.queue_of(job) is None:
-            session.note_job(job, f"queue {job.queue} of podgroup {job.key} not found")
+        problem = queue_problem(session, job)
+        if problem:
+            session.note_job(job, problem)
             continue
         by_queue.setdefault(job.queue, []).append(job)
     return by_queue
@@ -44,3 +45,13 @@ def settle(session: Session, stmt: Statement, job: JobState) -> None:
         stmt.keep()
     else:
         stmt.discard()
+
+
+def queue_problem(session: Session, job: JobState) -> str:
+    """Why `job`'s queue cannot take it (missing, or a malformed Queue), or ""."""
+    queue = session.queue_of(job)
+    if queue is None:
+        return f"queue {job.queue} of podgroup {job.key} not found"
+    if queue.facts.problem:
+        return f"queue {job.queue} of podgroup {job.key} is invalid: {queue.facts.problem}"
+    return ""

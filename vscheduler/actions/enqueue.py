@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from vscheduler.actions.admission import queue_problem
 from vscheduler.actions.ordering import PriorityQueue
 from vscheduler.conf.arguments import ArgumentReader
 from vscheduler.framework.session import Session
@@ -31,8 +32,9 @@ class Enqueue:
         for job in session.jobs.values():
             if not job.is_pending():
                 continue
-            if session.queue_of(job) is None:
-                session.note_job(job, f"queue {job.queue} of podgroup {job.key} not found")
+            problem = job.facts.problem or queue_problem(session, job)
+            if problem:
+                session.note_job(job, problem)
                 continue
             by_queue.setdefault(job.queue, []).append(job)
         queues: PriorityQueue[QueueState] = PriorityQueue(

@@ -68,9 +68,12 @@ class Converters:
         """A malformed node is left out."""
         return _left_out_on_error(convert_node, obj)
 
-    def queue(self, obj: Raw, _who: Identity) -> Converted[QueueFacts]:
-        """A malformed queue is left out (its jobs are reported: queue not found)."""
-        return _left_out_on_error(convert_queue, obj)
+    def queue(self, obj: Raw, who: Identity) -> Converted[QueueFacts]:
+        """A malformed queue is kept as a queue carrying its problem (its jobs are told)."""
+        try:
+            return Converted(convert_queue(obj))
+        except InputError as err:
+            return Converted(QueueFacts(name=who.name, uid=who.uid, problem=str(err)), str(err))
 
     def priority_class(self, obj: Raw, _who: Identity) -> Converted[PriorityClassFacts]:
         """A malformed PriorityClass is left out."""

@@ -212,6 +212,8 @@ class QueueFacts:
     parent: str = ""
     priority: int = 0
     created: dt.datetime = EPOCH
+    problem: str = ""
+    """Why this queue cannot take jobs (a malformed Queue field), or empty."""
 
     @property
     def is_open(self) -> bool:

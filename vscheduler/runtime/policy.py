@@ -30,6 +30,8 @@ class Rejection:
 
     source: str
     errors: tuple[str, ...]
+    uid: str = ""
+    """The uid of the object the policy came from (so its Events attach to it), if any."""
 
 
 class PolicyHolder:
@@ -44,6 +46,7 @@ class PolicyHolder:
         self._lock = threading.Lock()
         self._pipeline = builtins.load_pipeline(None)
         self._text: str | None = None
+        self._rejected_text: str | None = None
         self._source = "default policy"
         self.generation = 0
         self._on_loaded = on_loaded
@@ -61,16 +64,21 @@ class PolicyHolder:
         with self._lock:
             return self._source
 
-    def offer(self, text: str | None, source: str) -> bool:
-        """Load `text` (None: back to the default policy). True if it is now in force."""
+    def offer(self, text: str | None, source: str, *, uid: str = "") -> bool:
+        """Load `text` (None: back to the default policy). True if it is now in force; a text
+        already rejected is not reported again (an unrelated edit of the ConfigMap)."""
         with self._lock:
             if text == self._text:
                 return True
+            if text is not None and text == self._rejected_text:
+                return False
         try:
             pipeline = builtins.load_pipeline(text, source=source)
         except PolicyError as exc:
             logger.error("policy %s rejected, keeping %s: %s", source, self.source, exc)
-            self._on_rejected(Rejection(source, exc.errors))
+            with self._lock:
+                self._rejected_text = text
+            self._on_rejected(Rejection(source, exc.errors, uid))
             return False
         with self._lock:
             self._pipeline, self._text, self._source = pipeline, text, source
@@ -112,12 +120,13 @@ class ConfigMapPolicy:
         name = meta.get("name", "?") if isinstance(meta, Mapping) else "?"
         namespace = meta.get("namespace", "?") if isinstance(meta, Mapping) else "?"
         source = f"ConfigMap {namespace}/{name} key {self._key}"
+        uid = str(meta.get("uid", "")) if isinstance(meta, Mapping) else ""
         data = obj.get("data")
         text = data.get(self._key) if isinstance(data, Mapping) else None
         if not isinstance(text, str):
-            self._holder.reject(Rejection(source, (f"data.{self._key}: missing",)))
+            self._holder.reject(Rejection(source, (f"data.{self._key}: missing",), uid))
             return
-        self._holder.offer(text, source)
+        self._holder.offer(text, source, uid=uid)
 
 
 class FilePolicy:

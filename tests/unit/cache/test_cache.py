@@ -351,9 +351,13 @@ def test_a_malformed_podgroup_keeps_its_job_with_the_problem(cache: SchedulerCac
     assert cache.problems() == {}
 
 
-def test_a_malformed_queue_is_left_out_and_its_problem_kept(cache: SchedulerCache) -> None:
+def test_a_malformed_queue_is_kept_carrying_its_problem(cache: SchedulerCache) -> None:
     cache.apply(QUEUE, event("ADDED", raw_queue("q1", weight=0)))
-    assert list(cache.snapshot().queues) == ["default"]
+    queues = cache.snapshot().queues
+    assert list(queues) == ["q1", "default"]
+    assert queues["q1"].problem == (
+        "Queue q1: spec.weight: must be an integer from 1 to 2147483647, got 0"
+    )
     assert cache.problems() == {
         "Queue q1": "Queue q1: spec.weight: must be an integer from 1 to 2147483647, got 0"
     }
