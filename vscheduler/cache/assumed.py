@@ -38,16 +38,32 @@ class Assumptions:
         self._clock = clock
         self._ttl = ttl
         self._tables: dict[AssumedKind, dict[str, _Assumption]] = {"bind": {}, "evict": {}}
+        self._held: dict[AssumedKind, dict[str, _Assumption]] = {"bind": {}, "evict": {}}
+        """Assumptions whose API call is still queued or in flight: they do not expire (a long
+        queue of binds must not let the next cycles place those pods again); `settle` starts
+        their TTL once the call is done."""
 
-    def add(self, kind: AssumedKind, uid: str, node: str = "") -> None:
-        """Assume `uid` bound to `node`, or releasing; a repeated assumption starts a new TTL."""
-        table = self._tables[kind]
-        table.pop(uid, None)  # re-inserted last: each table stays in deadline order
-        table[uid] = _Assumption(node, self._clock.monotonic() + self._ttl)
+    def add(self, kind: AssumedKind, uid: str, node: str = "", *, held: bool = False) -> None:
+        """Assume `uid` (bound on `node`, or releasing): for the TTL, or until settled (held)."""
+        self.discard(kind, uid)
+        if held:
+            self._held[kind][uid] = _Assumption(node, float("inf"))
+            return
+        # inserted last: each table stays in deadline order
+        self._tables[kind][uid] = _Assumption(node, self._clock.monotonic() + self._ttl)
+
+    def settle(self, kind: AssumedKind, uid: str) -> bool:
+        """The held assumption's call is done: its TTL starts now. Whether it was held."""
+        held = self._held[kind].pop(uid, None)
+        if held is None:
+            return False
+        self._tables[kind][uid] = _Assumption(held.node, self._clock.monotonic() + self._ttl)
+        return True
 
     def discard(self, kind: AssumedKind, uid: str) -> bool:
         """Drop one assumption; whether there was one."""
-        return self._tables[kind].pop(uid, None) is not None
+        dropped = self._tables[kind].pop(uid, None) is not None
+        return self._held[kind].pop(uid, None) is not None or dropped
 
     def discard_all(self, uid: str) -> bool:
         """Drop every assumption about `uid`; whether there was one."""
@@ -55,12 +71,13 @@ class Assumptions:
 
     def has(self, kind: AssumedKind, uid: str) -> bool:
         """Whether `uid` is assumed bound (or releasing)."""
-        return uid in self._tables[kind]
+        return uid in self._tables[kind] or uid in self._held[kind]
 
     def uids(self) -> Iterator[str]:
         """Every assumed task (a task assumed both ways comes twice)."""
-        for table in self._tables.values():
-            yield from table
+        for kind in ("bind", "evict"):
+            yield from self._tables[kind]
+            yield from self._held[kind]
 
     def expire(self) -> int:
         """Drop the assumptions whose TTL has passed; how many."""
@@ -76,20 +93,24 @@ class Assumptions:
         return dropped
 
     def __len__(self) -> int:
-        return sum(len(table) for table in self._tables.values())
+        return sum(len(t) for t in (*self._tables.values(), *self._held.values()))
 
     def overlay(self, tasks: Mapping[str, TaskFacts]) -> dict[str, TaskFacts]:
         """The facts to show instead of `tasks`' own, for every assumed task in `tasks`."""
         out: dict[str, TaskFacts] = {}
-        for uid, bind in self._tables["bind"].items():
+        for uid, bind in self._all("bind"):
             facts = tasks.get(uid)
             if facts is not None:
                 out[uid] = _shown(bind, facts, _bound)
-        for uid, evict in self._tables["evict"].items():
+        for uid, evict in self._all("evict"):
             facts = out.get(uid) or tasks.get(uid)
             if facts is not None:
                 out[uid] = _shown(evict, facts, _releasing)
         return out
+
+    def _all(self, kind: AssumedKind) -> Iterator[tuple[str, _Assumption]]:
+        yield from self._tables[kind].items()
+        yield from self._held[kind].items()
 
 
 def _shown(

@@ -198,11 +198,17 @@ class SchedulerCache:
         """The eviction failed or was refused: show the task as the watch has it."""
         self._forget_assumption("evict", task_uid)
 
-    def assume_binds(self, binds: Iterable[tuple[str, str]]) -> None:
-        """`assume_bind` for each (task uid, node), under one lock acquisition."""
+    def assume_binds(self, binds: Iterable[tuple[str, str]], *, held: bool = False) -> None:
+        """`assume_bind` for each (task uid, node), under one lock acquisition; `held` ones do
+        not expire until `bind_sent` (their bind is queued or in flight)."""
         with self._lock:
             for task_uid, node in binds:
-                self._assume_locked("bind", task_uid, node)
+                self._assume_locked("bind", task_uid, node, held=held)
+
+    def bind_sent(self, task_uid: str) -> None:
+        """The bind call succeeded: the assumption's TTL starts now (the watch confirms it)."""
+        with self._lock:
+            self._assumed.settle("bind", task_uid)
 
     def assume_evicts(self, task_uids: Iterable[str]) -> None:
         """`assume_evict` for each task uid, under one lock acquisition."""
@@ -214,9 +220,11 @@ class SchedulerCache:
         with self._lock:
             self._assume_locked(kind, task_uid, node)
 
-    def _assume_locked(self, kind: AssumedKind, task_uid: str, node: str) -> None:
+    def _assume_locked(
+        self, kind: AssumedKind, task_uid: str, node: str, *, held: bool = False
+    ) -> None:
         if task_uid in self._pods.facts:
-            self._assumed.add(kind, task_uid, node)
+            self._assumed.add(kind, task_uid, node, held=held)
             self._touch()
 
     def _forget_assumption(self, kind: AssumedKind, task_uid: str) -> None:

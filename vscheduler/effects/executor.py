@@ -64,6 +64,9 @@ class Effects:
         self._retry = retry or RetryPolicy()
         self._event_retry = self._retry.events()
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="effects")
+        self._event_pool = ThreadPoolExecutor(
+            max_workers=max(2, workers // 4), thread_name_prefix="effects-events"
+        )
         self._dispatcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="effects-dispatch")
         self._stop = threading.Event()
         self._idle = threading.Condition()
@@ -79,12 +82,17 @@ class Effects:
         queues the writes on the pool."""
         del snapshot  # the cache's latest raw objects are fresher for diffing
         try:
-            self._cache.assume_binds((b.task_uid, b.node) for b in result.binds)
+            self._cache.assume_binds(((b.task_uid, b.node) for b in result.binds), held=True)
             self._cache.assume_evicts(e.task_uid for e in result.evictions)
         except Exception:
             logger.exception("assuming the cycle's decisions failed")
         if not self._queue("dispatch", lambda: self._dispatch(result), self._dispatcher):
             self._forget_all(result)
+
+    def busy(self) -> bool:
+        """Whether API calls of earlier cycles are still queued or in flight."""
+        with self._idle:
+            return self._in_flight > 0
 
     def drain(self, timeout: float | None = None) -> bool:
         """Wait until no work is queued or running; False if `timeout` seconds passed first."""
@@ -97,6 +105,7 @@ class Effects:
         self._stop.set()
         self._dispatcher.shutdown(wait=True, cancel_futures=True)
         self._pool.shutdown(wait=True, cancel_futures=True)
+        self._event_pool.shutdown(wait=True, cancel_futures=True)
 
     def _dispatch(self, result: CycleResult) -> None:
         steps: tuple[tuple[str, Callable[[], None]], ...] = (
@@ -141,10 +150,16 @@ class Effects:
             if not self._stop.is_set():  # a bind cut short by shutdown was not rejected
                 self._event(ref, "Warning", "FailedScheduling", f"Binding rejected: {err}")
             return
+        self._cache.bind_sent(bind.task_uid)
         self._outcome("bind", "success")
         logger.info("bound %s to %s", bind.pod, bind.node)
         message = f"Successfully assigned {bind.pod} to {bind.node}"
-        self._event(ref, "Normal", "Scheduled", message)
+        # the Event goes to its own small pool: the next bind does not wait for it
+        self._queue(
+            f"event Scheduled on {bind.pod}",
+            lambda: self._event(ref, "Normal", "Scheduled", message),
+            self._event_pool,
+        )
 
     def _submit_evictions(self, evictions: tuple[Evict, ...]) -> None:
         for evict in evictions:

@@ -50,6 +50,10 @@ class Effects(Protocol):
         """Carry the decisions out (asynchronously)."""
         ...
 
+    def busy(self) -> bool:
+        """Earlier decisions are still being carried out."""
+        ...
+
 
 class Observer(Protocol):
     """What the loop reports to (the metrics)."""
@@ -132,9 +136,13 @@ class Scheduler:
                 stop.wait(self._debounce)
 
     def _wait(self, stop: threading.Event) -> bool:
-        """Wait up to one period for a change (True) or a stop (False), in short slices."""
+        """Wait up to one period for a change (True) or a stop (False), in short slices.
+
+        A change wakes the loop early only once the effects of earlier cycles are done: while
+        binds are still queued, a new cycle would only see the same pending pods again and take
+        the interpreter from the bind workers, so cycles then run once per period."""
         for _ in range(max(1, round(self._period / _SLICE))):
-            if self._cache.changed.wait(_SLICE):
+            if self._cache.changed.wait(_SLICE) and not self._effects.busy():
                 return not stop.is_set()
             if stop.is_set():
                 return False

@@ -205,3 +205,25 @@ def test_events_assumptions_and_snapshots_from_many_threads_keep_the_cache_consi
         thread.join(10)
     assert errors == []
     assert len(cache.snapshot().tasks) == 400
+
+
+def test_a_held_bind_does_not_expire_while_its_call_is_queued_and_its_ttl_starts_when_sent(
+    cache: SchedulerCache, clock: FixedClock
+) -> None:
+    cache.assume_binds([("uid-p1", "n2")], held=True)
+    clock.advance(600)
+    _ = cache.generation  # reading the generation expires what is due
+    assert status_of(cache, "uid-p1") == (TaskStatus.BOUND, "n2")
+    cache.bind_sent("uid-p1")
+    clock.advance(29)
+    _ = cache.generation
+    assert status_of(cache, "uid-p1") == (TaskStatus.BOUND, "n2")
+    clock.advance(2)
+    _ = cache.generation
+    assert status_of(cache, "uid-p1") == (TaskStatus.PENDING, None)
+
+
+def test_a_held_bind_is_forgotten_when_its_call_fails(cache: SchedulerCache) -> None:
+    cache.assume_binds([("uid-p1", "n2")], held=True)
+    cache.forget_bind("uid-p1")
+    assert status_of(cache, "uid-p1") == (TaskStatus.PENDING, None)

@@ -30,6 +30,9 @@ class FakeEffects:
     def submit(self, result: CycleResult, snapshot: ClusterSnapshot) -> None:
         self.submitted.append(result)
 
+    def busy(self) -> bool:
+        return False
+
 
 class FakeObserver:
     def __init__(self) -> None:
@@ -106,3 +109,14 @@ def test_the_loop_stops_when_asked() -> None:
     thread.join(timeout=5)
     assert not thread.is_alive()
     assert len(effects.submitted) <= 1
+
+
+def test_a_change_does_not_wake_the_loop_early_while_earlier_binds_are_still_in_flight() -> None:
+    scheduler, cache, effects, _ = make()
+    effects.busy = lambda: True  # type: ignore[method-assign]
+    cache.changed.set()
+    stop = threading.Event()
+    assert scheduler._wait(stop) is False  # waited the whole period: no early cycle
+    effects.busy = lambda: False  # type: ignore[method-assign]
+    cache.changed.set()
+    assert scheduler._wait(stop) is True
