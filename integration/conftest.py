@@ -1,4 +1,5 @@
-"""Fixtures of the integration suite: a real control plane per test, and schedulers on it."""
+"""Fixtures of the integration suite: a cluster per test (on the chosen backend), and schedulers
+on it. `VSCHEDULER_TEST_BACKEND` = local (default) | kind | existing; see integration/README.md."""
 
 from __future__ import annotations
 
@@ -8,30 +9,54 @@ from pathlib import Path
 import pytest
 
 from integration import harness
-from integration.controlplane import LocalControlPlane
+
+
+@pytest.fixture(scope="session")
+def remote_backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[harness.RemoteBackend]:
+    """`kind` or `existing`: the cluster the session shares, with its own kwok and the CRDs.
+
+    A backend that cannot run here fails every test with what is missing: never a skip.
+    """
+    workdir = tmp_path_factory.mktemp(f"backend-{harness.backend()}")
+    unavailable = ""
+    try:
+        with harness.remote_backend(harness.backend(), workdir) as remote:
+            yield remote
+    except harness.BackendUnavailableError as exc:
+        unavailable = str(exc)
+    if unavailable:
+        pytest.fail(f"backend {harness.backend()!r} unavailable: {unavailable}", pytrace=False)
 
 
 @pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[LocalControlPlane]:
-    """A started control plane with the Volcano CRDs and a `test` namespace, no nodes."""
-    if harness.backend() != "local":
-        pytest.fail(
-            f"backend {harness.backend()!r}: only the local backend is wired in this release; "
-            "see integration/harness.py"
-        )
-    cp = LocalControlPlane(build=True)
-    cp.start()
+def cluster(request: pytest.FixtureRequest) -> Iterator[harness.ScopedCluster]:
+    """A cluster with the Volcano CRDs and the test's namespace (`test`), and no nodes.
+
+    `local`: a control plane of the test's own. `kind`/`existing`: the session's cluster seen
+    through a RemoteCluster, which scopes namespaces, scheduler names and nodes to the test and
+    deletes what the test made when it ends (see harness.RemoteCluster).
+    """
+    if harness.backend() == "local":
+        cp = harness.LocalCluster(build=True)
+        cp.start()
+        try:
+            harness.install_crds(cp)
+            cp.create_namespace("test")
+            yield cp
+        finally:
+            cp.stop()
+        return
+    remote: harness.RemoteBackend = request.getfixturevalue("remote_backend")
+    scoped = remote.for_test(request.node.nodeid)
     try:
-        harness.install_crds(cp)
-        cp.create_namespace("test")
-        yield cp
+        yield scoped
     finally:
-        cp.stop()
+        scoped.teardown()
 
 
 @pytest.fixture
 def start_scheduler(
-    cluster: LocalControlPlane, tmp_path: Path
+    cluster: harness.Cluster, tmp_path: Path
 ) -> Iterator[Callable[..., harness.Scheduler]]:
     """Start `vscheduler run` processes; all are stopped at the end of the test."""
     started: list[harness.Scheduler] = []

@@ -13,6 +13,7 @@ the informers and the HTTP server stop.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import logging
 import random
@@ -142,19 +143,23 @@ class App:
 
     def __init__(self, settings: Settings, *, clock: Clock) -> None:
         self.settings, self.clock = settings, clock
+        self.elector: LeaderElector | None = None
         self.stop = threading.Event()
+        self.stop_electing = threading.Event()
+        """Set only after in-flight binds drained, so the lease outlives them."""
         self.registry = CollectorRegistry()
         self.metrics = SchedulerMetrics(self.registry)
         self.identity = settings.leader_election.identity or default_identity()
-        self.api = connect(
-            ClientSettings(
-                kubeconfig=settings.kubeconfig or None,
-                qps=settings.qps,
-                burst=settings.burst,
-                bind_workers=settings.bind_workers,
-            ),
-            clock=clock,
+        client = ClientSettings(
+            kubeconfig=settings.kubeconfig or None,
+            qps=settings.qps,
+            burst=settings.burst,
+            bind_workers=settings.bind_workers,
         )
+        # Every write of this client is fenced on leadership, checked after the rate limiter's
+        # wait; the Lease has a client of its own, so renewals never queue behind binds.
+        self.api = connect(client, clock=clock, fence=self.is_leading)
+        self.lease_api = connect(dataclasses.replace(client, qps=0, bind_workers=1), clock=clock)
         self.writer = KubeWriter(
             self.api, clock=clock, component=settings.scheduler_name, instance=self.identity
         )
@@ -174,6 +179,7 @@ class App:
             workers=settings.bind_workers,
             on_outcome=self.metrics.observe_effect,
             retry=RetryPolicy(jitter=random.Random()),
+            may_write=self.is_leading,
         )
         self.elector = self._elector()
         self.problems = ProblemReporter(self.cache, self.writer)
@@ -223,12 +229,12 @@ class App:
         if not election.enabled:
             return None
         return LeaderElector(
-            KubeLeaseStore(self.api),
+            KubeLeaseStore(self.lease_api),
             namespace=election.resource_namespace,
             name=election.resource_name,
             identity=self.identity,
             clock=self.clock,
-            stop=self.stop,
+            stop=self.stop_electing,
             lease_duration=election.lease_duration,
             renew_deadline=election.renew_deadline,
             retry_period=election.retry_period,
@@ -315,12 +321,14 @@ class App:
                 "in-flight API calls did not finish within %.0fs", self.settings.drain_timeout
             )
         self.effects.close()
+        self.stop_electing.set()  # only now: the lease is released after the last bind
         if self.elector is not None:
             self.elector.join(timeout=5.0)
         for informer in self.informers:
             informer.stop()
         self.http.stop()
         self.api.close()
+        self.lease_api.close()
 
 
 def run(settings: Settings) -> int:

@@ -75,5 +75,9 @@ class ExpiredError(ClusterError):
     """The watch's resourceVersion is too old (410 Gone): list again."""
 
 
+class FencedError(VSchedulerError):
+    """A write refused before it left the process: this replica no longer holds the lease."""
+
+
 class InvariantError(VSchedulerError):
     """The framework found its own bookkeeping broken; nothing of the cycle is committed."""

@@ -30,7 +30,7 @@ from vscheduler.effects import status as st
 from vscheduler.effects.ports import ClusterWriter, ObjectRef
 from vscheduler.effects.retry import RetryPolicy, call_with_retry
 from vscheduler.effects.sent import SentLog
-from vscheduler.errors import ConflictError, DisruptionBudgetError, NotFoundError
+from vscheduler.errors import ConflictError, DisruptionBudgetError, FencedError, NotFoundError
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import Bind, CycleResult, Evict, PodGroupStatus
 
@@ -58,9 +58,13 @@ class Effects:
         workers: int = 16,
         on_outcome: Callable[[str, str], None] = _no_outcome,
         retry: RetryPolicy | None = None,
+        may_write: Callable[[], bool] = lambda: True,
     ) -> None:
         self._writer, self._cache, self._clock = writer, cache, clock
         self._on_outcome = on_outcome
+        self._may_write = may_write
+        """Checked before every API call: a replica that lost the lease sends nothing more, not
+        even the binds it had queued (the fence kube-scheduler gets by exiting)."""
         self._retry = retry or RetryPolicy()
         self._event_retry = self._retry.events()
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="effects")
@@ -138,6 +142,11 @@ class Effects:
         what = f"bind {bind.pod} to {bind.node}"
         try:
             self._call(what, lambda: self._writer.bind(ref.namespace, ref.name, ref.uid, bind.node))
+        except FencedError:
+            self._cache.forget_bind(bind.task_uid)
+            self._outcome("bind", "dropped")
+            logger.info("%s dropped: this replica no longer leads", what)
+            return
         except (ConflictError, NotFoundError) as err:
             self._cache.forget_bind(bind.task_uid)
             self._outcome("bind", "conflict")
@@ -171,6 +180,11 @@ class Effects:
         what = f"evict {evict.pod} ({evict.reason})"
         try:
             self._call(what, lambda: self._writer.evict(ref.namespace, ref.name, ref.uid))
+        except FencedError:
+            self._cache.forget_evict(evict.task_uid)
+            self._outcome("evict", "dropped")
+            logger.info("%s dropped: this replica no longer leads", what)
+            return
         except DisruptionBudgetError as err:
             self._cache.forget_evict(evict.task_uid)
             self._outcome("evict", "blocked")
@@ -296,9 +310,14 @@ class Effects:
                 self._idle.notify_all()
 
     def _call(self, what: str, fn: Callable[[], None]) -> None:
+        def fenced() -> None:
+            if not self._may_write():  # checked before every attempt, retries included
+                raise FencedError(f"{what}: this replica no longer leads")
+            fn()
+
         call_with_retry(
             self._retry,
-            fn,
+            fenced,
             what=what,
             clock=self._clock,
             sleep=self._stop.wait,

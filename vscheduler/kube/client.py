@@ -16,14 +16,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import urllib3
 from kubernetes import client as k8s_client, config as k8s_config
 
 from vscheduler.clock import Clock
-from vscheduler.errors import ClusterError
+from vscheduler.errors import ClusterError, FencedError
 from vscheduler.informer.kinds import CLUSTER_KINDS
 from vscheduler.kube.errors import translate
 from vscheduler.kube.ratelimit import DEFAULT_BURST, DEFAULT_QPS, TokenBucket
@@ -111,9 +111,13 @@ class KubeApi:
         *,
         connect_timeout: float = 10.0,
         request_timeout: float = 30.0,
+        fence: Callable[[], bool] | None = None,
     ) -> None:
         self._client = api_client
         self._limiter = limiter
+        self._fence = fence
+        """Asked right before every write leaves (after the rate limiter's wait): False refuses
+        it with FencedError, so a replica that lost its lease sends nothing more."""
         self._connect_timeout = connect_timeout
         self._request_timeout = request_timeout
 
@@ -161,6 +165,8 @@ class KubeApi:
     ) -> urllib3.HTTPResponse:
         """Send a request and return the unread response (the caller reads and closes it)."""
         self._limiter.acquire()
+        if self._fence is not None and method != "GET" and not self._fence():
+            raise FencedError(f"{method} {path} not sent: this replica no longer leads")
         timeout = (self._connect_timeout, read_timeout or self._request_timeout)
         try:
             response = self._client.call_api(
@@ -186,8 +192,11 @@ class KubeApi:
         self._client.close()
 
 
-def connect(settings: ClientSettings, *, clock: Clock) -> KubeApi:
-    """The composition root's entry: an ApiClient for `settings`, behind a token bucket."""
+def connect(
+    settings: ClientSettings, *, clock: Clock, fence: Callable[[], bool] | None = None
+) -> KubeApi:
+    """The composition root's entry: an ApiClient for `settings`, behind a token bucket, its
+    writes fenced by `fence` when given."""
     api_client = build_api_client(
         settings.kubeconfig, settings.context, pool_maxsize=pool_size(settings.bind_workers)
     )
@@ -197,4 +206,5 @@ def connect(settings: ClientSettings, *, clock: Clock) -> KubeApi:
         limiter,
         connect_timeout=settings.connect_timeout,
         request_timeout=settings.request_timeout,
+        fence=fence,
     )

@@ -45,7 +45,7 @@ ATTEMPT_RESULTS: Final = ("scheduled", "unschedulable", "error")
 CYCLE_RESULTS: Final = ("success", "plugin_error", "error")
 RELOAD_RESULTS: Final = ("success", "failure")
 BOUND: Final = "bound"
-BIND_FAILURE_REASONS: Final = ("conflict", "not_found", "transient", "error")
+BIND_FAILURE_REASONS: Final = ("conflict", "not_found", "transient", "not_leading", "error")
 INFORMER_ACTIVITY: Final = ("list", "watch", "event", "bookmark", "expired", "error")
 """`vscheduler.informer.informer.OBSERVED` apart from `relist`, which has a counter of its own."""
 RELIST: Final = "relist"
@@ -382,7 +382,8 @@ class SchedulerMetrics:
         if outcome == "success":
             self._own.bound.inc()
         else:
-            reason = outcome if outcome in BIND_FAILURE_REASONS else "error"
+            reason = "not_leading" if outcome == "dropped" else outcome
+            reason = reason if reason in BIND_FAILURE_REASONS else "error"
             self._own.bind_failures.labels(reason).inc()
 
     def observe_task_scheduled(self, seconds: float) -> None:

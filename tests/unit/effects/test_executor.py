@@ -466,3 +466,29 @@ def test_cycles_on_the_cache_bind_each_pod_once_and_report_the_rest_once(
     assert writer.of("bind") == [("ns/p1", "uid-p1", "n1")]
     assert [c[0] for c in writer.of("condition")] == ["ns/big"]
     assert status_of(cache, "uid-p1") == (TaskStatus.BOUND, "n1")
+
+
+def test_a_replica_that_stopped_leading_sends_none_of_its_queued_binds(
+    writer: FakeWriter, cache: SchedulerCache, clock: FixedClock
+) -> None:
+    leading = [True]
+    outcomes: list[tuple[str, str]] = []
+    effects = Effects(
+        writer,
+        cache,
+        clock=clock,
+        workers=2,
+        on_outcome=lambda action, outcome: outcomes.append((action, outcome)),
+        retry=RetryPolicy(initial_backoff=0, max_attempts=3),
+        may_write=lambda: leading[0],
+    )
+    try:
+        leading[0] = False
+        carry_out(effects, CycleResult(binds=(BIND,), evictions=(EVICT,)))
+        assert writer.of("bind") == []
+        assert writer.of("evict") == []
+        assert writer.of("event") == []
+        assert status_of(cache, "uid-p1") == (TaskStatus.PENDING, None)
+        assert sorted(outcomes) == [("bind", "dropped"), ("evict", "dropped")]
+    finally:
+        effects.close()

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -193,3 +194,32 @@ def test_a_forbidden_write_raises_a_plain_cluster_error(
     with pytest.raises(ClusterError, match="RBAC says no") as caught:
         writer.patch_podgroup_status("team-a", "pg-1", {"phase": "Running"})
     assert type(caught.value) is ClusterError
+
+
+@pytest.mark.timeout(10)
+def test_a_fenced_client_sends_no_write_once_the_fence_closes_but_still_reads(
+    apiserver: FakeApiServer, kubeconfig: Path, clock: FixedClock
+) -> None:
+    from vscheduler.errors import FencedError
+    from vscheduler.kube.client import build_api_client
+    from vscheduler.kube.ratelimit import TokenBucket
+
+    leading = [False]
+    api = KubeApi(
+        build_api_client(str(kubeconfig), pool_maxsize=2),
+        TokenBucket(0, 0, clock=clock),
+        fence=lambda: leading[0],
+    )
+    try:
+        writer = KubeWriter(api, clock=clock)
+        with pytest.raises(FencedError):
+            writer.bind("team-a", "worker-0", "uid-0", "node-a")
+        assert apiserver.requests("POST") == []
+        apiserver.reply("GET", POD, 200, {"kind": "Pod", "metadata": {"name": "worker-0"}})
+        assert api.request("GET", POD)["kind"] == "Pod"
+        leading[0] = True
+        apiserver.reply("POST", f"{POD}/binding", 201, {"kind": "Status", "status": "Success"})
+        writer.bind("team-a", "worker-0", "uid-0", "node-a")
+        assert len(apiserver.requests("POST")) == 1
+    finally:
+        api.close()
