@@ -193,6 +193,35 @@ class _Proc:
     log: Path
 
 
+def run_kubectl(
+    bin_dir: Path,
+    kubeconfig: Path,
+    workdir: Path,
+    args: Sequence[str],
+    *,
+    check: bool = True,
+    input: str | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
+    """Run the kubectl of `bin_dir` with `kubeconfig`; ControlPlaneError if it fails (`check`)."""
+    proc = subprocess.run(
+        [
+            str(bin_dir / "kubectl"),
+            f"--kubeconfig={kubeconfig}",
+            f"--cache-dir={workdir / 'kubectl-cache'}",
+            *args,
+        ],
+        input=input,
+        capture_output=True,
+        check=False,
+        text=True,
+        timeout=timeout,
+    )
+    if check and proc.returncode != 0:
+        raise ControlPlaneError(f"kubectl {' '.join(args)} failed:\n{proc.stderr}")
+    return proc
+
+
 # ------------------------------------------------------------------------- control plane
 class LocalControlPlane:
     """etcd + kube-apiserver + kube-controller-manager + kwok on 127.0.0.1, in a temp dir.
@@ -568,22 +597,15 @@ class LocalControlPlane:
         self, *args: str, check: bool = True, input: str | None = None, timeout: float = 60
     ) -> subprocess.CompletedProcess[str]:
         """Run the kubectl built alongside the control plane, as admin."""
-        proc = subprocess.run(
-            [
-                str(self.bin_dir / "kubectl"),
-                f"--kubeconfig={self.kubeconfig_path}",
-                f"--cache-dir={self.workdir / 'kubectl-cache'}",
-                *args,
-            ],
+        return run_kubectl(
+            self.bin_dir,
+            self.kubeconfig_path,
+            self.workdir,
+            args,
+            check=check,
             input=input,
-            capture_output=True,
-            check=False,
-            text=True,
             timeout=timeout,
         )
-        if check and proc.returncode != 0:
-            raise ControlPlaneError(f"kubectl {' '.join(args)} failed:\n{proc.stderr}")
-        return proc
 
     def wait_for(self, what: str, check: Callable[[], _T | None], timeout: float = 60) -> _T:
         """Poll ``check`` until it returns something truthy; fail with component state."""

@@ -52,6 +52,7 @@ from integration.controlplane import (
     cache_dir,
     find_bin_dir,
     free_port,
+    run_kubectl,
 )
 
 T = TypeVar("T")
@@ -535,22 +536,15 @@ class RemoteBackend:
         self, *args: str, check: bool = True, input: str | None = None, timeout: float = 60
     ) -> subprocess.CompletedProcess[str]:
         """The kubectl built by scripts/controlplane, with the session's kubeconfig."""
-        proc = subprocess.run(
-            [
-                str(self.bin_dir / "kubectl"),
-                f"--kubeconfig={self.kubeconfig_path}",
-                f"--cache-dir={self.workdir / 'kubectl-cache'}",
-                *args,
-            ],
+        return run_kubectl(
+            self.bin_dir,
+            self.kubeconfig_path,
+            self.workdir,
+            args,
+            check=check,
             input=input,
-            capture_output=True,
-            check=False,
-            text=True,
             timeout=timeout,
         )
-        if check and proc.returncode != 0:
-            raise ControlPlaneError(f"kubectl {' '.join(args)} failed:\n{proc.stderr}")
-        return proc
 
     def cluster_entry(self) -> dict[str, Any]:
         """The kubeconfig's cluster entry (server and CA), for kubeconfigs of other identities."""

@@ -17,6 +17,7 @@ from typing import Any, Final, NamedTuple
 
 from vscheduler.errors import InputError
 from vscheduler.model.facts import EPOCH
+from vscheduler.model.quantity import show as show
 
 Raw = Mapping[str, Any]
 """A raw Kubernetes object or sub-object, as decoded from YAML or JSON."""
@@ -26,21 +27,6 @@ _RFC3339: Final = re.compile(
 )
 INT32_MAX: Final = 2**31 - 1
 _TIMES_LIMIT: Final = 65536
-
-
-def show(value: object) -> str:
-    """A short form of a raw value for error messages: `'four'`, `4.5`, `null`, `a list`."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return f"'{value}'"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    if isinstance(value, list | tuple):
-        return "a list"
-    return str(value)
 
 
 def join(path: str, key: str) -> str:

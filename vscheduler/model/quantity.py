@@ -92,14 +92,14 @@ def parse_nanos(value: object) -> int:
             return int(simple.group(1)) * _SIMPLE_NANOS[simple.group(2)]
         return _parse_text(value)
     if isinstance(value, bool):
-        raise QuantityError(f"invalid quantity {_show(value)}: must be a string or a number")
+        raise QuantityError(f"invalid quantity {show(value)}: must be a string or a number")
     if isinstance(value, int):
         return value * NANO
     if isinstance(value, float):
         if not math.isfinite(value):
             raise QuantityError(f"invalid quantity '{value}': not a finite number")
         return _parse_text(repr(value))
-    raise QuantityError(f"invalid quantity {_show(value)}: must be a string or a number")
+    raise QuantityError(f"invalid quantity {show(value)}: must be a string or a number")
 
 
 def parse_resource_nanos(raw: object, *, where: str) -> dict[str, int]:
@@ -112,7 +112,7 @@ def parse_resource_nanos(raw: object, *, where: str) -> dict[str, int]:
         return {}
     if type(raw) is not dict and not isinstance(raw, Mapping):
         raise QuantityError(
-            f"{where}: must be a mapping of resource name to quantity, got {_show(raw)}"
+            f"{where}: must be a mapping of resource name to quantity, got {show(raw)}"
         )
     out: dict[str, int] = {}
     for name, value in raw.items():
@@ -123,7 +123,7 @@ def parse_resource_nanos(raw: object, *, where: str) -> dict[str, int]:
         except QuantityError as err:
             raise QuantityError(f"{where}.{name}: {err}") from None
         if nanos < 0:
-            raise QuantityError(f"{where}.{name}: must not be negative, got {_show(value)}")
+            raise QuantityError(f"{where}.{name}: must not be negative, got {show(value)}")
         out[name] = nanos
     return out
 
@@ -214,7 +214,8 @@ def _invalid(text: str, why: str) -> QuantityError:
     return QuantityError(f"invalid quantity '{text}': {why}")
 
 
-def _show(value: object) -> str:
+def show(value: object) -> str:
+    """A short form of a raw value for error messages: `'four'`, `4.5`, `null`, `a list`."""
     if value is None:
         return "null"
     if isinstance(value, bool):
