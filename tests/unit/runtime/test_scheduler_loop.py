@@ -111,12 +111,28 @@ def test_the_loop_stops_when_asked() -> None:
     assert len(effects.submitted) <= 1
 
 
-def test_a_change_does_not_wake_the_loop_early_while_earlier_binds_are_still_in_flight() -> None:
-    scheduler, cache, effects, _ = make()
+def test_while_earlier_binds_are_in_flight_a_change_does_not_wake_the_loop_and_the_period_stretches() -> (
+    None
+):
+    from vscheduler.clock import perf_counter
+
+    cache = FakeCache(snapshot(node("n1")))
+    effects = FakeEffects()
     effects.busy = lambda: True  # type: ignore[method-assign]
+    scheduler = Scheduler(
+        cache=cache,
+        policy=PolicyHolder(),
+        effects=effects,
+        clock=FixedClock(START),
+        observer=FakeObserver(),
+        is_synced=lambda: True,
+        period=0.2,
+        busy_period=0.6,
+    )
     cache.changed.set()
     stop = threading.Event()
-    assert scheduler._wait(stop) is False  # waited the whole period: no early cycle
+    started = perf_counter()
+    assert scheduler._wait(stop) is False  # no early wake-up for the change
+    assert perf_counter() - started >= 0.5  # the busy period, not the 0.2 s period (no spinning)
     effects.busy = lambda: False  # type: ignore[method-assign]
-    cache.changed.set()
-    assert scheduler._wait(stop) is True
+    assert scheduler._wait(stop) is True  # the pending change wakes it at once when idle
