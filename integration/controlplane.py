@@ -193,6 +193,73 @@ class _Proc:
     log: Path
 
 
+def fake_node(
+    name: str,
+    cpu: str | int,
+    memory: str,
+    pods: int = 110,
+    labels: Mapping[str, str] | None = None,
+    *,
+    resources: Mapping[str, str] | None = None,
+    taints: Sequence[Mapping[str, str]] = (),
+    kwok_taint: bool = False,
+    annotations: Mapping[str, str] | None = None,
+    kwok_annotation: tuple[str, str] = (KWOK_NODE_ANNOTATION, "fake"),
+) -> dict[str, Any]:
+    """A kwok-managed Node object: the annotation by which a kwok selects the nodes it manages,
+    kwok's labels, capacity = allocatable = cpu, memory, pods and ``resources``."""
+    capacity = {"cpu": str(cpu), "memory": str(memory), "pods": str(pods), **(resources or {})}
+    all_taints = [dict(t) for t in taints] + ([dict(KWOK_TAINT)] if kwok_taint else [])
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "annotations": {
+                kwok_annotation[0]: kwok_annotation[1],
+                "node.alpha.kubernetes.io/ttl": "0",
+                **(annotations or {}),
+            },
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                "type": "kwok",
+                **(labels or {}),
+            },
+        },
+        "spec": {"taints": all_taints} if all_taints else {},
+        "status": {"capacity": capacity, "allocatable": dict(capacity)},
+    }
+
+
+def request_token(
+    request: Callable[..., Any], namespace: str, name: str, expiration_seconds: int = 3600
+) -> str:
+    """A bound token for a service account (created if missing), via the TokenRequest API;
+    ``request(method, path, body)`` is the cluster's JSON request function."""
+    try:
+        request("GET", f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}")
+    except ApiError as e:
+        if e.status != 404:
+            raise
+        request(
+            "POST",
+            f"/api/v1/namespaces/{namespace}/serviceaccounts",
+            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name}},
+        )
+    tr = request(
+        "POST",
+        f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token",
+        {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "spec": {"expirationSeconds": expiration_seconds},
+        },
+    )
+    return str(tr["status"]["token"])
+
+
 def run_kubectl(
     bin_dir: Path,
     kubeconfig: Path,
@@ -677,23 +744,7 @@ class LocalControlPlane:
         self, namespace: str, name: str, expiration_seconds: int = 3600
     ) -> str:
         """A bound token for a service account (created if missing), via the TokenRequest API."""
-        status, _ = self._raw("GET", f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}")
-        if status == 404:
-            self.request(
-                "POST",
-                f"/api/v1/namespaces/{namespace}/serviceaccounts",
-                {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name}},
-            )
-        tr = self.request(
-            "POST",
-            f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token",
-            {
-                "apiVersion": "authentication.k8s.io/v1",
-                "kind": "TokenRequest",
-                "spec": {"expirationSeconds": expiration_seconds},
-            },
-        )
-        return str(tr["status"]["token"])
+        return request_token(self.request, namespace, name, expiration_seconds)
 
     # -- fake nodes
     def add_node(
@@ -721,29 +772,17 @@ class LocalControlPlane:
         (kwok's node-initialize stage) and without the ``node.kubernetes.io/not-ready`` taint
         that admission adds at creation (the node-lifecycle controller removes it).
         """
-        capacity = {"cpu": str(cpu), "memory": str(memory), "pods": str(pods), **(resources or {})}
-        all_taints = [dict(t) for t in taints] + ([dict(KWOK_TAINT)] if kwok_taint else [])
-        node = {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {
-                "name": name,
-                "annotations": {
-                    KWOK_NODE_ANNOTATION: "fake",
-                    "node.alpha.kubernetes.io/ttl": "0",
-                    **(annotations or {}),
-                },
-                "labels": {
-                    "kubernetes.io/hostname": name,
-                    "kubernetes.io/os": "linux",
-                    "kubernetes.io/arch": "amd64",
-                    "type": "kwok",
-                    **(labels or {}),
-                },
-            },
-            "spec": {"taints": all_taints} if all_taints else {},
-            "status": {"capacity": capacity, "allocatable": dict(capacity)},
-        }
+        node = fake_node(
+            name,
+            cpu,
+            memory,
+            pods,
+            labels,
+            resources=resources,
+            taints=taints,
+            kwok_taint=kwok_taint,
+            annotations=annotations,
+        )
         created = self.request("POST", "/api/v1/nodes", node)
         if not wait_ready:
             return created

@@ -42,7 +42,6 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from integration.controlplane import (
-    KWOK_TAINT,
     NOT_READY_TAINT,
     POD_CIDR,
     REPO_ROOT,
@@ -50,8 +49,10 @@ from integration.controlplane import (
     ControlPlaneError,
     LocalControlPlane,
     cache_dir,
+    fake_node,
     find_bin_dir,
     free_port,
+    request_token,
     run_kubectl,
 )
 
@@ -795,30 +796,18 @@ class RemoteCluster:
         timeout: float = 60,
     ) -> Any:
         """As LocalControlPlane.add_node; managed by the session's kwok, labelled for the test."""
-        capacity = {"cpu": str(cpu), "memory": str(memory), "pods": str(pods), **(resources or {})}
-        all_taints = [dict(t) for t in taints] + ([dict(KWOK_TAINT)] if kwok_taint else [])
-        node = {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {
-                "name": name,
-                "annotations": {
-                    KWOK_ANNOTATION: self._remote.session,
-                    "node.alpha.kubernetes.io/ttl": "0",
-                    **(annotations or {}),
-                },
-                "labels": {
-                    "kubernetes.io/hostname": name,
-                    "kubernetes.io/os": "linux",
-                    "kubernetes.io/arch": "amd64",
-                    "type": "kwok",
-                    RUN_LABEL: self.run_id,
-                    **(labels or {}),
-                },
-            },
-            "spec": {"taints": all_taints} if all_taints else {},
-            "status": {"capacity": capacity, "allocatable": dict(capacity)},
-        }
+        node = fake_node(
+            name,
+            cpu,
+            memory,
+            pods,
+            {RUN_LABEL: self.run_id, **(labels or {})},
+            resources=resources,
+            taints=taints,
+            kwok_taint=kwok_taint,
+            annotations=annotations,
+            kwok_annotation=(KWOK_ANNOTATION, self._remote.session),
+        )
         try:
             created = self.request("POST", "/api/v1/nodes", node)
         except ApiError as e:
@@ -853,26 +842,7 @@ class RemoteCluster:
         self, namespace: str, name: str, expiration_seconds: int = 3600
     ) -> str:
         """A bound token for a service account (created if missing), via TokenRequest."""
-        try:
-            self.request("GET", f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}")
-        except ApiError as e:
-            if e.status != 404:
-                raise
-            self.request(
-                "POST",
-                f"/api/v1/namespaces/{namespace}/serviceaccounts",
-                {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name}},
-            )
-        tr = self.request(
-            "POST",
-            f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token",
-            {
-                "apiVersion": "authentication.k8s.io/v1",
-                "kind": "TokenRequest",
-                "spec": {"expirationSeconds": expiration_seconds},
-            },
-        )
-        return str(tr["status"]["token"])
+        return request_token(self.request, namespace, name, expiration_seconds)
 
     def write_kubeconfig(self, path: Path | str, token: str, user: str = "user") -> Path:
         """A kubeconfig for another identity against this cluster."""
