@@ -18,7 +18,7 @@ simply by having the point's method (the table in `vscheduler.framework.points`)
     allows_reclaim(queue, task) -> bool
     select_preemptees(preemptor, candidates) -> tasks | ABSTAIN
     select_reclaimees(reclaimer, candidates) -> tasks | ABSTAIN
-    propose_victims(candidates) -> tasks
+    propose_victims(candidates) -> tasks     filter_victims(victims) -> tasks (only removes)
     on_allocate(task) / on_deallocate(task)                           (event handlers)
     on_session_close()
 

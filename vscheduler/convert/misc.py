@@ -13,9 +13,12 @@ from typing import Final
 
 from vscheduler.convert.fields import (
     Raw,
+    as_mapping,
+    boolean,
     choice,
     error,
     integer,
+    items,
     mapping,
     read_meta,
     show,
@@ -75,25 +78,33 @@ def convert_node_usage(obj: Raw) -> NodeUsage:
     """A `vscheduler.dev/v1alpha1` NodeUsage: percent used by resource and period.
 
     `metadata.name` is the node; `usage: {cpu: {"10m": 41.5}}` holds percents from 0 to 100;
-    `metricsTime` (RFC3339) is required.
+    `metricsTime` (RFC3339) is required. Optional: `stale: true` (the latest collection failed)
+    and `history`, earlier consecutive collections shaped like `usage`, oldest first.
     """
     meta = read_meta(obj, "NodeUsage", namespaced=False)
-    raw_usage = mapping(obj, "usage", meta.label, "")
-    usage: dict[str, dict[str, float]] = {}
-    for resource, periods in raw_usage.items():
-        path = f"usage.{resource}"
-        if not isinstance(periods, Mapping):
-            raise error(
-                meta.label, path, f"must be a mapping of period to percent, got {show(periods)}"
-            )
-        usage[str(resource)] = {
-            str(period): _percent(value, meta.label, f"{path}.{period}")
-            for period, value in periods.items()
-        }
+    usage = _usage_map(mapping(obj, "usage", meta.label, ""), meta.label, "usage")
+    history = tuple(
+        _usage_map(as_mapping(entry, meta.label, f"history[{i}]"), meta.label, f"history[{i}]")
+        for i, entry in enumerate(items(obj, "history", meta.label, ""))
+    )
     if obj.get("metricsTime") is None:
         raise error(meta.label, "metricsTime", "is required")
     when = timestamp(obj["metricsTime"], meta.label, "metricsTime")
-    return NodeUsage(node=meta.name, usage=usage, metrics_time=when)
+    stale = boolean(obj, "stale", meta.label, "", default=False)
+    return NodeUsage(node=meta.name, usage=usage, metrics_time=when, stale=stale, history=history)
+
+
+def _usage_map(raw: Raw, label: str, where: str) -> dict[str, dict[str, float]]:
+    usage: dict[str, dict[str, float]] = {}
+    for resource, periods in raw.items():
+        path = f"{where}.{resource}"
+        if not isinstance(periods, Mapping):
+            raise error(label, path, f"must be a mapping of period to percent, got {show(periods)}")
+        usage[str(resource)] = {
+            str(period): _percent(value, label, f"{path}.{period}")
+            for period, value in periods.items()
+        }
+    return usage
 
 
 def _percent(value: object, label: str, path: str) -> float:

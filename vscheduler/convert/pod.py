@@ -18,12 +18,16 @@ from vscheduler.convert.fields import (
     INT32_MAX,
     Meta,
     Raw,
+    as_mapping,
+    boolean,
     checked_int,
     choice,
+    items,
     mapping,
     read_meta,
     string,
     string_map,
+    timestamp,
 )
 from vscheduler.convert.misc import resolve_priority
 from vscheduler.convert.podresources import (
@@ -143,6 +147,8 @@ class PodConverter:
             labels=meta.labels,
             annotations=meta.annotations,
             task_role=meta.annotations.get(TASK_SPEC_KEY, ""),
+            owner=_owner(obj, label),
+            started=_started(status, label),
         )
 
     def _read_tolerations(self, spec: Raw, label: str) -> tuple[Toleration, ...]:
@@ -167,6 +173,22 @@ def _ports_open(res: PodResources) -> list[tuple[Raw, str]]:
     out = [(c.raw, c.path) for c in res.containers if "ports" in c.raw]
     out.extend((c.raw, c.path) for c in res.init_containers if c.restartable and "ports" in c.raw)
     return out
+
+
+def _owner(obj: Raw, label: str) -> str:
+    """`Kind/name` of the owner reference marked `controller: true`, else empty."""
+    metadata = mapping(obj, "metadata", label, "")
+    for i, ref in enumerate(items(metadata, "ownerReferences", label, "metadata")):
+        path = f"metadata.ownerReferences[{i}]"
+        ref_map = as_mapping(ref, label, path)
+        if boolean(ref_map, "controller", label, path, default=False):
+            return f"{string(ref_map, 'kind', label, path)}/{string(ref_map, 'name', label, path)}"
+    return ""
+
+
+def _started(status: Raw, label: str) -> dt.datetime | None:
+    value = status.get("startTime")
+    return None if value is None else timestamp(value, label, "status.startTime")
 
 
 def _task_status(phase: str, *, node_name: str | None, deleting: bool) -> TaskStatus | None:

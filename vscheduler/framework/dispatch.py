@@ -316,6 +316,21 @@ class Dispatcher:
                 return tuple(union.values())
         return ()
 
+    def filter_victims(self, victims: Sequence[TaskState]) -> tuple[TaskState, ...]:
+        """`victims` narrowed by every victim filter in order (order of `victims` kept)."""
+        kept = tuple(victims)
+        for tier in self.tiers["victimFilter"]:
+            for hook in tier:
+                if not kept:
+                    return ()
+                try:
+                    allowed = {t.uid for t in hook.fn(kept)}  # type: ignore[attr-defined]
+                except Exception as exc:
+                    self._failed(hook, "victimFilter", exc)
+                    return ()
+                kept = tuple(t for t in kept if t.uid in allowed)
+        return kept
+
 
 def _tie(a: tuple[object, str], b: tuple[object, str]) -> int:
     if a == b:

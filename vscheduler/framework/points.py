@@ -25,12 +25,17 @@ that switches it, and how the session combines the answers. This is the single s
 | preemptable | select_preemptees | enablePreemptable | tier intersection (see below) |
 | reclaimable | select_reclaimees | enableReclaimable | tier intersection |
 | victimTasks | propose_victims | enabledVictim | per tier union; first non-empty tier wins |
+| victimFilter | filter_victims | enabledVictim | every plugin narrows the list, in order |
 | eventHandlers | on_allocate / on_deallocate | (none) | every plugin, in order |
 
 Tier vote: a REJECT ends it (not allowed); a PERMIT in a tier allows; a tier of ABSTAIN moves on;
 no votes at all allows. Tier intersection: abstaining plugins are skipped; the first answer starts
 the set, each later one intersects it; an empty set ends the tier with no victims (Volcano
 restarts the set there, letting a later plugin overrule an earlier one's protection: we do not).
+Victim filter: Volcano's pdb plugin registers its filter as a victim-tasks function, whose
+answers are unioned — so it would add every unprotected running task to the victims. Here a
+filter is its own point: the shuffle action asks it after the union, and each plugin in tier
+order may only remove victims (an exception removes them all: the conservative answer).
 """
 
 from __future__ import annotations
@@ -70,6 +75,7 @@ POINTS: Final[tuple[Point, ...]] = (
     Point("preemptable", "select_preemptees", "enablePreemptable"),
     Point("reclaimable", "select_reclaimees", "enableReclaimable"),
     Point("victimTasks", "propose_victims", "enabledVictim"),
+    Point("victimFilter", "filter_victims", "enabledVictim"),
     Point("allocateEvent", "on_allocate", None),
     Point("deallocateEvent", "on_deallocate", None),
     Point("sessionClose", "on_session_close", None),

@@ -210,11 +210,25 @@ class Session:
         self._move(task, TaskStatus.BINDING)
         self._binds.append(Bind(task_uid=task.uid, pod=task.key, node=task.node or ""))
 
-    def record_evict(self, task: TaskState, reason: str) -> None:
+    def record_evict(
+        self, task: TaskState, reason: str, *, action: str = "", strategy: str = ""
+    ) -> None:
         """A committed eviction."""
         self._evictions.append(
-            Evict(task_uid=task.uid, pod=task.key, node=task.node or "", reason=reason)
+            Evict(
+                task_uid=task.uid,
+                pod=task.key,
+                node=task.node or "",
+                reason=reason,
+                action=action,
+                strategy=strategy,
+            )
         )
+
+    @property
+    def evictions(self) -> tuple[Evict, ...]:
+        """The evictions committed so far this session (plugins read them at session close)."""
+        return tuple(self._evictions)
 
     # --- what actions and plugins report ------------------------------------------------------
     def record_fit_failure(self, task: TaskState, failure: FitFailure) -> None:

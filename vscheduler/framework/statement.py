@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from vscheduler.framework.session import Session
 
 
+_NO_REASON = ("", "", "")
+
+
 class Op(enum.Enum):
     """What a statement did to a task."""
 
@@ -34,7 +37,7 @@ class Statement:
 
     def __init__(self, session: Session) -> None:
         self._ssn = session
-        self._ops: list[tuple[Op, TaskState, str]] = []
+        self._ops: list[tuple[Op, TaskState, tuple[str, str, str]]] = []
         self._done = False
 
     def __len__(self) -> int:
@@ -43,26 +46,27 @@ class Statement:
     def allocate(self, task: TaskState, node: int) -> None:
         """Place `task` on node index `node`, using the node's idle resources."""
         self._ssn.apply_allocate(task, node)
-        self._ops.append((Op.ALLOCATE, task, ""))
+        self._ops.append((Op.ALLOCATE, task, _NO_REASON))
 
     def pipeline(self, task: TaskState, node: int) -> None:
         """Place `task` on node `node`, waiting for resources being released there."""
         self._ssn.apply_pipeline(task, node)
-        self._ops.append((Op.PIPELINE, task, ""))
+        self._ops.append((Op.PIPELINE, task, _NO_REASON))
 
-    def evict(self, task: TaskState, reason: str) -> None:
-        """Mark a running task for eviction; its resources become releasing."""
+    def evict(self, task: TaskState, reason: str, *, action: str = "", strategy: str = "") -> None:
+        """Mark a running task for eviction; its resources become releasing. `action` and
+        `strategy` (who asked, which rule chose it) travel with the decision to the metrics."""
         self._ssn.apply_evict(task)
-        self._ops.append((Op.EVICT, task, reason))
+        self._ops.append((Op.EVICT, task, (reason, action, strategy)))
 
     def commit(self) -> None:
         """Make every operation a decision: allocations become binds, evictions become evicts."""
         self._finish()
-        for op, task, reason in self._ops:
+        for op, task, (reason, action, strategy) in self._ops:
             if op is Op.ALLOCATE:
                 self._ssn.record_bind(task)
             elif op is Op.EVICT:
-                self._ssn.record_evict(task, reason)
+                self._ssn.record_evict(task, reason, action=action, strategy=strategy)
 
     def discard(self) -> None:
         """Undo every operation, last first."""

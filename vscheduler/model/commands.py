@@ -24,12 +24,18 @@ class Bind:
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Evict:
-    """Evict pod `pod` through the Eviction API; `reason` says which action and why."""
+    """Evict pod `pod` through the Eviction API; `reason` says which action and why.
+
+    `action` is the action that asked (preempt, reclaim, shuffle) and `strategy` the plugin
+    strategy that chose the victim, if any (`lowNodeUtilization`): they label the metrics.
+    """
 
     task_uid: str
     pod: str
     node: str
     reason: str
+    action: str = ""
+    strategy: str = ""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

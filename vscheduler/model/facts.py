@@ -109,6 +109,11 @@ class TaskFacts:
     annotations: Mapping[str, str] = dataclasses.field(default_factory=dict)
     task_role: str = ""
     """The task name within its job (Volcano's `volcano.sh/task-spec` annotation), if any."""
+    owner: str = ""
+    """The controlling owner reference as `Kind/name` (`ReplicaSet/web-7d9f`), or empty for a
+    pod nothing recreates."""
+    started: dt.datetime | None = None
+    """`status.startTime`: when the kubelet accepted the pod, or None if not started."""
     problem: str = ""
     """Why this pod cannot be scheduled whatever the nodes (e.g. a malformed annotation)."""
 
@@ -238,3 +243,8 @@ class NodeUsage:
     node: str
     usage: Mapping[str, Mapping[str, float]]
     metrics_time: dt.datetime
+    stale: bool = False
+    """The latest collection failed: these values are the last good ones, aging."""
+    history: tuple[Mapping[str, Mapping[str, float]], ...] = ()
+    """Earlier consecutive successful collections, oldest first, shaped like `usage` (a failed
+    collection clears it, so `len(history) + 1` collections in a row are known)."""
