@@ -76,6 +76,9 @@ class Session:
         self.fit_failures: dict[int, FitFailure] = {}
         self.failed_class: dict[str, int] = {}
         self.schedulable: set[str] = set()
+        self.victim_notes: dict[str, tuple[str, str]] = {}
+        """task uid -> (strategy, reason): why a victim-tasks plugin proposed it (shuffle puts
+        them on the eviction; the strategy labels the metrics)."""
         self._binds: list[Bind] = []
         self._evictions: list[Evict] = []
         self._class_ids: dict[tuple[object, ...], int] = {}
