@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from integration import harness
+from integration.exporter import NodeExporter
+from integration.prometheus import PrometheusServer
 
 
 @pytest.fixture(scope="session")
@@ -69,6 +71,25 @@ def start_scheduler(
     yield start
     for scheduler in started:
         scheduler.stop()
+
+
+@pytest.fixture
+def node_exporter() -> Iterator[NodeExporter]:
+    """node_exporter-style series served from this process (integration/exporter.py)."""
+    with NodeExporter() as exporter:
+        yield exporter
+
+
+@pytest.fixture
+def prometheus(tmp_path: Path) -> Iterator[PrometheusServer]:
+    """A real Prometheus (integration/prometheus.py), configured but not started, so that the
+    test can give it history first. Scrape jobs: `node` (honor_labels, for a NodeExporter) and
+    `vscheduler`; targets through `set_targets`. Stopped at the end of the test."""
+    server = PrometheusServer(tmp_path / "prometheus", jobs={"node": True, "vscheduler": False})
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.hookimpl(hookwrapper=True)

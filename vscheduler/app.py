@@ -6,6 +6,7 @@ threads, handles SIGTERM. The only wiring code; everything else is handed what i
     LeaderElector (Lease)           -> is_leading      -'        | CycleResult
     ObsServer: /metrics /healthz /readyz                         v
                                                       Effects (bind / evict / status pool)
+    UsageLoop (Prometheus node usage, every replica) -> SchedulerCache.set_usage
 
 On SIGTERM or SIGINT: the loop stops, in-flight binds drain (bounded), the lease is released,
 the informers and the HTTP server stop.
@@ -43,6 +44,7 @@ from vscheduler.kube.writers import KubeWriter
 from vscheduler.obs.http import ObsServer
 from vscheduler.obs.logs import setup_logging
 from vscheduler.obs.metrics import SchedulerMetrics
+from vscheduler.obs.usage import UsageLoop
 from vscheduler.runtime.policy import ConfigMapPolicy, FilePolicy, PolicyHolder, Rejection
 from vscheduler.runtime.scheduler import Scheduler
 from vscheduler.runtime.settings import Settings
@@ -167,7 +169,10 @@ class App:
             clock=clock, scheduler_name=settings.scheduler_name, assume_ttl=settings.assume_ttl
         )
         self.gate = SyncGate()
+        # Standbys collect too, so a new leader schedules on warm usage data.
+        self.usage = UsageLoop(self.cache.set_usage, clock=clock, observer=self.metrics)
         self.policy = PolicyHolder(on_loaded=self._loaded, on_rejected=self._rejected)
+        self._configure_usage()
         self.file_policy = (
             FilePolicy(self.policy, settings.policy.file) if settings.policy.file else None
         )
@@ -178,6 +183,9 @@ class App:
             clock=clock,
             workers=settings.bind_workers,
             on_outcome=self.metrics.observe_effect,
+            on_eviction=lambda evict, result: self.metrics.observe_eviction(
+                evict.action, evict.strategy, result
+            ),
             retry=RetryPolicy(jitter=random.Random()),
             may_write=self.is_leading,
         )
@@ -274,8 +282,13 @@ class App:
         logger.warning("%s stopped leading: binding stops", self.identity)
         self.metrics.set_leader(False)
 
+    def _configure_usage(self) -> None:
+        pipeline = self.policy.current
+        self.usage.configure(pipeline.metrics, pipeline.usage_periods)
+
     def _loaded(self, source: str) -> None:
         self.metrics.observe_reload(True, self.clock.now().timestamp())
+        self._configure_usage()
         self.cache.changed.set()
 
     def _rejected(self, rejection: Rejection) -> None:
@@ -305,6 +318,7 @@ class App:
         logger.info("serving /metrics, /healthz, /readyz on port %d", port)
         for informer in self.informers:
             informer.start()
+        self.usage.start()
         if self.elector is not None:
             self.elector.start()
         try:
@@ -326,6 +340,7 @@ class App:
             self.elector.join(timeout=5.0)
         for informer in self.informers:
             informer.stop()
+        self.usage.stop(timeout=1.0)
         self.http.stop()
         self.api.close()
         self.lease_api.close()

@@ -6,7 +6,7 @@ and one line here.
 
 from __future__ import annotations
 
-from vscheduler.actions import allocate, backfill, enqueue
+from vscheduler.actions import allocate, backfill, enqueue, preempt, reclaim, shuffle
 from vscheduler.conf.default import DEFAULT_POLICY_TEXT
 from vscheduler.conf.parse import parse_policy
 from vscheduler.conf.schema import Policy
@@ -25,9 +25,15 @@ from vscheduler.plugins import (
     gang,
     nodeorder,
     overcommit,
+    pdb,
     predicates,
     priority,
     proportion,
+    rescheduling,
+    resourcequota,
+    sla,
+    tdm,
+    usage,
 )
 
 
@@ -37,6 +43,9 @@ def builtin_registry() -> Registry:
         enqueue.NAME: enqueue.build,
         allocate.NAME: allocate.build,
         backfill.NAME: backfill.build,
+        preempt.NAME: preempt.build,
+        reclaim.NAME: reclaim.build,
+        shuffle.NAME: shuffle.build,
     }
     plugins: dict[str, PluginBuilder] = {
         priority.NAME: priority.build,
@@ -49,6 +58,12 @@ def builtin_registry() -> Registry:
         predicates.NAME: predicates.build,
         nodeorder.NAME: nodeorder.build,
         binpack.NAME: binpack.build,
+        usage.NAME: usage.build,
+        pdb.NAME: pdb.build,
+        rescheduling.NAME: rescheduling.build,
+        resourcequota.NAME: resourcequota.build,
+        sla.NAME: sla.build,
+        tdm.NAME: tdm.build,
     }
     return Registry(plugins=plugins, actions=actions)
 

@@ -35,7 +35,7 @@ and counts as the conservative answer.
 
 from __future__ import annotations
 
-from vscheduler.conf.arguments import ArgumentReader
+from vscheduler.conf.arguments import ArgumentReader, parse_go_duration
 from vscheduler.errors import PluginArgsError
 from vscheduler.framework.ledger import BoolArray, FloatArray, IntArray, Ledger
 from vscheduler.framework.messages import gang_shortfall
@@ -61,10 +61,12 @@ from vscheduler.framework.results import (
 from vscheduler.framework.session import PluginFactory, Session
 from vscheduler.framework.state import JobState, QueueState, TaskState
 from vscheduler.model import status as task_status
+from vscheduler.model.commands import ReservationRelease
 from vscheduler.model.facts import (
     HostPort,
     NodeAffinity,
     NodeFacts,
+    NodeUsage,
     PodGroupCondition,
     PreferredTerm,
     Requirement,
@@ -72,7 +74,10 @@ from vscheduler.model.facts import (
     Taint,
     Toleration,
 )
-from vscheduler.model.resources import CPU, EMPTY, MEMORY, Resources
+from vscheduler.model.reservation import Reservation, ReservationBook
+from vscheduler.model.resourcequota import ResourceQuotaFacts, quota_request
+from vscheduler.model.resources import CPU, EMPTY, MEMORY, Resources, format_amount
+from vscheduler.model.selector import DisruptionBudget
 from vscheduler.model.status import PodGroupPhase, QoSClass, TaskStatus
 
 __all__ = [
@@ -85,6 +90,7 @@ __all__ = [
     "ArgumentReader",
     "BoolArray",
     "Code",
+    "DisruptionBudget",
     "FloatArray",
     "HostPort",
     "IntArray",
@@ -92,6 +98,7 @@ __all__ = [
     "Ledger",
     "NodeAffinity",
     "NodeFacts",
+    "NodeUsage",
     "PluginArgsError",
     "PluginFactory",
     "PodGroupCondition",
@@ -100,6 +107,10 @@ __all__ = [
     "QoSClass",
     "QueueState",
     "Requirement",
+    "Reservation",
+    "ReservationBook",
+    "ReservationRelease",
+    "ResourceQuotaFacts",
     "Resources",
     "SelectorTerm",
     "Session",
@@ -112,8 +123,11 @@ __all__ = [
     "cluster_total",
     "counted",
     "exceeds",
+    "format_amount",
     "gang_shortfall",
     "is_counted",
+    "parse_go_duration",
+    "quota_request",
     "real_capability",
     "share_of",
     "task_status",

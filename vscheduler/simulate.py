@@ -30,7 +30,7 @@ from vscheduler.framework.results import Code
 from vscheduler.framework.session import Session
 from vscheduler.framework.state import TaskState
 from vscheduler.model.cluster import DEFAULT_SCHEDULER_NAME
-from vscheduler.model.commands import CycleResult
+from vscheduler.model.commands import CycleResult, Evict
 from vscheduler.model.facts import EPOCH, PodGroupCondition
 
 Json = dict[str, object]
@@ -90,6 +90,7 @@ def simulate(request: Request) -> Json:
     seconds: list[float] = []
     all_binds: dict[str, str] = {}
     all_evictions: list[str] = []
+    all_details: list[Json] = []
     for i in range(request.cycles):
         report = loop.run_cycle(snap, pipeline, clock=clock, uid=f"cycle-{i + 1}")
         for error in report.plugin_errors:
@@ -98,12 +99,14 @@ def simulate(request: Request) -> Json:
         seconds.append(round(report.seconds, 6) if request.timings else 0.0)
         all_binds.update({b.pod: b.node for b in report.result.binds})
         all_evictions.extend(e.pod for e in report.result.evictions)
+        all_details.extend(eviction_json(e) for e in report.result.evictions)
         snap = loop.next_snapshot(snap, report.result)
         clock.advance(1.0)
     return {
         "cycles": cycles,
         "binds": all_binds,
         "evictions": all_evictions,
+        "evictionDetails": all_details,
         "explain": explained,
         "stats": {"cycleSeconds": seconds, "pods": len(snap.tasks), "nodes": len(snap.nodes)},
     }
@@ -122,12 +125,24 @@ def cycle_json(result: CycleResult) -> Json:
     return {
         "binds": {b.pod: b.node for b in result.binds},
         "evictions": [e.pod for e in result.evictions],
+        "evictionDetails": [eviction_json(e) for e in result.evictions],
         "pipelined": dict(result.pipelined),
         "podGroups": {
             key: {"phase": s.phase.value, "conditions": [_condition(c) for c in s.conditions]}
             for key, s in result.podgroups.items()
         },
         "unschedulable": dict(result.unschedulable),
+    }
+
+
+def eviction_json(evict: Evict) -> Json:
+    """One eviction with what it is for: pod, node, reason, asking action, choosing strategy."""
+    return {
+        "pod": evict.pod,
+        "node": evict.node,
+        "reason": evict.reason,
+        "action": evict.action,
+        "strategy": evict.strategy,
     }
 
 
@@ -210,8 +225,8 @@ def render_table(output: Json) -> str:
 
 
 def _cycle_lines(n: int, cycle: Json, seconds: float) -> list[str]:
-    binds, pipelined = cycle["binds"], cycle["pipelined"]
-    evictions, pending, groups = cycle["evictions"], cycle["unschedulable"], cycle["podGroups"]
+    binds, pipelined, pending = cycle["binds"], cycle["pipelined"], cycle["unschedulable"]
+    evictions, groups = cycle["evictionDetails"], cycle["podGroups"]
     assert isinstance(binds, dict)
     assert isinstance(pipelined, dict)
     assert isinstance(pending, dict)
@@ -223,7 +238,7 @@ def _cycle_lines(n: int, cycle: Json, seconds: float) -> list[str]:
     ]
     lines += [f"  bind       {pod} -> {node}" for pod, node in binds.items()]
     lines += [f"  pipeline   {pod} -> {node}" for pod, node in pipelined.items()]
-    lines += [f"  evict      {pod}" for pod in evictions]
+    lines += [f"  evict      {e['pod']} on {e['node']}: {e['reason']}" for e in evictions]
     lines += [f"  pending    {pod}: {msg}" for pod, msg in pending.items()]
     for key, group in groups.items():
         conds = "; ".join(

@@ -127,10 +127,11 @@ def test_the_same_input_gives_byte_identical_output(capsys: pytest.CaptureFixtur
 
 def test_output_always_has_the_documented_keys(capsys: pytest.CaptureFixture[str]) -> None:
     result = simulate(capsys, str(EXAMPLES / "unplaceable"))
-    assert list(result) == ["cycles", "binds", "evictions", "explain", "stats"]
+    assert list(result) == ["cycles", "binds", "evictions", "evictionDetails", "explain", "stats"]
     assert list(result["cycles"][0]) == [
         "binds",
         "evictions",
+        "evictionDetails",
         "pipelined",
         "podGroups",
         "unschedulable",
@@ -272,8 +273,34 @@ def test_an_invalid_policy_for_simulate_lists_every_error(
 
 
 # --- validate-config ----------------------------------------------------------------------------
-AVAILABLE = ["volcano-default.yaml", "volcano-helm.yaml", "volcano-namespacequeue.yaml"]
+AVAILABLE = [
+    "volcano-default.yaml",
+    "volcano-helm.yaml",
+    "volcano-helm-ci.yaml",
+    "volcano-namespacequeue.yaml",
+    "volcano-plugin-arguments.yaml",
+    "volcano-rescheduling.yaml",
+    "volcano-usage-adaptor.yaml",
+    "volcano-usage-elasticsearch.yaml",
+    "volcano-usage-prometheus.yaml",
+]
 """Volcano policies whose every action and plugin this version provides."""
+ENQUEUE_DESIGN = "volcano-configurations.yaml"
+"""Its preempt arguments are accepted; the enqueue arguments of Volcano's queue-priority design
+document (`QueueScoreOrder...`) are not."""
+
+
+def test_the_queue_priority_design_arguments_of_enqueue_are_the_only_errors(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli.main(["validate-config", str(POLICIES / ENQUEUE_DESIGN)]) == 1
+    lines = capsys.readouterr().out.splitlines()[1:]
+    assert [line.split(":")[1].strip() for line in lines] == [
+        "arguments.QueueScoreOrderEnable",
+        "arguments.QueueScoreOrder.priority.weight",
+        "arguments.QueueScoreOrder.drf.weight",
+        "arguments.QueueScoreOrder.proportion.weight",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -290,7 +317,7 @@ def test_volcano_default_and_helm_policies_validate(
 
 @pytest.mark.parametrize(
     "path",
-    sorted(p for p in POLICIES.glob("*.yaml") if p.name not in AVAILABLE),
+    sorted(p for p in POLICIES.glob("*.yaml") if p.name not in [*AVAILABLE, ENQUEUE_DESIGN]),
     ids=lambda p: p.name,
 )
 def test_volcano_policies_naming_what_is_not_provided_yet_say_exactly_that(

@@ -35,6 +35,10 @@ from vscheduler.cache.entries import KEPT_RAW, Converted, Converters, ConvertFn,
 from vscheduler.cache.malformed import Identity, identity
 from vscheduler.cache.tables import PodTable, Raw, Table, same_version
 from vscheduler.clock import Clock
+from vscheduler.convert.memo import FactsMemo
+from vscheduler.convert.pdb import KIND as PDB_KIND, guarded_budget
+from vscheduler.convert.reservation import KIND as CONFIG_MAP_KIND, guarded_book
+from vscheduler.convert.resourcequota import KIND as QUOTA_KIND, guarded_quota
 from vscheduler.informer.kinds import Kind
 from vscheduler.informer.ports import WatchEvent
 from vscheduler.model.cluster import (
@@ -105,9 +109,10 @@ class SchedulerCache:
             _Slot("PodGroup", self._jobs, Converters.podgroup, True),
             _Slot("Pod", self._pods, Converters.pod, True),
         ]
-        slots.extend(
-            _Slot(name, Table(), kept_raw(name, namespaced=True), True) for name in KEPT_RAW
-        )
+        slots.extend(_Slot(name, Table(), _kept(name), True) for name in KEPT_RAW)
+        self._budgets = FactsMemo(guarded_budget)
+        self._quotas = FactsMemo(guarded_quota)
+        self._books = FactsMemo(guarded_book)
         self._slots: dict[str, _Slot[Any]] = {slot.name: slot for slot in slots}
 
     # --- Sink ---------------------------------------------------------------------------------
@@ -130,7 +135,8 @@ class SchedulerCache:
                 if result is not None:
                     changed |= self._store(slot, key, who, obj, result)
             for key in slot.table.stale_keys({key for key, *_ in converted}):
-                changed |= self._forget(slot, key)
+                if _in_scope(kind, key):
+                    changed |= self._forget(slot, key)
             if changed:
                 self._touch()
 
@@ -296,6 +302,9 @@ class SchedulerCache:
             namespaces = self._namespaces.sorted_facts(str)
             kept = {name: self._slots[name].table.sorted_facts(_raw_key) for name in KEPT_RAW}
             usage = self._usage
+            budgets = self._budgets.facts(self._slots[PDB_KIND].table.raw)
+            quotas = self._quotas.facts(self._slots[QUOTA_KIND].table.raw)
+            books = self._books.facts(self._slots[CONFIG_MAP_KIND].table.facts)
             taken_at = self._clock.now()
         return ClusterSnapshot(
             nodes=nodes,
@@ -306,8 +315,11 @@ class SchedulerCache:
             namespaces=namespaces,
             usage=usage,
             resource_quotas=kept["ResourceQuota"],
+            quotas=quotas,
             pod_disruption_budgets=kept["PodDisruptionBudget"],
+            disruption_budgets=budgets,
             config_maps=kept["ConfigMap"],
+            reservations={book.key: book for book in books},
             scheduler_name=self._scheduler_name,
             taken_at=taken_at,
         )
@@ -383,6 +395,45 @@ class SchedulerCache:
         if who is None:
             logger.warning("ignoring a %s without a readable metadata.name", slot.name)
         return who
+
+
+def _kept(kind: str) -> ConvertFn[Raw]:
+    """The converter of a kind kept raw. A PodDisruptionBudget or a ResourceQuota is also
+    checked whole: a malformed one is reported as a problem (the snapshot's budget protects its
+    namespace; its quota closes the namespace to new jobs)."""
+    keep = kept_raw(kind, namespaced=True)
+    if kind == CONFIG_MAP_KIND:
+        return _reservations_checked
+    if kind not in (PDB_KIND, QUOTA_KIND):
+        return keep
+
+    def check(converters: Converters, obj: Raw, who: Identity) -> Converted[Raw]:
+        kept = keep(converters, obj, who)
+        if kept.problem:
+            return kept
+        facts = guarded_budget(obj) if kind == PDB_KIND else guarded_quota(obj)
+        return Converted(obj, facts.problem)
+
+    return check
+
+
+def _reservations_checked(converters: Converters, obj: Raw, who: Identity) -> Converted[Raw]:
+    """A ConfigMap (only reservation ConfigMaps are watched into the cache) is kept; its
+    unreadable entries are its problem (they are left out of its `ReservationBook`)."""
+    kept = kept_raw(CONFIG_MAP_KIND, namespaced=True)(converters, obj, who)
+    if kept.problem:
+        return kept
+    return Converted(obj, "; ".join(guarded_book(obj).problems))
+
+
+def _in_scope(kind: Kind, key: str) -> bool:
+    """Whether the object `key` is one a list of `kind` covers: a kind watched in one namespace,
+    or by name (a ConfigMap), lists only that part of the table."""
+    namespace, _, name = key.rpartition("/")
+    if kind.namespace is not None and namespace != kind.namespace:
+        return False
+    selector = kind.field_selector or ""
+    return not selector.startswith("metadata.name=") or name == selector.partition("=")[2]
 
 
 def _has_own_priority(obj: Raw) -> bool:

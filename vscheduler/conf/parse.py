@@ -13,7 +13,7 @@ Decisions where Volcano is silent or stricter:
 - a duplicate YAML key, a plugin configured twice, an action listed twice and a second
   `configurations` entry for one action are errors (Volcano keeps one of them silently);
 - `metrics` accepts Volcano's flat dotted keys (`tls.insecureSkipVerify`) and also the nested form
-  Volcano's design document shows (`tls: {insecureSkipVerify: ...}`).
+  Volcano's design document shows (`tls: {insecureSkipVerify: ...}`); `metrics_block` owns it.
 """
 
 from __future__ import annotations
@@ -23,20 +23,17 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
 
-from vscheduler.conf.arguments import parse_go_duration
+from vscheduler.conf.metrics_block import parse_metrics
 from vscheduler.conf.schema import (
     CONFIGURATION_KEYS,
     ENABLE_FLAGS,
     FLAG_ALIASES,
-    METRICS_KEYS,
-    METRICS_TYPES,
     PLUGIN_KEYS,
     TIER_KEYS,
     TOP_LEVEL_KEYS,
     VOLCANO_ACTIONS,
     VOLCANO_PLUGINS,
     ActionConfiguration,
-    MetricsConfig,
     PluginOption,
     Policy,
     Tier,
@@ -47,7 +44,6 @@ from vscheduler.errors import PolicyError
 
 TOP: Final = "top level"
 _NOTHING: Final[Mapping[str, object]] = MappingProxyType({})
-_METRICS_GROUPS: Final = ("tls", "elasticsearch")
 
 
 @dataclass(slots=True)
@@ -110,7 +106,7 @@ def _policy(document: object, check: _Check) -> Policy | None:
         actions=actions,
         tiers=_tiers(document.get("tiers"), check),
         configurations=_configurations(document.get("configurations"), check),
-        metrics=_metrics(document.get("metrics"), check),
+        metrics=parse_metrics(document.get("metrics"), check.error),
     )
 
 
@@ -309,77 +305,3 @@ def _configurations(raw: object, check: _Check) -> tuple[ActionConfiguration, ..
             first_seen[name] = path
             configurations.append(ActionConfiguration(name=name, arguments=arguments))
     return tuple(configurations)
-
-
-def _metrics(raw: object, check: _Check) -> MetricsConfig | None:
-    if raw is None or raw == {}:
-        return None
-    if not isinstance(raw, dict):
-        check.error("metrics", f"must be a mapping, got {describe(raw)}")
-        return None
-    flat = _flat_metrics(raw, check)
-    metrics_type = flat.get("type", "prometheus")
-    if metrics_type not in METRICS_TYPES:
-        hint = did_you_mean(metrics_type, METRICS_TYPES) or f"; one of {', '.join(METRICS_TYPES)}"
-        check.error("metrics.type", f"unknown metrics type {metrics_type!r}{hint}")
-    address = flat.get("address", "")
-    if not address and metrics_type in ("prometheus", "elasticsearch"):
-        check.error("metrics.address", f"required for metrics type {metrics_type!r}")
-    return MetricsConfig(
-        type=metrics_type,
-        address=address,
-        interval=flat.get("interval", ""),
-        interval_seconds=_metrics_interval(flat.get("interval", ""), check),
-        tls_insecure_skip_verify=_metrics_bool(flat, "tls.insecureSkipVerify", check),
-        elasticsearch_index=flat.get("elasticsearch.index") or "metricbeat-*",
-        elasticsearch_username=flat.get("elasticsearch.username", ""),
-        elasticsearch_password=flat.get("elasticsearch.password", ""),
-        elasticsearch_hostname_field_name=(
-            flat.get("elasticsearch.hostnameFieldName") or "host.hostname"
-        ),
-        raw=MappingProxyType(dict(flat)),
-    )
-
-
-def _flat_metrics(raw: dict[Any, Any], check: _Check) -> dict[str, str]:
-    """The block as Volcano's flat string map; nested `tls:`/`elasticsearch:` maps are flattened."""
-    pairs: list[tuple[str, object]] = []
-    for key, value in raw.items():
-        if key in _METRICS_GROUPS and isinstance(value, dict):
-            pairs.extend((f"{key}.{_text(inner)}", item) for inner, item in value.items())
-        elif key in _METRICS_GROUPS:
-            check.error(f"metrics.{key}", f"must be a mapping, got {describe(value)}")
-        else:
-            pairs.append((_text(key), value))
-    flat: dict[str, str] = {}
-    for key, value in pairs:
-        where = f"metrics.{key}"
-        if key not in METRICS_KEYS:
-            check.error(where, f"unknown key{did_you_mean(key, METRICS_KEYS)}")
-        elif key in flat:
-            check.error(where, "given twice (flat and nested)")
-        elif isinstance(value, dict | list):
-            check.error(where, f"must be a single value, got {describe(value)}")
-        else:
-            flat[key] = _text(value)
-    return flat
-
-
-def _metrics_interval(text: str, check: _Check) -> float | None:
-    if not text:
-        return None
-    try:
-        seconds = parse_go_duration(text)
-    except ValueError:
-        seconds = -1.0
-    if seconds <= 0:
-        check.error("metrics.interval", f"must be a positive duration like '30s', got {text!r}")
-        return None
-    return seconds
-
-
-def _metrics_bool(flat: Mapping[str, str], key: str, check: _Check) -> bool:
-    text = flat.get(key, "false")
-    if text not in ("true", "false"):
-        check.error(f"metrics.{key}", f"must be 'true' or 'false', got {text!r}")
-    return text == "true"

@@ -83,12 +83,38 @@ METRICS_KEYS: Final[tuple[str, ...]] = (
     "address",
     "interval",
     "tls.insecureSkipVerify",
+    # vscheduler's node-usage collector (docs/usage.md); Volcano's clients do not read these.
+    "period",
+    "nodeLabel",
+    "timeout",
+    "tls.caFile",
+    "tls.certFile",
+    "tls.keyFile",
+    "bearerToken",
+    "bearerTokenFile",
+    "queries.cpu",
+    "queries.memory",
     "elasticsearch.index",
     "elasticsearch.username",
     "elasticsearch.password",
     "elasticsearch.hostnameFieldName",
 )
 METRICS_TYPES: Final[tuple[str, ...]] = ("prometheus", "prometheus_adaptor", "elasticsearch")
+
+DEFAULT_USAGE_PERIOD: Final = "10m"
+"""The averaging window Volcano's metrics clients query (`NODE_METRICS_PERIOD`)."""
+DEFAULT_CPU_QUERY: Final = (
+    "avg_over_time((100 - avg by ({label}) "
+    '(rate(node_cpu_seconds_total{mode="idle"}[5m])) * 100)[{period}:30s])'
+)
+"""Volcano's per-node CPU query, as one vector query for every node: percent busy, averaged."""
+DEFAULT_MEMORY_QUERY: Final = (
+    "avg by ({label}) (100 * avg_over_time("
+    "(1 - node_memory_MemAvailable_bytes / node_memory_MemTotal_bytes)[{period}:30s]))"
+)
+"""Volcano's per-node memory query, as one vector query for every node: percent used, averaged."""
+QUERY_PLACEHOLDERS: Final[tuple[str, ...]] = ("period", "label")
+"""What a `queries.*` template may name: `{period}` (a PromQL duration) and `{label}`."""
 
 _KNOWN_FLAGS: Final[frozenset[str]] = frozenset(ENABLE_FLAGS)
 _NO_ARGUMENTS: Final[Mapping[str, object]] = MappingProxyType({})
@@ -140,16 +166,27 @@ class ActionConfiguration:
 class MetricsConfig:
     """The `metrics` block: where node-usage metrics come from.
 
-    Typed fields hold Volcano's effective values (its defaults when a key is omitted); `raw` is the
-    block as given, flattened to Volcano's dotted keys, every value as text. Neither `raw` nor the
-    password shows in `repr`.
+    Typed fields hold the effective values (the defaults when a key is omitted); `raw` is the
+    block as given, flattened to Volcano's dotted keys, every value as text. Neither `raw`, the
+    password nor the bearer token shows in `repr`. `cpu_query` and `memory_query` are templates
+    with `{period}` and `{label}` placeholders (see `QUERY_PLACEHOLDERS`).
     """
 
     type: str = "prometheus"
     address: str = ""
     interval: str = ""
-    interval_seconds: float | None = None
+    interval_seconds: float = 30.0
+    period: str = DEFAULT_USAGE_PERIOD
+    node_label: str = "instance"
+    timeout_seconds: float = 10.0
     tls_insecure_skip_verify: bool = False
+    tls_ca_file: str = ""
+    tls_cert_file: str = ""
+    tls_key_file: str = ""
+    bearer_token: str = field(default="", repr=False)
+    bearer_token_file: str = ""
+    cpu_query: str = DEFAULT_CPU_QUERY
+    memory_query: str = DEFAULT_MEMORY_QUERY
     elasticsearch_index: str = "metricbeat-*"
     elasticsearch_username: str = ""
     elasticsearch_password: str = field(default="", repr=False)

@@ -23,9 +23,12 @@ from vscheduler.convert.misc import (
     convert_priority_class,
 )
 from vscheduler.convert.node import convert_node
+from vscheduler.convert.pdb import convert_budget
 from vscheduler.convert.pod import PodConverter
 from vscheduler.convert.podgroup import convert_podgroup
 from vscheduler.convert.queue import convert_queue
+from vscheduler.convert.reservation import read_book
+from vscheduler.convert.resourcequota import convert_resource_quota
 from vscheduler.errors import InputError
 from vscheduler.model.cluster import (
     DEFAULT_SCHEDULER_NAME,
@@ -42,6 +45,9 @@ from vscheduler.model.facts import (
     QueueFacts,
     TaskFacts,
 )
+from vscheduler.model.reservation import ReservationBook
+from vscheduler.model.resourcequota import ResourceQuotaFacts
+from vscheduler.model.selector import DisruptionBudget
 
 KINDS: Final[Mapping[str, str]] = {
     "Node": "v1",
@@ -77,6 +83,9 @@ class _Builder:
         self.queues: dict[str, QueueFacts] = {}
         self.namespaces: list[str] = []
         self.usage: dict[str, NodeUsage] = {}
+        self.budgets: list[DisruptionBudget] = []
+        self.quotas: list[ResourceQuotaFacts] = []
+        self.reservations: dict[str, ReservationBook] = {}
         self.raw: dict[str, list[Mapping[str, object]]] = {
             "ResourceQuota": [],
             "PodDisruptionBudget": [],
@@ -90,9 +99,9 @@ class _Builder:
             "Queue": self._queue,
             "NodeUsage": self._node_usage,
             "PriorityClass": lambda _item: None,
-            "ConfigMap": self._raw,
-            "ResourceQuota": self._raw,
-            "PodDisruptionBudget": self._raw,
+            "ConfigMap": self._config_map,
+            "ResourceQuota": self._quota,
+            "PodDisruptionBudget": self._budget,
         }
 
     def _node(self, item: SourcedObject) -> None:
@@ -125,6 +134,19 @@ class _Builder:
     def _node_usage(self, item: SourcedObject) -> None:
         usage = convert_node_usage(item.obj)
         self.usage[usage.node] = usage
+
+    def _quota(self, item: SourcedObject) -> None:
+        self.quotas.append(convert_resource_quota(item.obj))
+        self.raw["ResourceQuota"].append(item.obj)
+
+    def _budget(self, item: SourcedObject) -> None:
+        self.budgets.append(convert_budget(item.obj))
+        self.raw["PodDisruptionBudget"].append(item.obj)
+
+    def _config_map(self, item: SourcedObject) -> None:
+        self._raw(item)
+        book = read_book(item.obj)
+        self.reservations[book.key] = book
 
     def _raw(self, item: SourcedObject) -> None:
         kind = str(item.obj["kind"])
@@ -171,8 +193,11 @@ def _build(
         namespaces=tuple(builder.namespaces),
         usage=builder.usage,
         resource_quotas=tuple(builder.raw["ResourceQuota"]),
+        quotas=tuple(builder.quotas),
         pod_disruption_budgets=tuple(builder.raw["PodDisruptionBudget"]),
+        disruption_budgets=tuple(builder.budgets),
         config_maps=tuple(builder.raw["ConfigMap"]),
+        reservations=builder.reservations,
         scheduler_name=scheduler_name,
         taken_at=taken_at,
     )

@@ -12,8 +12,10 @@ Must not: raise out of a worker or out of `submit`, retry anything but through `
 `kube` (the writer is a port), or report the cache's `problems()` (the runtime's reporter does).
 
 `submit` is called from one thread (the loop); `on_outcome(action, outcome)` is told of every
-write (`bind`: success | conflict | error; `evict`: success | blocked | conflict | error;
-`pod_condition`, `podgroup_status`: success | error) for metrics.
+write (`bind`: success | conflict | error | dropped; `evict`: success | blocked | conflict | error |
+dropped; `pod_condition`, `podgroup_status`: success | error) for metrics, and
+`on_eviction(evict, outcome)` of every eviction again with its `Evict` (the asking action and the
+strategy that chose the victim label the eviction metrics).
 """
 
 from __future__ import annotations
@@ -46,6 +48,10 @@ def _no_outcome(_action: str, _outcome: str) -> None:
     """The default `on_outcome`: nothing."""
 
 
+def _no_eviction(_evict: Evict, _outcome: str) -> None:
+    """The default `on_eviction`: nothing."""
+
+
 class Effects:
     """Carries cycle results out through a `ClusterWriter` on a pool of `workers` threads."""
 
@@ -57,11 +63,13 @@ class Effects:
         clock: Clock,
         workers: int = 16,
         on_outcome: Callable[[str, str], None] = _no_outcome,
+        on_eviction: Callable[[Evict, str], None] = _no_eviction,
         retry: RetryPolicy | None = None,
         may_write: Callable[[], bool] = lambda: True,
     ) -> None:
         self._writer, self._cache, self._clock = writer, cache, clock
         self._on_outcome = on_outcome
+        self._on_eviction = on_eviction
         self._may_write = may_write
         """Checked before every API call: a replica that lost the lease sends nothing more, not
         even the binds it had queued (the fence kube-scheduler gets by exiting)."""
@@ -182,12 +190,12 @@ class Effects:
             self._call(what, lambda: self._writer.evict(ref.namespace, ref.name, ref.uid))
         except FencedError:
             self._cache.forget_evict(evict.task_uid)
-            self._outcome("evict", "dropped")
+            self._evicted(evict, "dropped")
             logger.info("%s dropped: this replica no longer leads", what)
             return
         except DisruptionBudgetError as err:
             self._cache.forget_evict(evict.task_uid)
-            self._outcome("evict", "blocked")
+            self._evicted(evict, "blocked")
             logger.info("%s refused by a disruption budget: %s", what, err)
             message = f"Eviction ({evict.reason}) refused by a PodDisruptionBudget: {err}"
             if self._blocked_sent.claim(evict.pod, message):  # one Event per refusal, not per cycle
@@ -195,15 +203,15 @@ class Effects:
             return
         except (ConflictError, NotFoundError) as err:
             self._cache.forget_evict(evict.task_uid)
-            self._outcome("evict", "conflict")
+            self._evicted(evict, "conflict")
             logger.info("%s dropped: %s", what, err)
             return
         except Exception as err:
             self._cache.forget_evict(evict.task_uid)
-            self._outcome("evict", "error")
+            self._evicted(evict, "error")
             logger.warning("%s failed: %s", what, err)
             return
-        self._outcome("evict", "success")
+        self._evicted(evict, "success")
         logger.info("evicted %s: %s", evict.pod, evict.reason)
         self._event(ref, "Normal", "Evicted", f"Pod is evicted, because of {evict.reason}")
 
@@ -348,3 +356,10 @@ class Effects:
             self._on_outcome(action, outcome)
         except Exception:
             logger.exception("on_outcome(%s, %s) failed", action, outcome)
+
+    def _evicted(self, evict: Evict, outcome: str) -> None:
+        self._outcome("evict", outcome)
+        try:
+            self._on_eviction(evict, outcome)
+        except Exception:
+            logger.exception("on_eviction(%s, %s) failed", evict.pod, outcome)

@@ -12,6 +12,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Protocol
 
+from vscheduler.conf.metrics_block import usage_periods
+from vscheduler.conf.schema import MetricsConfig
 from vscheduler.errors import PluginArgsError, PolicyError
 from vscheduler.framework.session import PluginEntry, PluginFactory, Session
 
@@ -47,6 +49,11 @@ class PolicyLike(Protocol):
     @property
     def tiers(self) -> tuple[TierLike, ...]: ...
 
+    @property
+    def metrics(self) -> MetricsConfig | None: ...
+
+    def plugins(self) -> tuple[OptionLike, ...]: ...
+
     def action_arguments(self, action: str) -> Mapping[str, object]: ...
 
     def configured_actions(self) -> tuple[str, ...]: ...
@@ -81,10 +88,13 @@ class Registry:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Pipeline:
-    """A built policy: the actions to run, in order, and the plugin tiers."""
+    """A built policy: the actions to run, in order, and the plugin tiers; for the node-usage
+    collector, the `metrics` block and every usage period the policy's plugins read."""
 
     actions: tuple[Action, ...]
     tiers: tuple[tuple[PluginEntry, ...], ...]
+    metrics: MetricsConfig | None = None
+    usage_periods: tuple[str, ...] = ()
 
 
 def build(policy: PolicyLike, registry: Registry, *, source: str = "policy") -> Pipeline:
@@ -123,4 +133,9 @@ def build(policy: PolicyLike, registry: Registry, *, source: str = "policy") -> 
         tiers.append(tuple(entries))
     if errors:
         raise PolicyError(errors, source=source)
-    return Pipeline(tuple(actions), tuple(tiers))
+    return Pipeline(
+        tuple(actions),
+        tuple(tiers),
+        metrics=policy.metrics,
+        usage_periods=usage_periods(policy),
+    )

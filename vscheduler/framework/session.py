@@ -22,7 +22,13 @@ from vscheduler.framework.state import JobState, QueueState, TaskState
 from vscheduler.framework.statement import Statement
 from vscheduler.model import status as st
 from vscheduler.model.cluster import ClusterSnapshot
-from vscheduler.model.commands import Bind, CycleResult, Evict, PodGroupStatus
+from vscheduler.model.commands import (
+    Bind,
+    CycleResult,
+    Evict,
+    PodGroupStatus,
+    ReservationRelease,
+)
 from vscheduler.model.facts import PodGroupCondition, TaskFacts
 from vscheduler.model.status import PodGroupPhase, TaskStatus
 
@@ -81,6 +87,7 @@ class Session:
         them on the eviction; the strategy labels the metrics)."""
         self._binds: list[Bind] = []
         self._evictions: list[Evict] = []
+        self._releases: list[ReservationRelease] = []
         self._class_ids: dict[tuple[object, ...], int] = {}
         self._rows: dict[int, IntArray] = {}
         self._load_tasks(snapshot)
@@ -228,6 +235,10 @@ class Session:
             )
         )
 
+    def record_release(self, release: ReservationRelease) -> None:
+        """A reservation is done (its pod placed, or expired): its ConfigMap key goes."""
+        self._releases.append(release)
+
     @property
     def evictions(self) -> tuple[Evict, ...]:
         """The evictions committed so far this session (plugins read them at session close)."""
@@ -287,6 +298,7 @@ class Session:
             pipelined=pipelined,
             podgroups=self._podgroup_statuses(),
             unschedulable=messages.unschedulable(self),
+            reservations_released=tuple(self._releases),
         )
 
     def _podgroup_statuses(self) -> dict[str, PodGroupStatus]:

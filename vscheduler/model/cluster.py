@@ -15,6 +15,9 @@ from vscheduler.model.facts import (
     QueueFacts,
     TaskFacts,
 )
+from vscheduler.model.reservation import ReservationBook
+from vscheduler.model.resourcequota import ResourceQuotaFacts
+from vscheduler.model.selector import DisruptionBudget
 
 DEFAULT_SCHEDULER_NAME = "vscheduler"
 DEFAULT_QUEUE = "default"
@@ -37,11 +40,18 @@ class ClusterSnapshot:
     namespaces: tuple[str, ...] = ()
     usage: Mapping[str, NodeUsage] = dataclasses.field(default_factory=dict)
     resource_quotas: tuple[Mapping[str, object], ...] = ()
-    """Raw `v1` ResourceQuota objects, kept for the resourcequota plugin."""
+    """Raw `v1` ResourceQuota objects, as watched."""
+    quotas: tuple[ResourceQuotaFacts, ...] = ()
+    """The ResourceQuotas as facts (a malformed one closes its namespace to new jobs)."""
     pod_disruption_budgets: tuple[Mapping[str, object], ...] = ()
-    """Raw `policy/v1` PodDisruptionBudget objects, kept for the pdb plugin."""
+    """Raw `policy/v1` PodDisruptionBudget objects, as watched."""
+    disruption_budgets: tuple[DisruptionBudget, ...] = ()
+    """The PodDisruptionBudgets as facts (a malformed one protects its whole namespace)."""
     config_maps: tuple[Mapping[str, object], ...] = ()
     """Raw `v1` ConfigMap objects (e.g. the reservation ConfigMap)."""
+    reservations: Mapping[str, ReservationBook] = dataclasses.field(default_factory=dict)
+    """The reservations of every ConfigMap held, by `namespace/name` of the ConfigMap (the
+    reservation plugin reads the one its arguments name)."""
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
     taken_at: dt.datetime = EPOCH
 

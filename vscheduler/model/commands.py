@@ -50,12 +50,27 @@ class PodGroupStatus:
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ReservationRelease:
+    """Remove data key `key` from the ConfigMap `config_map` (`namespace/name`): the reservation
+    it holds for `pod` on `node` is done. `reason` is `placed` (the pod got a node, this cycle
+    or before) or `expired`."""
+
+    config_map: str
+    key: str
+    pod: str
+    node: str
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class CycleResult:
     """The outcome of one scheduling cycle.
 
     `binds` and `evictions` are commands; `pipelined` tasks wait for resources being released;
     `podgroups` holds the status of every real PodGroup the session saw; `unschedulable` maps
-    every pod left pending to the message written to its PodScheduled condition.
+    every pod left pending to the message written to its PodScheduled condition;
+    `reservations_released` are reservations to remove from their ConfigMap (the reservation
+    plugin's).
     """
 
     binds: tuple[Bind, ...] = ()
@@ -63,3 +78,4 @@ class CycleResult:
     pipelined: Mapping[str, str] = dataclasses.field(default_factory=dict)
     podgroups: Mapping[str, PodGroupStatus] = dataclasses.field(default_factory=dict)
     unschedulable: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    reservations_released: tuple[ReservationRelease, ...] = ()

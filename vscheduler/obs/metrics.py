@@ -14,8 +14,9 @@ global `prometheus_client.REGISTRY`, or hold state beyond the metrics themselves
 from __future__ import annotations
 
 import dataclasses
+import math
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Final
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -44,6 +45,8 @@ SESSION_STEPS: Final = frozenset({"openSession", "closeSession"})
 ATTEMPT_RESULTS: Final = ("scheduled", "unschedulable", "error")
 CYCLE_RESULTS: Final = ("success", "plugin_error", "error")
 RELOAD_RESULTS: Final = ("success", "failure")
+EVICTION_RESULTS: Final = ("success", "blocked", "conflict", "error", "dropped")
+"""The effects executor's eviction outcomes (see `vscheduler.effects.executor`)."""
 BOUND: Final = "bound"
 BIND_FAILURE_REASONS: Final = ("conflict", "not_found", "transient", "not_leading", "error")
 INFORMER_ACTIVITY: Final = ("list", "watch", "event", "bookmark", "expired", "error")
@@ -51,6 +54,14 @@ INFORMER_ACTIVITY: Final = ("list", "watch", "event", "bookmark", "expired", "er
 RELIST: Final = "relist"
 ON_SESSION_OPEN: Final = "OnSessionOpen"
 ON_SESSION_CLOSE: Final = "OnSessionClose"
+USAGE_METRICS: Final = ("cpu", "memory")
+"""The `metric` label of the node-usage query histogram: one query per metric per period."""
+USAGE_FAILURE_REASONS: Final = (
+    "connection", "timeout", "tls", "credentials", "http", "query", "response", "error",
+)  # fmt: skip
+"""Why a node-usage collection failed (`vscheduler.obs.usage` says what each one means)."""
+USAGE_BUCKETS_S: Final = exponential_buckets(0.005, 2, 13)
+"""Node-usage query durations: 5 ms .. 20.48 s."""
 _WAITING_PHASES: Final = frozenset({"Pending", "Inqueue", "Unknown"})
 _P: Final = "vscheduler_"
 
@@ -147,7 +158,13 @@ _HELP: Final = {
     "informer_events": "Informer activity (lists, watches, events, bookmarks, 410s, errors)",
     "informer_relists": "Full lists made, by kind",
     "is_leader": "1 while this replica holds the leader lease",
-    "evictions": "Evictions requested, by action and result",
+    "usage_query_duration_seconds": "Duration of one node-usage query to Prometheus, by metric",
+    "usage_collection_failures": "Node-usage collections that failed, by reason",
+    "usage_data_age_seconds": (
+        "Seconds since the last successful node-usage collection (NaN before the first)"
+    ),
+    "usage_fresh_nodes": "Nodes whose usage the last collection measured (not stale)",
+    "evictions": "Evictions requested, by action, strategy and result",
 }
 """Help text by metric name (without the prefix, and without `_total` for counters)."""
 
@@ -294,7 +311,7 @@ class _OwnMetrics:
         self.events = _counter(r, "informer_events", "kind", "type")
         self.relists = _counter(r, "informer_relists", "kind")
         self.leader = _gauge(r, "is_leader")
-        self.evictions = _counter(r, "evictions", "action", "result")
+        self.evictions = _counter(r, "evictions", "action", "strategy", "result")
         for counter, values in (
             (self.cycles, CYCLE_RESULTS),
             (self.reloads, RELOAD_RESULTS),
@@ -302,6 +319,21 @@ class _OwnMetrics:
         ):
             for value in values:
                 counter.labels(value)
+
+
+class _UsageMetrics:
+    """The node-usage collector's metrics (Volcano has none)."""
+
+    def __init__(self, r: CollectorRegistry) -> None:
+        self.query = _histogram(r, "usage_query_duration_seconds", USAGE_BUCKETS_S, "metric")
+        self.failures = _counter(r, "usage_collection_failures", "reason")
+        self.age = _gauge(r, "usage_data_age_seconds")
+        self.age.set_function(lambda: math.nan)
+        self.fresh = _gauge(r, "usage_fresh_nodes")
+        for metric in USAGE_METRICS:
+            self.query.labels(metric)
+        for reason in USAGE_FAILURE_REASONS:
+            self.failures.labels(reason)
 
 
 class SchedulerMetrics:
@@ -315,6 +347,7 @@ class SchedulerMetrics:
         self._volcano = _VolcanoMetrics(registry)
         self._queues = _QueueMetrics(registry)
         self._own = _OwnMetrics(registry)
+        self._usage = _UsageMetrics(registry)
 
     # --- the cycle ----------------------------------------------------------------------------
     def observe_cycle(self, report: CycleReport) -> None:
@@ -394,9 +427,15 @@ class SchedulerMetrics:
         """A job's last task was placed `seconds` after the job was created."""
         self._volcano.e2e_job.observe(seconds * 1000)
 
-    def observe_eviction(self, action: str, result: str) -> None:
-        """An eviction requested by `action` ended with `result` (e.g. evicted, budget, gone)."""
-        self._own.evictions.labels(action, result).inc()
+    def observe_eviction(self, action: str, strategy: str, result: str) -> None:
+        """An eviction asked by `action` (preempt, reclaim, shuffle), its victim chosen by
+        `strategy` (empty when no named strategy chose it), ended with `result`, one of
+        `EVICTION_RESULTS`."""
+        if result not in EVICTION_RESULTS:
+            raise ValueError(
+                f"eviction result {result!r}: expected one of {', '.join(EVICTION_RESULTS)}"
+            )
+        self._own.evictions.labels(action, strategy, result).inc()
 
     def observe_job_finished(self, namespace: str, queue: str, *, succeeded: bool) -> None:
         """A job (PodGroup) completed or failed."""
@@ -443,3 +482,23 @@ class SchedulerMetrics:
         v.ns_share.labels(name).set(share)
         v.ns_weight.labels(name).set(weight)
         v.ns_weighted.labels(name).set(weighted_share)
+
+    # --- the node-usage collector -------------------------------------------------------------
+    def observe_usage_query(self, metric: str, seconds: float) -> None:
+        """One node-usage query (`metric` from `USAGE_METRICS`) took `seconds`."""
+        self._usage.query.labels(metric).observe(seconds)
+
+    def observe_usage_failure(self, reason: str) -> None:
+        """A node-usage collection failed for `reason` (one of `USAGE_FAILURE_REASONS`)."""
+        if reason not in USAGE_FAILURE_REASONS:
+            expected = ", ".join(USAGE_FAILURE_REASONS)
+            raise ValueError(f"usage failure reason {reason!r}: expected one of {expected}")
+        self._usage.failures.labels(reason).inc()
+
+    def watch_usage_age(self, age: Callable[[], float]) -> None:
+        """Read the data age gauge from `age()` at each scrape (seconds, NaN when unknown)."""
+        self._usage.age.set_function(age)
+
+    def set_usage_fresh_nodes(self, count: int) -> None:
+        """How many nodes the last node-usage collection measured."""
+        self._usage.fresh.set(count)

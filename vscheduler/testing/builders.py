@@ -17,6 +17,7 @@ import dataclasses
 import datetime as dt
 from typing import Generic, TypeVar
 
+from vscheduler.convert.resourcequota import convert_resource_quota
 from vscheduler.model import quantity
 from vscheduler.model.cluster import (
     DEFAULT_SCHEDULER_NAME,
@@ -38,7 +39,9 @@ from vscheduler.model.facts import (
     TaskFacts,
     Toleration,
 )
+from vscheduler.model.resourcequota import ResourceQuotaFacts
 from vscheduler.model.resources import CPU, Resources
+from vscheduler.model.selector import DisruptionBudget, LabelRequirement, LabelSelector
 from vscheduler.model.status import PodGroupPhase, QoSClass, TaskStatus
 
 T = TypeVar("T")
@@ -230,6 +233,15 @@ class PodBuilder(_Builder[TaskFacts]):
         self._set(annotations={**self._facts.annotations, key: value})
         return self
 
+    def labels(self, **labels: str) -> PodBuilder:
+        """Pod labels (keywords; use `label` for keys that are not identifiers)."""
+        self._set(labels={**self._facts.labels, **labels})
+        return self
+
+    def label(self, key: str, value: str) -> PodBuilder:
+        """One pod label."""
+        return self.labels(**{key: value})
+
 
 class PodGroupBuilder(_Builder[JobFacts]):
     """Builds a JobFacts (one PodGroup)."""
@@ -278,6 +290,11 @@ class PodGroupBuilder(_Builder[JobFacts]):
         self._set(min_task_member=members)
         return self
 
+    def annotate(self, key: str, value: str) -> PodGroupBuilder:
+        """Adds an annotation."""
+        self._set(annotations={**self._facts.annotations, key: value})
+        return self
+
 
 class QueueBuilder(_Builder[QueueFacts]):
     """Builds a QueueFacts."""
@@ -316,6 +333,71 @@ class QueueBuilder(_Builder[QueueFacts]):
         return self
 
 
+class BudgetBuilder(_Builder[DisruptionBudget]):
+    """Builds a DisruptionBudget (one PodDisruptionBudget)."""
+
+    def __init__(self, name: str, namespace: str) -> None:
+        self._facts = DisruptionBudget(namespace=namespace, name=name, selector=LabelSelector())
+
+    def selecting(self, **labels: str) -> BudgetBuilder:
+        """spec.selector.matchLabels (added to what is there)."""
+        selector = self._facts.selector or LabelSelector()
+        merged = {**selector.match_labels, **labels}
+        self._set(selector=dataclasses.replace(selector, match_labels=merged))
+        return self
+
+    def expression(self, key: str, operator: str, *values: str) -> BudgetBuilder:
+        """Adds a spec.selector.matchExpressions entry."""
+        selector = self._facts.selector or LabelSelector()
+        req = LabelRequirement(key=key, operator=operator, values=values)
+        expressions = (*selector.match_expressions, req)
+        self._set(selector=dataclasses.replace(selector, match_expressions=expressions))
+        return self
+
+    def no_selector(self) -> BudgetBuilder:
+        """spec.selector null: selects no pod."""
+        self._set(selector=None)
+        return self
+
+    def allowed(self, n: int) -> BudgetBuilder:
+        """status.disruptionsAllowed."""
+        self._set(disruptions_allowed=n)
+        return self
+
+    def disrupted(self, *pods: str) -> BudgetBuilder:
+        """status.disruptedPods (pod names)."""
+        self._set(disrupted_pods=frozenset(pods))
+        return self
+
+
+class QuotaBuilder(_Builder[ResourceQuotaFacts]):
+    """Builds a ResourceQuotaFacts from the lists Kubernetes writes, as the converter reads
+    them (names as in the object: `cpu`, `requests.memory`, `count/pods`, ...)."""
+
+    def __init__(self, name: str, namespace: str) -> None:
+        self._meta = {"name": name, "namespace": namespace}
+        self._hard: dict[str, str | int] = {}
+        self._used: dict[str, str | int] = {}
+        self._facts = self._convert()
+
+    def _convert(self) -> ResourceQuotaFacts:
+        status = {"hard": self._hard, "used": self._used}
+        return convert_resource_quota({"metadata": self._meta, "status": status})
+
+    def hard(self, amounts: dict[str, str | int] | None = None, **named: str | int) -> QuotaBuilder:
+        """status.hard (added to what is there): a mapping for names like `requests.cpu`,
+        keywords for plain ones."""
+        self._hard.update({**(amounts or {}), **named})
+        self._facts = self._convert()
+        return self
+
+    def used(self, amounts: dict[str, str | int] | None = None, **named: str | int) -> QuotaBuilder:
+        """status.used (added to what is there), as `hard`."""
+        self._used.update({**(amounts or {}), **named})
+        self._facts = self._convert()
+        return self
+
+
 def node(name: str) -> NodeBuilder:
     """A node with 4 CPU and 8Gi by default."""
     return NodeBuilder(name)
@@ -336,6 +418,17 @@ def queue(name: str) -> QueueBuilder:
     return QueueBuilder(name)
 
 
+def pdb(name: str, namespace: str = "default") -> BudgetBuilder:
+    """A PodDisruptionBudget selecting every pod of its namespace, allowing no disruption,
+    until `selecting`, `expression` or `allowed` say otherwise."""
+    return BudgetBuilder(name, namespace)
+
+
+def resource_quota(name: str, namespace: str = "default") -> QuotaBuilder:
+    """A ResourceQuota limiting nothing until `hard` says what."""
+    return QuotaBuilder(name, namespace)
+
+
 def term(*requirements: Requirement) -> SelectorTerm:
     """A node selector term of match expressions."""
     return SelectorTerm(match_expressions=requirements)
@@ -346,8 +439,16 @@ def expr(key: str, operator: str, *values: str) -> Requirement:
     return Requirement(key=key, operator=operator, values=values)
 
 
-Buildable = NodeBuilder | PodBuilder | PodGroupBuilder | QueueBuilder
-Fact = NodeFacts | TaskFacts | JobFacts | QueueFacts | NodeUsage
+Buildable = NodeBuilder | PodBuilder | PodGroupBuilder | QueueBuilder | BudgetBuilder | QuotaBuilder
+Fact = (
+    NodeFacts
+    | TaskFacts
+    | JobFacts
+    | QueueFacts
+    | NodeUsage
+    | DisruptionBudget
+    | ResourceQuotaFacts
+)
 Item = Buildable | Fact
 """Anything `snapshot` takes."""
 
@@ -363,5 +464,7 @@ def snapshot(*items: Item, taken_at: dt.datetime = START) -> ClusterSnapshot:
         jobs=complete_jobs(tasks, jobs),
         queues=default_queues({f.name: f for f in facts if isinstance(f, QueueFacts)}),
         usage={f.node: f for f in facts if isinstance(f, NodeUsage)},
+        disruption_budgets=tuple(f for f in facts if isinstance(f, DisruptionBudget)),
+        quotas=tuple(f for f in facts if isinstance(f, ResourceQuotaFacts)),
         taken_at=taken_at,
     )

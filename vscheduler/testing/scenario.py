@@ -50,8 +50,10 @@ def run(
     cycles: int = 1,
     now: dt.datetime = START,
     between: Callable[[int, ClusterSnapshot], ClusterSnapshot] | None = None,
+    step: float = 1.0,
 ) -> list[Outcome]:
-    """Run `cycles` cycles; `between(i, snapshot)` may change the cluster before cycle i > 0."""
+    """Run `cycles` cycles, the clock moving `step` seconds after each; `between(i, snapshot)`
+    may change the cluster before cycle i > 0."""
     pipeline = builtins.load_pipeline(policy)
     clock = FixedClock(now)
     out: list[Outcome] = []
@@ -61,7 +63,7 @@ def run(
         report = loop.run_cycle(snap, pipeline, clock=clock, uid=f"cycle-{i + 1}")
         snap = loop.next_snapshot(snap, report.result)
         out.append(Outcome(report.result, snap))
-        clock.advance(1.0)
+        clock.advance(step)
     return out
 
 

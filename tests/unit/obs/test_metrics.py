@@ -257,13 +257,18 @@ def test_task_and_job_latencies_and_evictions_are_recorded(
 ) -> None:
     metrics.observe_task_scheduled(1.5)
     metrics.observe_job_scheduled(3.0)
-    metrics.observe_eviction("preempt", "evicted")
+    metrics.observe_eviction("preempt", "", "success")
     metrics.observe_preemption(victims=3)
     metrics.observe_plugin_latency("gang", "OnSessionOpen", 0.002)
 
     assert value(registry, "vscheduler_task_scheduling_latency_milliseconds_sum") == 1500
     assert value(registry, "vscheduler_e2e_job_scheduling_latency_milliseconds_sum") == 3000
-    assert value(registry, "vscheduler_evictions_total", action="preempt", result="evicted") == 1
+    assert (
+        value(
+            registry, "vscheduler_evictions_total", action="preempt", strategy="", result="success"
+        )
+        == 1
+    )
     assert value(registry, "vscheduler_total_preemption_attempts") == 1
     assert value(registry, "vscheduler_pod_preemption_victims") == 3
     assert value(

@@ -1,0 +1,221 @@
+"""reclaim: a queue below its deserved share takes back what other queues hold beyond theirs."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from vscheduler.model.cluster import ClusterSnapshot
+from vscheduler.model.facts import QueueFacts
+from vscheduler.testing.builders import (
+    Item,
+    PodBuilder,
+    QueueBuilder,
+    node,
+    pdb,
+    pod,
+    podgroup,
+    queue,
+    res,
+    snapshot,
+)
+from vscheduler.testing.scenario import Outcome, run
+
+TIERS = """\
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+  - name: pdb
+- plugins:
+  - name: drf
+  - name: predicates
+  - name: {queues}
+  - name: nodeorder
+"""
+POLICY = 'actions: "enqueue, allocate, reclaim, backfill"\n' + TIERS.format(queues="proportion")
+CAPACITY = 'actions: "enqueue, allocate, reclaim, backfill"\n' + TIERS.format(queues="capacity")
+
+
+def nodes(count: int, cpu: str = "4") -> list[Item]:
+    return [node(f"n{i}").resources(cpu=cpu, memory="16Gi") for i in range(1, count + 1)]
+
+
+def job(name: str, q: str, *, members: int = 1) -> Item:
+    return podgroup(name).queue(q).min_member(members).inqueue()
+
+
+def running(name: str, job: str, on: str, cpu: str = "1") -> PodBuilder:
+    return pod(name).group(job).requests(cpu=cpu).on(on)
+
+
+def pending(name: str, job: str, cpu: str = "1") -> PodBuilder:
+    return pod(name).group(job).requests(cpu=cpu)
+
+
+def keys(*names: str) -> list[str]:
+    return [f"default/{n}" for n in names]
+
+
+def borrowed(*queues: QueueBuilder | QueueFacts) -> list[Item]:
+    """Two 4-CPU nodes full of queue b's elastic job (8 pods, minMember 1); queue a's gang of
+    four 1-CPU pods waits. Weights 1:1, so each queue deserves 4 CPUs."""
+    items: list[Item] = [*nodes(2), *(queues or (queue("a"), queue("b")))]
+    items += [job("b-job", "b")] + [running(f"b-{i}", "b-job", f"n{1 + i % 2}") for i in range(8)]
+    items += [job("a-job", "a", members=4)] + [pending(f"a-{i}", "a-job") for i in range(4)]
+    return items
+
+
+# --- the core behaviour --------------------------------------------------------------------------
+def test_a_queue_below_its_deserved_takes_back_exactly_what_it_deserves() -> None:
+    first, second = run(snapshot(*borrowed()), policy=POLICY, cycles=2)
+
+    assert first.evictions == keys("b-6", "b-4", "b-2", "b-0")
+    assert [e.reason for e in first.result.evictions][:1] == ["reclaim by default/a-0 of queue a"]
+    assert {e.action for e in first.result.evictions} == {"reclaim"}
+    assert first.result.pipelined == dict.fromkeys(keys("a-0", "a-1", "a-2", "a-3"), "n1")
+    assert second.binds == dict.fromkeys(keys("a-0", "a-1", "a-2", "a-3"), "n1")
+    assert second.evictions == []
+
+
+def test_nothing_is_reclaimed_when_idle_resources_already_fit() -> None:
+    items: list[Item] = [*nodes(2), queue("a"), queue("b"), job("b-job", "b")]
+    items += [running(f"b-{i}", "b-job", "n1") for i in range(4)]
+    items += [job("a-job", "a", members=4)] + [pending(f"a-{i}", "a-job") for i in range(4)]
+
+    (outcome,) = run(snapshot(*items), policy=POLICY)
+
+    assert outcome.evictions == []
+    assert outcome.binds == dict.fromkeys(keys("a-0", "a-1", "a-2", "a-3"), "n2")
+
+
+def test_a_failed_reclaim_evicts_nothing() -> None:
+    items = borrowed()
+    items[3] = job("b-job", "b", members=6)  # b can give two pods, a's gang needs four
+
+    first, second = run(snapshot(*items), policy=POLICY, cycles=2)
+
+    assert (first.evictions, first.binds, first.result.pipelined) == ([], {}, {})
+    assert second.evictions == []
+
+
+def test_a_queue_that_is_not_reclaimable_gives_nothing_back() -> None:
+    (outcome,) = run(snapshot(*borrowed(queue("a"), queue("b").reclaimable(False))), policy=POLICY)
+
+    assert (outcome.evictions, outcome.result.pipelined) == ([], {})
+
+
+def test_a_queue_at_its_deserved_share_reclaims_nothing() -> None:
+    # a runs 4 of its own (its deserved share, weights 1:1 over 8 CPUs) and wants one more.
+    items: list[Item] = [*nodes(2), queue("a"), queue("b"), job("b-job", "b")]
+    items += [running(f"b-{i}", "b-job", "n2") for i in range(4)]
+    items += [job("a-run", "a")] + [running(f"a-run-{i}", "a-run", "n1") for i in range(4)]
+    items += [job("a-job", "a"), pending("a-0", "a-job")]
+
+    (outcome,) = run(snapshot(*items), policy=POLICY)
+
+    assert (outcome.evictions, outcome.result.pipelined) == ([], {})
+
+
+def test_a_pod_protected_by_a_disruption_budget_is_not_reclaimed() -> None:
+    items: list[Item] = [*nodes(1), queue("a"), queue("b"), job("b-job", "b")]
+    items += [running("b-guarded", "b-job", "n1", cpu="2").label("app", "db")]
+    items += [running("b-plain", "b-job", "n1", cpu="1"), running("b-x", "b-job", "n1", cpu="1")]
+    items += [pdb("db").selecting(app="db").allowed(0)]
+    items += [job("a-job", "a"), pending("a-0", "a-job", cpu="2")]
+
+    (outcome,) = run(snapshot(*items), policy=POLICY)
+
+    assert outcome.evictions == keys("b-x", "b-plain")
+
+
+# --- settling: no evict-and-return loops ---------------------------------------------------------
+def test_a_queue_that_could_win_its_pod_back_is_not_a_victim() -> None:
+    # Deserved (weights 1:1:3 over 8 CPUs): a 2, b 2, c 4. c sits on n1 at exactly its share,
+    # b on n2 is 2 CPUs over. n1 comes first in node order, but taking c's pod would let c
+    # reclaim it straight back: a's two pods come from b.
+    items: list[Item] = [*nodes(2), queue("a"), queue("b"), queue("c").weight(3)]
+    items += [job("c-job", "c")] + [running(f"c-{i}", "c-job", "n1") for i in range(4)]
+    items += [job("b-job", "b")] + [running(f"b-{i}", "b-job", "n2") for i in range(4)]
+    items += [job("a-job", "a", members=2)] + [pending(f"a-{i}", "a-job") for i in range(2)]
+
+    (outcome,) = run(snapshot(*items), policy=POLICY)
+
+    assert outcome.evictions == keys("b-3", "b-2")
+    assert outcome.result.pipelined == dict.fromkeys(keys("a-0", "a-1"), "n2")
+
+
+def recreated(before: ClusterSnapshot, after: Outcome, queue_name: str) -> ClusterSnapshot:
+    """The cluster after `after`, with every pod it evicted back as a pending pod of a new job
+    (minMember 1) in `queue_name`, as a controller recreating it would: a starving job."""
+    items: list[Item] = []
+    for evict in after.result.evictions:
+        gone = before.tasks[evict.task_uid]
+        name = f"{gone.name}-again"
+        items.append(job(name, queue_name))
+        items.append(dataclasses.replace(pending(name, name).build(), resreq=gone.resreq))
+    extra = snapshot(*items)
+    snap = after.snapshot_after
+    tasks = {**snap.tasks, **extra.tasks}
+    jobs = {**snap.jobs, **{k: v for k, v in extra.jobs.items() if k not in snap.jobs}}
+    return dataclasses.replace(snap, tasks=tasks, jobs=jobs)
+
+
+def settle(snap: ClusterSnapshot, policy: str, victim_queue: str, cycles: int) -> list[Outcome]:
+    """Run `cycles` cycles, recreating every evicted pod as a new starving job in between."""
+    outcomes: list[Outcome] = []
+    for _ in range(cycles):
+        (outcome,) = run(snap, policy=policy)
+        outcomes.append(outcome)
+        snap = recreated(snap, outcome, victim_queue)
+    return outcomes
+
+
+def test_reclaim_between_two_queues_settles_without_ping_pong_over_several_cycles() -> None:
+    # b's pods are 3 CPUs, a's 2: b ends below its deserved share (6 of 8) but can never take a
+    # 3-CPU pod back within it, by reclaim or by allocate.
+    items: list[Item] = [*nodes(2, cpu="6"), queue("a"), queue("b"), job("b-job", "b")]
+    items += [running(f"b-{i}", "b-job", f"n{1 + i % 2}", cpu="3") for i in range(4)]
+    items += [job("a-job", "a", members=2)] + [
+        pending(f"a-{i}", "a-job", cpu="2") for i in range(2)
+    ]
+
+    outcomes = settle(snapshot(*items), POLICY, "b", cycles=5)
+
+    assert [o.evictions for o in outcomes] == [keys("b-2", "b-0"), [], [], [], []]
+    assert outcomes[1].binds == dict.fromkeys(keys("a-0", "a-1"), "n1")
+    assert [o.binds for o in outcomes[2:]] == [{}, {}, {}]
+    last = outcomes[-1].snapshot_after.tasks
+    assert sorted(k for k, t in last.items() if t.node_name is None) == keys(
+        "b-0-again", "b-2-again"
+    )
+
+
+def test_capacity_reclaim_settles_too() -> None:
+    deserving = [
+        dataclasses.replace(queue(name).build(), deserved=res(cpu="4")) for name in ("a", "b")
+    ]
+
+    outcomes = settle(snapshot(*borrowed(*deserving)), CAPACITY, "b", cycles=4)
+
+    assert [o.evictions for o in outcomes] == [keys("b-6", "b-4", "b-2", "b-0"), [], [], []]
+    assert outcomes[1].binds == dict.fromkeys(keys("a-0", "a-1", "a-2", "a-3"), "n1")
+    assert [o.binds for o in outcomes[2:]] == [{}, {}]
+
+
+def test_capacity_never_takes_a_pod_its_queue_would_borrow_back_first() -> None:
+    # Volcano #4947: queue b deserves 3 and holds 4, queue a deserves 5 and holds 1; a's 3-CPU pod
+    # would need three of b's pods, leaving b at 1 of its 3, first in queue order to borrow
+    # them back. vscheduler leaves b alone, cycle after cycle.
+    queues = [
+        dataclasses.replace(queue("a").build(), deserved=res(cpu="5")),
+        dataclasses.replace(queue("b").build(), deserved=res(cpu="3")),
+    ]
+    items: list[Item] = [node("n1").resources(cpu="5", memory="16Gi"), *queues]
+    items += [job("b-job", "b")] + [running(f"b-{i}", "b-job", "n1") for i in range(4)]
+    items += [job("a-run", "a"), running("a-run-0", "a-run", "n1")]
+    items += [job("a-job", "a"), pending("a-0", "a-job", cpu="3")]
+
+    outcomes = settle(snapshot(*items), CAPACITY, "b", cycles=3)
+
+    assert [o.evictions for o in outcomes] == [[], [], []]

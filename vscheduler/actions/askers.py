@@ -1,0 +1,75 @@
+"""Which jobs ask preempt and reclaim for room, and how one asking job's attempts settle.
+
+Shared by the two actions: the askers (admitted, valid, starving jobs by queue), the queue order,
+the candidate-node arguments both read, the `preemptionPolicy: Never` check, and `run_job`, the
+loop over one job's pending tasks whose placements and evictions settle as one transaction.
+Must not: choose victims or nodes (`eviction.Evictor` does).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable
+
+from vscheduler.actions.admission import admitted_jobs
+from vscheduler.actions.eviction import Evictor, Limits, Transaction
+from vscheduler.conf.arguments import ArgumentReader
+from vscheduler.framework.session import Session
+from vscheduler.framework.state import JobState, QueueState, TaskState
+
+PlaceOne = Callable[[Transaction, TaskState], bool]
+
+
+def askers(session: Session) -> dict[str, list[JobState]]:
+    """The admitted jobs (as allocate admits them) the jobStarving point calls starving, by
+    queue, in job order."""
+    hooks = session.hooks
+    return {
+        name: session.ordered_jobs(starving)
+        for name, jobs in sorted(admitted_jobs(session).items())
+        if (starving := [job for job in jobs if hooks.is_job_starving(job)])
+    }
+
+
+def in_queue_order(session: Session, names: Iterable[str]) -> list[QueueState]:
+    """The queues named, in queue order."""
+    queues = (session.queues[name] for name in names)
+    return sorted(queues, key=functools.cmp_to_key(session.hooks.compare_queues))
+
+
+def read_limits(reader: ArgumentReader) -> Limits:
+    """Volcano's preempt arguments bounding the candidate nodes, read as `Limits`."""
+    return Limits(
+        percentage=reader.int("minCandidateNodesPercentage", 10, minimum=0, maximum=100),
+        minimum=reader.int("minCandidateNodesAbsolute", 1, minimum=0),
+        maximum=reader.int("maxCandidateNodesAbsolute", 100, minimum=1),
+    )
+
+
+def never_preempts(session: Session, task: TaskState) -> bool:
+    """The pod's PriorityClass says `preemptionPolicy: Never`."""
+    found = session.snapshot.priority_classes.get(task.facts.priority_class_name)
+    return found is not None and found.preemption_policy == "Never"
+
+
+def run_job(evictor: Evictor, job: JobState, place_one: PlaceOne) -> list[TaskState]:
+    """Try the job's pending tasks in task order while it is starving; settle them together:
+    committed when the job is pipelined, discarded otherwise. A task of a template that just
+    failed is not tried again until something is placed. Returns the victims committed."""
+    session = evictor.session
+    hooks = session.hooks
+    txn = Transaction(evictor.table)
+    failed: set[int] = set()
+    for task in session.pending_tasks(job, best_effort=False):
+        if not hooks.is_job_starving(job):
+            break
+        if task.class_id in failed or never_preempts(session, task):
+            continue
+        if place_one(txn, task):
+            failed.clear()
+        else:
+            failed.add(task.class_id)
+    ready = hooks.is_job_ready(job)
+    if txn.settle(ready=ready, pipelined=ready or hooks.is_job_pipelined(job)):
+        return txn.victims
+    return []

@@ -1,0 +1,397 @@
+"""Placing one pending task by evicting others: the core preempt and reclaim share.
+
+For a task (the *asker*) the `Evictor`:
+
+1. places it without evicting anything when it can: its queue allows it (allocatable) and some
+   node passing every predicate fits it, as allocate would place it (allocated where idle
+   resources fit, else pipelined where future idle does);
+2. otherwise searches the nodes that pass every predicate for a *plan*: the candidates on the node
+   that the action's mask keeps, ordered cheapest first (the victim order below), narrowed by the
+   plugins (`select`: the preemptable or reclaimable point), then the shortest prefix of them
+   whose requests, with the node's future idle, cover the task's request, less any victim the
+   rest already covers. Plans rank by (victims, highest victim priority, node score descending,
+   node order); nodes are visited best lower bound first and the search ends when no node left
+   can beat the best plan, or once `Limits` viable plans have been compared;
+3. applies the best plan in a statement of its own: evicts its victims, evicts more of the
+   node's selected candidates while the task does not yet fit (a queue limit can ask for more
+   than the node does), checks the action's `rail`, and pipelines the task. A plan that cannot
+   be completed is undone and the node left out of a new search (at most `ATTEMPTS` times).
+
+The statements of one asker job are a `Transaction`, settled as allocate settles a job: when the
+job is ready or pipelined its evictions are committed (its allocations bound only once it is
+ready), otherwise everything is discarded, so a job that still cannot run evicts nothing
+(Volcano PRs #5011 and #5067). Victim order (cheapest first): within one job the reverse of the
+task order; within one queue the reverse of the job order; across queues the reverse of the
+queue order.
+
+Must not: decide which jobs ask (`askers` and the actions do) or settle a job on its own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from vscheduler.actions.evictables import Evictables
+from vscheduler.framework.ledger import BoolArray, FloatArray, IntArray
+from vscheduler.framework.placement import Choice
+from vscheduler.framework.session import Session
+from vscheduler.framework.state import QueueState, TaskState
+from vscheduler.framework.statement import Statement
+
+Select = Callable[[TaskState, Sequence[TaskState]], tuple[TaskState, ...]]
+"""The plugins' answer: which of the candidates may go (session.hooks.select_preemptees...)."""
+Rail = Callable[[TaskState, Sequence[TaskState]], bool]
+"""The action's last word on a plan, asked after its evictions, before the asker is placed."""
+Rank = tuple[int, float, float, int]
+ATTEMPTS = 16
+"""How many plans may fail to apply (a queue limit or the rail) before a task gives up."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Limits:
+    """How many viable plans the node search compares at most, as Volcano's preempt arguments
+    bound its candidate nodes: `percentage` of the nodes, at least `minimum`, at most `maximum`."""
+
+    percentage: int = 10
+    minimum: int = 1
+    maximum: int = 100
+
+    def plans(self, nodes: int) -> int:
+        """The number of viable plans to compare in a cluster of `nodes` nodes."""
+        return max(self.minimum, min(self.maximum, nodes * self.percentage // 100), 1)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Plan:
+    """Victims on one node that make room for the asker, and the node's other selected
+    candidates (cheapest first) to take if a queue limit asks for more."""
+
+    node: int
+    victims: tuple[TaskState, ...]
+    spare: tuple[TaskState, ...]
+    rank: Rank
+
+
+@dataclasses.dataclass(slots=True)
+class Memo:
+    """What one job's searches keep for its later tasks of the same template: the nodes where
+    no plan exists, and the bounds with the ledger position they were computed at."""
+
+    dead: list[int] = dataclasses.field(default_factory=list)
+    bounds: tuple[FloatArray, FloatArray] | None = None
+    position: int = 0
+
+
+class Transaction:
+    """The statements of one asker job, settled together as allocate settles a job: all
+    committed when the job is ready; when it is only pipelined, the evictions (and pipelines)
+    committed and the allocations kept (placed in this session, bound by a later cycle, so a
+    gang is never bound in part); all discarded otherwise."""
+
+    def __init__(self, table: Evictables) -> None:
+        self._table = table
+        self._parts: list[tuple[Statement, list[TaskState], bool]] = []
+
+    def add(self, stmt: Statement, victims: list[TaskState], *, allocates: bool = False) -> None:
+        """One placement: the statement holding it, the tasks it evicts, and whether it
+        allocates (the task fits idle resources) rather than pipelines."""
+        self._parts.append((stmt, victims, allocates))
+
+    @property
+    def victims(self) -> list[TaskState]:
+        """Every task evicted so far."""
+        return [v for _, victims, _ in self._parts for v in victims]
+
+    def settle(self, *, ready: bool, pipelined: bool) -> bool:
+        """Commit, keep or discard as the job's state says; True unless discarded."""
+        if not (ready or pipelined):
+            self.discard()
+            return False
+        for stmt, _, allocates in self._parts:
+            if allocates and not ready:
+                stmt.keep()
+            else:
+                stmt.commit()
+        return True
+
+    def discard(self) -> None:
+        """Everything is undone, last first."""
+        for stmt, victims, _ in reversed(self._parts):
+            stmt.discard()
+            for task in victims:
+                self._table.revive(task)
+
+
+class Evictor:
+    """Finds and applies plans for one action run."""
+
+    def __init__(self, session: Session, *, action: str, limits: Limits) -> None:
+        self.session = session
+        self.action = action
+        self.table = Evictables(session)
+        self._plans = limits.plans(len(session.ledger))
+        self._victim_key = functools.cmp_to_key(self._compare_victims)
+        self._memos: dict[tuple[str, str, int], Memo] = {}
+
+    # --- the one entry point ----------------------------------------------------------------
+    def place(
+        self,
+        txn: Transaction,
+        task: TaskState,
+        queue: QueueState,
+        *,
+        mask: BoolArray,
+        select: Select,
+        reason: str,
+        rail: Rail | None = None,
+        evict_only: bool = False,
+        memo: str = "",
+    ) -> bool:
+        """Place `task` (pipelined) into `txn`, evicting only when nothing else works; `mask`
+        keeps the candidates the action allows. With `evict_only`, only by evicting, and not on
+        a node where it already fits. False when no plan works (nothing is left changed).
+
+        With `memo` (the same for every call of one job and mask), nodes where a task found no
+        plan are not searched again for the job's later tasks of the same template: within one
+        job the plugins' answers only narrow (victims' jobs lose members, budgets are spent, the
+        preemptor's share grows) and a node's room only shrinks."""
+        session = self.session
+        if session.hooks.prefilter(task) is not None:
+            return False
+        if not evict_only and self._place_without_evicting(txn, task, queue):
+            return True
+        excluded = np.zeros(len(session.ledger), dtype=np.bool_)
+        if evict_only:
+            c, ok = session.placer.feasible(task)
+            excluded |= ok & c.fit_future
+        key = (memo, task.job.key if task.job else "", task.class_id)
+        remembered = self._memos.setdefault(key, Memo()) if memo else Memo()
+        excluded[remembered.dead] = True
+        for _ in range(ATTEMPTS):
+            plan = self._search(task, mask & self.table.alive, select, excluded, remembered)
+            if plan is None:
+                return False
+            if self._apply(txn, task, queue, plan, reason, rail):
+                return True
+            excluded[plan.node] = True
+        return False
+
+    def _place_without_evicting(self, txn: Transaction, task: TaskState, queue: QueueState) -> bool:
+        """Place `task` as allocate would, if its queue allows it and some node fits it."""
+        session = self.session
+        if not session.hooks.allows_allocation(queue, task):
+            return False
+        choice = session.placer.choose(task)
+        if not isinstance(choice, Choice):
+            return False
+        stmt = session.statement()
+        if choice.fits_idle:
+            stmt.allocate(task, choice.node)
+        else:
+            stmt.pipeline(task, choice.node)
+        txn.add(stmt, [], allocates=choice.fits_idle)
+        session.record_schedulable(task)
+        return True
+
+    # --- searching ----------------------------------------------------------------------------
+    def _search(
+        self,
+        task: TaskState,
+        mask: BoolArray,
+        select: Select,
+        excluded: BoolArray,
+        memo: Memo,
+    ) -> Plan | None:
+        c, ok = self.session.placer.feasible(task)
+        ledger = self.session.ledger
+        deficit = np.zeros_like(ledger.future)
+        deficit[:, c.cols] = np.maximum(c.req[c.cols] - ledger.future[:, c.cols], 0)
+        fewest, lowest = self._bounds(memo, mask, deficit, c.cols)
+        nodes = np.flatnonzero(ok & ~excluded & np.isfinite(fewest))
+        if not len(nodes):
+            return None
+        score = c.score
+
+        def bound(i: int) -> Rank:
+            return (int(fewest[i]), float(lowest[i]), float(-score[i]), i)
+
+        def plan_on(i: int) -> Plan | None:
+            plan = self._plan(task, i, mask, select, deficit[i], c.cols, float(score[i]))
+            if plan is None:
+                memo.dead.append(i)
+            return plan
+
+        # The node of the best bound first: a plan meeting its own bound beats every other node.
+        first = _best_bound(nodes, fewest, lowest, score)
+        best = plan_on(first)
+        if best is not None and best.rank <= bound(first):
+            return best
+        order = nodes[np.lexsort((nodes, -score[nodes], lowest[nodes], fewest[nodes]))]
+        viable = int(best is not None)
+        for i in (int(n) for n in order):
+            if i == first:
+                continue
+            if best is not None and best.rank <= bound(i):
+                break
+            plan = plan_on(i)
+            if plan is None:
+                continue
+            viable += 1
+            if best is None or plan.rank < best.rank:
+                best = plan
+            if viable >= self._plans:
+                break
+        return best
+
+    def _bounds(
+        self, memo: Memo, mask: BoolArray, deficit: IntArray, cols: IntArray
+    ) -> tuple[FloatArray, FloatArray]:
+        """The table's bounds, recomputed only for the nodes changed since the memo's last
+        search (the mask's fixed part is the memo's; its alive part and every node's room change
+        only on nodes the ledger logs)."""
+        ledger = self.session.ledger
+        position = ledger.log_position
+        if memo.bounds is not None:
+            changed = set(ledger.changed_since(memo.position))
+            if len(changed) * 8 < len(ledger):
+                fewest, lowest = memo.bounds
+                for node in changed:
+                    fewest[node], lowest[node] = self.table.node_bounds(
+                        node, mask, deficit[node], cols
+                    )
+                memo.position = position
+                return fewest, lowest
+        memo.bounds = self.table.bounds(mask, deficit, cols)
+        memo.position = position
+        return memo.bounds
+
+    def _plan(
+        self,
+        task: TaskState,
+        node: int,
+        mask: BoolArray,
+        select: Select,
+        deficit: IntArray,
+        cols: IntArray,
+        score: float,
+    ) -> Plan | None:
+        """The node's best plan. Plugins that allow only so many victims per job (gang's
+        minMember) spend that allowance in the order they are asked; when what they allowed is
+        not enough but they turned some candidate down, they are asked again with the largest
+        candidates first."""
+        candidates = sorted(self.table.on_node(node, mask), key=self._victim_key)
+        if not candidates:
+            return None
+        need = deficit[cols]
+        chosen = self._chosen(select(task, candidates), candidates)
+        best = self._prefix(node, chosen, need, cols, score)
+        if best is None and chosen and len(chosen) < len(candidates) and need.any():
+            size = {t.uid: self._share_of_need(t, need, cols) for t in candidates}
+            largest = sorted(candidates, key=lambda t: -size[t.uid])
+            best = self._prefix(
+                node, self._chosen(select(task, largest), candidates), need, cols, score
+            )
+        return best
+
+    @staticmethod
+    def _chosen(answer: Sequence[TaskState], candidates: Sequence[TaskState]) -> list[TaskState]:
+        """The plugins' answer, in the candidates' (cheapest first) order."""
+        allowed = {t.uid for t in answer}
+        return [t for t in candidates if t.uid in allowed]
+
+    def _share_of_need(self, task: TaskState, need: IntArray, cols: IntArray) -> float:
+        row = self.table.req[self.table.row[task.uid]][cols]
+        wanted = need > 0
+        return float(np.minimum(row[wanted] / need[wanted], 1.0).sum())
+
+    def _prefix(
+        self, node: int, selected: list[TaskState], need: IntArray, cols: IntArray, score: float
+    ) -> Plan | None:
+        """The shortest prefix of `selected` covering `need`, less any victim the others
+        already cover (tried from the most expensive down)."""
+        if not selected:
+            return None
+        rows = self.table.req[[self.table.row[t.uid] for t in selected]][:, cols]
+        covered = np.cumsum(rows, axis=0) >= need
+        enough = np.flatnonzero(covered.all(axis=1)) if need.any() else np.array([-1])
+        if not len(enough):
+            return None
+        prefix = list(range(int(enough[0]) + 1))
+        for k in reversed(range(len(prefix))):
+            rest = [j for j in prefix if j != k]
+            if (rows[rest].sum(axis=0) >= need).all():
+                prefix = rest
+        victims = tuple(selected[j] for j in prefix)
+        spare = tuple(t for j, t in enumerate(selected) if j not in prefix)
+        highest = max((float(v.priority) for v in victims), default=float("-inf"))
+        return Plan(node, victims, spare, (len(victims), highest, -score, node))
+
+    # --- applying -----------------------------------------------------------------------------
+    def _apply(
+        self,
+        txn: Transaction,
+        task: TaskState,
+        queue: QueueState,
+        plan: Plan,
+        reason: str,
+        rail: Rail | None,
+    ) -> bool:
+        stmt = self.session.statement()
+        evicted: list[TaskState] = []
+        for victim in plan.victims:
+            self._evict(stmt, victim, reason, evicted)
+        spare = list(plan.spare)
+        while not self._fits(task, queue, plan.node):
+            if not spare:
+                break
+            self._evict(stmt, spare.pop(0), reason, evicted)
+        if not self._fits(task, queue, plan.node) or (
+            rail is not None and not rail(task, [*txn.victims, *evicted])
+        ):
+            stmt.discard()
+            for victim in evicted:
+                self.table.revive(victim)
+            return False
+        stmt.pipeline(task, plan.node)
+        txn.add(stmt, evicted)
+        self.session.record_schedulable(task)
+        return True
+
+    def _evict(
+        self, stmt: Statement, victim: TaskState, reason: str, evicted: list[TaskState]
+    ) -> None:
+        stmt.evict(victim, reason, action=self.action)
+        self.table.kill(victim)
+        evicted.append(victim)
+
+    def _fits(self, task: TaskState, queue: QueueState, node: int) -> bool:
+        c, ok = self.session.placer.feasible(task)
+        return (
+            bool(ok[node])
+            and bool(c.fit_future[node])
+            and self.session.hooks.allows_allocation(queue, task)
+        )
+
+    # --- victim order -------------------------------------------------------------------------
+    def _compare_victims(self, a: TaskState, b: TaskState) -> int:
+        """Cheapest first: the reverse of the order in which the scheduler would place them."""
+        hooks = self.session.hooks
+        ja, jb = a.job, b.job
+        if ja is None or jb is None or ja is jb:
+            return -hooks.compare_tasks(a, b)
+        if ja.queue != jb.queue:
+            qa, qb = self.session.queues.get(ja.queue), self.session.queues.get(jb.queue)
+            if qa is not None and qb is not None:
+                return -hooks.compare_queues(qa, qb)
+        return -hooks.compare_jobs(ja, jb)
+
+
+def _best_bound(nodes: IntArray, fewest: FloatArray, lowest: FloatArray, score: FloatArray) -> int:
+    """The node of `nodes` with the smallest (fewest, lowest, -score, index), in linear time."""
+    tier = nodes[fewest[nodes] == fewest[nodes].min()]
+    tier = tier[lowest[tier] == lowest[tier].min()]
+    return int(tier[int(np.argmax(score[tier]))])

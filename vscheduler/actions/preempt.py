@@ -1,0 +1,110 @@
+"""preempt: within a queue, starving jobs take room from running work of lower priority.
+
+Askers are the admitted jobs (as allocate admits them) that the jobStarving point calls
+starving; queues are taken in queue order, each queue's askers in job order. For each asker, its
+pending tasks in task order while the job is still starving (a pod whose PriorityClass has
+`preemptionPolicy: Never` is skipped): the task is pipelined where it already fits (nothing is
+evicted then), else the `Evictor` (actions/eviction.py) finds the cheapest sufficient victims on
+one node among the running tasks of *other jobs of the same queue* that the preemptable point
+allows (by default: of a lower job priority, never breaking a gang below minMember, never a
+critical pod), evicts them and pipelines the task there. The job's placements and evictions are
+one transaction: committed when the job is pipelined (jobPipelined), discarded otherwise, so a
+job that still cannot run evicts nothing.
+
+Then, for each asker of the queue, preemption among its own tasks (Volcano's second phase): each
+pending task in task order may evict running tasks *of its own job* that the preemptable point
+allows (by default only those of lower pod priority, and not below minMember), one transaction
+per task, committed when the task is placed; the first task that cannot be placed this way ends
+the job's turn. This phase only evicts: it never places a task that fits without evicting.
+
+Evictions carry the action `preempt` and the reason `preempt by <namespace/pod>`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from vscheduler.actions.askers import (
+    PlaceOne,
+    askers,
+    in_queue_order,
+    never_preempts,
+    read_limits,
+    run_job,
+)
+from vscheduler.actions.eviction import Evictor, Limits, Transaction
+from vscheduler.conf.arguments import ArgumentReader
+from vscheduler.framework.ledger import BoolArray
+from vscheduler.framework.session import Session
+from vscheduler.framework.state import JobState, QueueState, TaskState
+
+NAME: Final = "preempt"
+
+
+class Preempt:
+    """The preempt action."""
+
+    name = NAME
+
+    def __init__(self, limits: Limits) -> None:
+        self._limits = limits
+
+    def execute(self, session: Session) -> None:
+        """Preempt for every starving job, queue by queue."""
+        by_queue = askers(session)
+        if not by_queue:
+            return
+        evictor = Evictor(session, action=NAME, limits=self._limits)
+        for queue in in_queue_order(session, by_queue):
+            in_queue = evictor.table.queue_mask(queue.name)
+            for job in by_queue[queue.name]:
+                mask = in_queue & ~evictor.table.job_mask(job.key)
+                run_job(evictor, job, _placer(evictor, queue, mask, evict_only=False))
+            for job in by_queue[queue.name]:
+                _within_job(evictor, job, queue)
+
+
+def _within_job(evictor: Evictor, job: JobState, queue: QueueState) -> None:
+    """Volcano's second phase: the job's pending tasks evict its own running tasks."""
+    session = evictor.session
+    place = _placer(evictor, queue, evictor.table.job_mask(job.key), evict_only=True)
+    for task in session.pending_tasks(job, best_effort=False):
+        if never_preempts(session, task):
+            continue
+        txn = Transaction(evictor.table)
+        if not place(txn, task):
+            return
+        txn.settle(ready=True, pipelined=True)
+
+
+def _placer(evictor: Evictor, queue: QueueState, mask: BoolArray, *, evict_only: bool) -> PlaceOne:
+    session = evictor.session
+
+    def place(txn: Transaction, task: TaskState) -> bool:
+        return evictor.place(
+            txn,
+            task,
+            queue,
+            mask=mask,
+            select=session.hooks.select_preemptees,
+            reason=f"preempt by {task.key}",
+            evict_only=evict_only,
+            memo="within" if evict_only else "between",
+        )
+
+    return place
+
+
+def build(arguments: Mapping[str, object]) -> Preempt:
+    """The preempt action, with Volcano's arguments: the candidate-node bounds are honoured (as
+    the number of viable plans compared); `enablePredicateErrorCache`,
+    `enableTopologyAwarePreemption` and `topologyAwarePreemptWorkerNum` are accepted without
+    effect."""
+    reader = ArgumentReader(arguments, owner=f"action {NAME}")
+    reader.bool("enablePredicateErrorCache", True)
+    reader.bool("enableTopologyAwarePreemption", False)
+    reader.int("topologyAwarePreemptWorkerNum", 16, minimum=1)
+    limits = read_limits(reader)
+    reader.finish()
+    return Preempt(limits)

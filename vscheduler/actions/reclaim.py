@@ -1,0 +1,147 @@
+"""reclaim: across queues, a queue below its deserved share takes back what others borrowed.
+
+Askers are the admitted jobs (as allocate admits them) that the jobStarving point calls starving.
+Queues are taken in queue order, one job per turn (a queue goes back into the order while it has
+askers left, so queues interleave as their shares change); an overused queue is passed over. For
+each asker, its pending tasks in task order while the job is still starving: a task its queue may
+not reclaim for (the preemptive point: by default proportion's "the queue stays within what it
+deserves") is skipped, as is a pod whose PriorityClass has `preemptionPolicy: Never`. Otherwise
+the task is pipelined where it already fits (nothing is evicted then), else the `Evictor`
+(actions/eviction.py) finds the cheapest sufficient victims on one node among the running tasks
+of *other queues that are reclaimable* (`spec.reclaimable`, default true) that the reclaimable
+point allows, evicts them and pipelines the task there. The job's placements and evictions are one
+transaction, committed only when the job is pipelined (jobPipelined): a job that still cannot run
+evicts nothing (Volcano #3673).
+
+The settling rail (no evict-and-return loop, Volcano #561, #4947, #4949): a plan is taken only
+if, after its evictions (and every other victim taken this cycle), no victim's queue could win
+its victim back: the queue may not reclaim it (preemptive point), and may not allocate it either
+unless the asker's queue comes before it in queue order (so the asker's next cycle is served
+first). With proportion this means a victim's queue stays above its deserved share in a resource
+the victim requests: it cannot take the pod back by reclaim or by allocate, and the asker, whose
+queue stays within its own deserved, is never a victim in return.
+
+Evictions carry the action `reclaim` and the reason `reclaim by <namespace/pod> of queue <q>`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+import numpy as np
+
+from vscheduler.actions.askers import PlaceOne, askers, read_limits, run_job
+from vscheduler.actions.eviction import Evictor, Limits, Transaction
+from vscheduler.actions.ordering import PriorityQueue
+from vscheduler.conf.arguments import ArgumentReader
+from vscheduler.framework.ledger import BoolArray
+from vscheduler.framework.session import Session
+from vscheduler.framework.state import QueueState, TaskState
+
+NAME: Final = "reclaim"
+
+
+class Settling:
+    """The settling rail: remembers the victims taken this cycle, and checks that none of them
+    could be won back by its queue."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self._taken: dict[tuple[str, int], TaskState] = {}
+
+    def remember(self, victims: Sequence[TaskState]) -> None:
+        """Victims committed this cycle."""
+        for victim in victims:
+            if victim.job is not None:
+                self._taken.setdefault((victim.job.queue, victim.class_id), victim)
+
+    def __call__(self, asker: TaskState, victims: Sequence[TaskState]) -> bool:
+        """True when no victim (one per queue and template) can be won back by its queue."""
+        session, hooks = self._session, self._session.hooks
+        mine = session.queues.get(asker.job.queue) if asker.job is not None else None
+        shown = dict(self._taken)
+        for victim in victims:
+            if victim.job is not None:
+                shown.setdefault((victim.job.queue, victim.class_id), victim)
+        for (name, _), victim in shown.items():
+            theirs = session.queues.get(name)
+            if theirs is None or mine is None:
+                continue
+            if hooks.allows_reclaim(theirs, victim):
+                return False
+            if hooks.allows_allocation(theirs, victim) and hooks.compare_queues(theirs, mine) < 0:
+                return False
+        return True
+
+
+class Reclaim:
+    """The reclaim action."""
+
+    name = NAME
+
+    def __init__(self, limits: Limits) -> None:
+        self._limits = limits
+
+    def execute(self, session: Session) -> None:
+        """Reclaim for every starving job of every queue that is not overused."""
+        by_queue = askers(session)
+        if not by_queue:
+            return
+        hooks = session.hooks
+        evictor = Evictor(session, action=NAME, limits=self._limits)
+        settling = Settling(session)
+        lendable = _reclaimable_rows(session, evictor)
+        waiting = {name: list(jobs) for name, jobs in by_queue.items()}
+        queues = PriorityQueue(hooks.compare_queues, (session.queues[n] for n in sorted(waiting)))
+        while queues:
+            queue = queues.pop()
+            if hooks.is_overused(queue):
+                continue
+            job = waiting[queue.name].pop(0)
+            mask = lendable & ~evictor.table.queue_mask(queue.name)
+            settling.remember(run_job(evictor, job, _placer(evictor, queue, mask, settling)))
+            if waiting[queue.name]:
+                queues.push(queue)
+
+
+def _reclaimable_rows(session: Session, evictor: Evictor) -> BoolArray:
+    """Candidate rows whose queue is reclaimable."""
+    table = evictor.table
+    rows = np.zeros(len(table), dtype=np.bool_)
+    for name in table.queue_names:
+        queue = session.queues.get(name)
+        if queue is not None and queue.facts.reclaimable:
+            rows |= table.queue_mask(name)
+    return rows
+
+
+def _placer(evictor: Evictor, queue: QueueState, mask: BoolArray, settling: Settling) -> PlaceOne:
+    hooks = evictor.session.hooks
+
+    def place(txn: Transaction, task: TaskState) -> bool:
+        if not hooks.allows_reclaim(queue, task):
+            return False
+        return evictor.place(
+            txn,
+            task,
+            queue,
+            mask=mask,
+            select=hooks.select_reclaimees,
+            reason=f"reclaim by {task.key} of queue {queue.name}",
+            rail=settling,
+            memo=NAME,
+        )
+
+    return place
+
+
+def build(arguments: Mapping[str, object]) -> Reclaim:
+    """The reclaim action. Accepts Volcano's `enablePredicateErrorCache` (no effect) and, as
+    preempt does, `minCandidateNodesPercentage`, `minCandidateNodesAbsolute` and
+    `maxCandidateNodesAbsolute` (the number of viable plans compared)."""
+    reader = ArgumentReader(arguments, owner=f"action {NAME}")
+    reader.bool("enablePredicateErrorCache", True)
+    limits = read_limits(reader)
+    reader.finish()
+    return Reclaim(limits)
