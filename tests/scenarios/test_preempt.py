@@ -319,3 +319,40 @@ def test_every_cycle_after_the_first_is_quiet() -> None:
     assert outcomes[0].evictions == keys("low-6", "low-4", "low-2", "low-0")
     assert [o.evictions for o in outcomes[1:]] == [[], [], []]
     assert outcomes[1].binds == dict.fromkeys(keys("high-0", "high-1"), "n1")
+
+
+# --- each plugin's part --------------------------------------------------------------------------
+DRF_DECIDES = """\
+actions: "enqueue, allocate, preempt"
+tiers:
+- plugins:
+  - name: gang
+    enablePreemptable: false
+  - name: drf
+  - name: conformance
+- plugins:
+  - name: predicates
+  - name: nodeorder
+"""
+
+
+@pytest.mark.parametrize(
+    ("members", "victims"),
+    [
+        pytest.param(2, ["default/big-3", "default/big-2"], id="shares-stay-ordered"),
+        pytest.param(3, [], id="would-invert-the-shares"),
+    ],
+)
+def test_drf_lets_a_job_take_only_while_the_victims_job_keeps_a_share_at_least_its_own(
+    members: int, victims: list[str]
+) -> None:
+    # big holds all 4 CPUs (share 1.0). A gang of 2 ends at 0.5 against big's 0.5: allowed; a
+    # gang of 3 would hold 0.75 against big's 0.25: not.
+    items: list[Item] = [*nodes(1), podgroup("big").inqueue()]
+    items += [pod(f"big-{i}").group("big").requests(cpu="1").on("n1") for i in range(4)]
+    items += [podgroup("small").min_member(members).inqueue()]
+    items += [pod(f"small-{i}").group("small").requests(cpu="1") for i in range(members)]
+
+    (outcome,) = run(snapshot(*items), policy=DRF_DECIDES)
+
+    assert outcome.evictions == victims

@@ -219,3 +219,52 @@ def test_capacity_never_takes_a_pod_its_queue_would_borrow_back_first() -> None:
     outcomes = settle(snapshot(*items), CAPACITY, "b", cycles=3)
 
     assert [o.evictions for o in outcomes] == [[], [], []]
+
+
+# --- each plugin's part --------------------------------------------------------------------------
+def deciding(queues: str) -> str:
+    """A policy where `queues` (proportion or capacity) answers the reclaimable point: gang's
+    reclaimable function is off in the first tier."""
+    return f"""\
+actions: "enqueue, allocate, reclaim"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+    enableReclaimable: false
+  - name: {queues}
+  - name: conformance
+- plugins:
+  - name: predicates
+  - name: nodeorder
+"""
+
+
+def test_proportion_deciding_takes_only_from_queues_above_their_deserved_share() -> None:
+    items: list[Item] = [*nodes(2), queue("a"), queue("b"), queue("c").weight(3)]
+    items += [job("c-job", "c")] + [running(f"c-{i}", "c-job", "n1") for i in range(4)]
+    items += [job("b-job", "b")] + [running(f"b-{i}", "b-job", "n2") for i in range(4)]
+    items += [job("a-job", "a", members=2)] + [pending(f"a-{i}", "a-job") for i in range(2)]
+
+    (outcome,) = run(snapshot(*items), policy=deciding("proportion"))
+
+    assert outcome.evictions == keys("b-3", "b-2")
+
+
+def test_capacity_deciding_leaves_a_queue_its_guarantee() -> None:
+    # b deserves 4 but is guaranteed 5 (deserved is raised to it) and holds 6: one pod may go.
+    # a's gang of 3 takes the 2 idle CPUs and that one pod.
+    lender = dataclasses.replace(queue("b").guarantee(cpu="5").build(), deserved=res(cpu="4"))
+    asker = dataclasses.replace(queue("a").build(), deserved=res(cpu="4"))
+    items: list[Item] = [*nodes(2), asker, lender, job("b-job", "b")]
+    items += [running(f"b-{i}", "b-job", f"n{1 + i % 2}") for i in range(6)]
+    items += [job("a-job", "a", members=3)] + [pending(f"a-{i}", "a-job") for i in range(3)]
+
+    (outcome,) = run(snapshot(*items), policy=deciding("capacity"))
+
+    assert outcome.evictions == keys("b-4")
+    assert outcome.result.pipelined == {
+        "default/a-0": "n1",
+        "default/a-1": "n2",
+        "default/a-2": "n1",
+    }

@@ -6,20 +6,21 @@ askers left, so queues interleave as their shares change); an overused queue is 
 each asker, its pending tasks in task order while the job is still starving: a task its queue may
 not reclaim for (the preemptive point: by default proportion's "the queue stays within what it
 deserves") is skipped, as is a pod whose PriorityClass has `preemptionPolicy: Never`. Otherwise
-the task is pipelined where it already fits (nothing is evicted then), else the `Evictor`
+the task is placed as allocate would where it already fits (nothing is evicted then), else the
+`Evictor`
 (actions/eviction.py) finds the cheapest sufficient victims on one node among the running tasks
 of *other queues that are reclaimable* (`spec.reclaimable`, default true) that the reclaimable
 point allows, evicts them and pipelines the task there. The job's placements and evictions are one
-transaction, committed only when the job is pipelined (jobPipelined): a job that still cannot run
-evicts nothing (Volcano #3673).
+transaction, committed only when the job is ready or pipelined: a job that still cannot run evicts
+nothing (Volcano #3673).
 
 The settling rail (no evict-and-return loop, Volcano #561, #4947, #4949): a plan is taken only
 if, after its evictions (and every other victim taken this cycle), no victim's queue could win
 its victim back: the queue may not reclaim it (preemptive point), and may not allocate it either
 unless the asker's queue comes before it in queue order (so the asker's next cycle is served
-first). With proportion this means a victim's queue stays above its deserved share in a resource
-the victim requests: it cannot take the pod back by reclaim or by allocate, and the asker, whose
-queue stays within its own deserved, is never a victim in return.
+first). With proportion this means the victim's queue, with what it still holds, would go above
+its deserved share in a resource the victim requests if it took the victim back; and the asker,
+whose queue stays within its own deserved share, is never a victim in return.
 
 Evictions carry the action `reclaim` and the reason `reclaim by <namespace/pod> of queue <q>`.
 """

@@ -41,6 +41,8 @@ BIND_BUCKETS_S: Final = exponential_buckets(0.001, 2, 15)
 """kube-scheduler's binding-duration buckets: 1 ms .. 16.4 s."""
 
 SESSION_STEPS: Final = frozenset({"openSession", "closeSession"})
+PREEMPTING_ACTIONS: Final = frozenset({"preempt", "reclaim"})
+"""Evictions by these actions are preemption victims (Volcano counts reclaim's too)."""
 """Entries of `CycleReport.action_seconds` that are not actions (Volcano times actions only)."""
 ATTEMPT_RESULTS: Final = ("scheduled", "unschedulable", "error")
 CYCLE_RESULTS: Final = ("success", "plugin_error", "error")
@@ -366,6 +368,10 @@ class SchedulerMetrics:
         v.job_retries.inc(jobs)
         for text in report.plugin_errors:
             self.observe_plugin_error(*parse_plugin_error(text))
+        victims = [e for e in report.result.evictions if e.action in PREEMPTING_ACTIONS]
+        if victims:  # one attempt per preemptor: the reason names it ("preempt by ns/pod")
+            v.preemptions.inc(len({e.reason for e in victims}))
+            v.victims.set(len(victims))
         self._own.cycles.labels("plugin_error" if report.plugin_errors else "success").inc()
 
     def observe_cycle_failed(self, pending_pods: int) -> None:

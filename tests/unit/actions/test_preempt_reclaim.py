@@ -241,3 +241,36 @@ def test_evictions_are_lawful_and_only_where_an_asker_was_placed(
     evicted_jobs = {before.tasks[e.task_uid].job for e in result.evictions}
     for key in evicted_jobs:
         assert left[key] >= before.jobs[key].min_member
+
+
+@pytest.mark.slow
+@settings(max_examples=40, deadline=None)
+@given(CLUSTERS, st.sampled_from(["preempt", "reclaim"]))
+def test_node_accounting_stays_exact_through_every_attempt_and_undo(
+    cluster: tuple[int, list[tuple[int, int, int, int]], list[tuple[int, int, int]]], action: str
+) -> None:
+    nodes, running, asks = cluster
+    policy = f'actions: "enqueue, allocate, {action}"\n' + TIERS
+    session = scenario.session(snapshot(*random_cluster(nodes, running, asks)), policy=policy)
+    for step in builtins.load_pipeline(policy).actions:
+        step.execute(session)
+
+    ledger = session.ledger
+    used = np.zeros_like(ledger.used)
+    releasing = np.zeros_like(ledger.used)
+    pipelined = np.zeros_like(ledger.used)
+    for task in session.tasks.values():
+        if task.node_index < 0:
+            continue
+        row = ledger.vector(task.resreq)
+        if task.status is TaskStatus.PIPELINED:
+            pipelined[task.node_index] += row
+        elif task.status is not TaskStatus.PENDING:
+            used[task.node_index] += row
+            if task.status is TaskStatus.RELEASING:
+                releasing[task.node_index] += row
+    assert np.array_equal(ledger.used, used)
+    assert np.array_equal(ledger.releasing, releasing)
+    assert np.array_equal(ledger.pipelined, pipelined)
+    assert np.array_equal(ledger.idle + ledger.used, ledger.allocatable)
+    assert np.array_equal(ledger.future, ledger.idle + ledger.releasing - ledger.pipelined)

@@ -21,7 +21,7 @@ from vscheduler.errors import (
 )
 from vscheduler.informer.informer import OBSERVED
 from vscheduler.loop import CycleReport
-from vscheduler.model.commands import Bind, CycleResult, PodGroupStatus
+from vscheduler.model.commands import Bind, CycleResult, Evict, PodGroupStatus
 from vscheduler.model.facts import PodGroupCondition
 from vscheduler.model.status import PodGroupPhase
 from vscheduler.obs.metrics import (
@@ -71,6 +71,30 @@ def report(
 
 
 # --- the cycle ------------------------------------------------------------------------------------
+def test_preempt_and_reclaim_evictions_count_one_attempt_per_preemptor_and_set_the_victims(
+    metrics: SchedulerMetrics, registry: CollectorRegistry
+) -> None:
+    def evict(pod: str, reason: str, action: str) -> Evict:
+        return Evict(task_uid=pod, pod=f"default/{pod}", node="n1", reason=reason, action=action)
+
+    metrics.observe_cycle(
+        report(
+            CycleResult(
+                evictions=(
+                    evict("a", "preempt by default/hi-0", "preempt"),
+                    evict("b", "preempt by default/hi-0", "preempt"),
+                    evict("c", "reclaim by default/q-0 of queue q", "reclaim"),
+                    evict("d", "shuffle", "shuffle"),
+                )
+            )
+        )
+    )
+    metrics.observe_cycle(report(CycleResult()))
+
+    assert value(registry, "vscheduler_total_preemption_attempts") == 2
+    assert value(registry, "vscheduler_pod_preemption_victims") == 3
+
+
 def test_every_pending_pod_of_a_cycle_counts_as_one_attempt_by_result(
     metrics: SchedulerMetrics, registry: CollectorRegistry
 ) -> None:
