@@ -2,6 +2,7 @@
 
     python -m bench.cycle --nodes 5000 --pods 10000 --gang 10
     python -m bench.cycle --matrix            # 1k/5k nodes x 10k/50k pods, one process each
+    python -m bench.cycle --anti-affinity 0.1 # every 10th gang's pods repel each other per host
 
 The snapshot is generated (nodes 4 CPU / 32Gi / 110 pods; pending pods 100m / 500Mi in gangs
 with a PodGroup each, minMember = gang size), written as one JSON `List`, then loaded and
@@ -26,14 +27,21 @@ from vscheduler.convert.files import load_objects
 from vscheduler.convert.snapshot import build_snapshot
 from vscheduler.model.facts import EPOCH
 
+HOSTNAME = "kubernetes.io/hostname"
 
-def objects(nodes: int, pods: int, gang: int) -> Iterator[dict[str, object]]:
-    """The benchmark cluster as Kubernetes objects."""
+
+def objects(
+    nodes: int, pods: int, gang: int, anti_affinity: float = 0.0
+) -> Iterator[dict[str, object]]:
+    """The benchmark cluster as Kubernetes objects. A fraction `anti_affinity` of the gangs
+    (evenly spread) have pods with required anti-affinity to their gang's pods per host."""
+    every = round(1 / anti_affinity) if anti_affinity else 0
     for i in range(nodes):
+        labels = {"zone": f"z{i % 3}", "kubernetes.io/hostname": f"node-{i:05d}"}
         yield {
             "apiVersion": "v1",
             "kind": "Node",
-            "metadata": {"name": f"node-{i:05d}", "labels": {"zone": f"z{i % 3}"}},
+            "metadata": {"name": f"node-{i:05d}", "labels": labels},
             "status": {
                 "allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"},
                 "capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"},
@@ -49,6 +57,12 @@ def objects(nodes: int, pods: int, gang: int) -> Iterator[dict[str, object]]:
             "spec": {"minMember": gang, "queue": "default"},
             "status": {"phase": "Inqueue"},
         }
+        spec: dict[str, object] = {}
+        if every and g % every == 0:
+            term = {"labelSelector": {"matchLabels": {"job": name}}, "topologyKey": HOSTNAME}
+            spec["affinity"] = {
+                "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+            }
         for t in range(gang):
             yield {
                 "apiVersion": "v1",
@@ -57,9 +71,11 @@ def objects(nodes: int, pods: int, gang: int) -> Iterator[dict[str, object]]:
                     "name": f"{name}-worker-{t}",
                     "namespace": "bench",
                     "uid": f"pod-{g}-{t}",
+                    "labels": {"job": name},
                     "annotations": {"scheduling.k8s.io/group-name": name},
                 },
                 "spec": {
+                    **spec,
                     "schedulerName": "vscheduler",
                     "containers": [
                         {
@@ -73,12 +89,11 @@ def objects(nodes: int, pods: int, gang: int) -> Iterator[dict[str, object]]:
             }
 
 
-def write_snapshot(path: str, nodes: int, pods: int, gang: int) -> None:
+def write_snapshot(path: str, nodes: int, pods: int, gang: int, anti: float = 0.0) -> None:
     """Writes the cluster as one JSON List."""
+    items = list(objects(nodes, pods, gang, anti))
     with open(path, "w", encoding="utf-8") as handle:
-        json.dump(
-            {"apiVersion": "v1", "kind": "List", "items": list(objects(nodes, pods, gang))}, handle
-        )
+        json.dump({"apiVersion": "v1", "kind": "List", "items": items}, handle)
 
 
 def measure(path: str, policy: str | None) -> dict[str, object]:
@@ -106,11 +121,13 @@ def measure(path: str, policy: str | None) -> dict[str, object]:
     }
 
 
-def run_one(nodes: int, pods: int, gang: int, policy: str | None) -> dict[str, object]:
+def run_one(
+    nodes: int, pods: int, gang: int, policy: str | None, anti: float = 0.0
+) -> dict[str, object]:
     """Generate, then measure in a fresh interpreter."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "snapshot.json")
-        write_snapshot(path, nodes, pods, gang)
+        write_snapshot(path, nodes, pods, gang, anti)
         cmd = [sys.executable, "-m", "bench.cycle", "--measure", path]
         if policy:
             cmd += ["--policy", policy]
@@ -127,6 +144,13 @@ def main() -> None:
     parser.add_argument("--gang", type=int, default=10)
     parser.add_argument("--policy", default=None, help="policy file (default: built-in)")
     parser.add_argument("--matrix", action="store_true", help="1k/5k nodes x 10k/50k pods")
+    parser.add_argument(
+        "--anti-affinity",
+        type=float,
+        default=0.0,
+        metavar="FRACTION",
+        help="fraction of gangs whose pods repel each other per host (required anti-affinity)",
+    )
     parser.add_argument("--measure", metavar="SNAPSHOT", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
@@ -136,7 +160,7 @@ def main() -> None:
         runs = [run_one(n, p, args.gang, args.policy) for n in (1000, 5000) for p in (10000, 50000)]
         print(json.dumps({"benchmark": "cycle", "runs": runs}, indent=2))
         return
-    result = run_one(args.nodes, args.pods, args.gang, args.policy)
+    result = run_one(args.nodes, args.pods, args.gang, args.policy, args.anti_affinity)
     print(json.dumps({"benchmark": "cycle", **result}, indent=2))
 
 

@@ -7,6 +7,7 @@ threads, handles SIGTERM. The only wiring code; everything else is handed what i
     ObsServer: /metrics /healthz /readyz                         v
                                                       Effects (bind / evict / status pool)
     UsageLoop (Prometheus node usage, every replica) -> SchedulerCache.set_usage
+    ConfigMapWatches (informers of the ConfigMaps the policy's plugins read) -> SchedulerCache
 
 On SIGTERM or SIGINT: the loop stops, in-flight binds drain (bounded), the lease is released,
 the informers and the HTTP server stop.
@@ -48,6 +49,7 @@ from vscheduler.obs.usage import UsageLoop
 from vscheduler.runtime.policy import ConfigMapPolicy, FilePolicy, PolicyHolder, Rejection
 from vscheduler.runtime.scheduler import Scheduler
 from vscheduler.runtime.settings import Settings
+from vscheduler.runtime.watches import ConfigMapWatches
 
 logger = logging.getLogger(__name__)
 
@@ -169,14 +171,17 @@ class App:
             clock=clock, scheduler_name=settings.scheduler_name, assume_ttl=settings.assume_ttl
         )
         self.gate = SyncGate()
+        self.watches = ConfigMapWatches(start=self._watch, forget=self._unwatch)
         # Standbys collect too, so a new leader schedules on warm usage data.
         self.usage = UsageLoop(self.cache.set_usage, clock=clock, observer=self.metrics)
         self.policy = PolicyHolder(on_loaded=self._loaded, on_rejected=self._rejected)
         self._configure_usage()
+        self.watches.follow(self.policy.current)
         self.file_policy = (
             FilePolicy(self.policy, settings.policy.file) if settings.policy.file else None
         )
-        self.informers = self._informers(KubeLister(self.api))
+        self.lister = KubeLister(self.api)
+        self.informers = self._informers(self.lister)
         self.effects = Effects(
             self.writer,
             self.cache,
@@ -188,8 +193,11 @@ class App:
             ),
             retry=RetryPolicy(jitter=random.Random()),
             may_write=self.is_leading,
+            config_maps=self.writer,
         )
         self.elector = self._elector()
+        if self.elector is None:  # without election this replica always schedules
+            self.metrics.set_leader(True)
         self.problems = ProblemReporter(self.cache, self.writer)
         self._frozen = False
         self.scheduler = Scheduler(
@@ -231,6 +239,26 @@ class App:
             )
             for kind, sink in kinds
         ]
+
+    def _watch(self, kind: Kind) -> Informer:
+        """Start an informer of one ConfigMap a plugin reads, into the cache (and the gate)."""
+        informer = Informer(
+            kind,
+            self.lister,
+            self.cache,
+            clock=self.clock,
+            rng=random.Random(),
+            stop=threading.Event(),
+            gate=self.gate,
+            observe=self.metrics.observe_informer,
+        )
+        informer.start()
+        return informer
+
+    def _unwatch(self, kind: Kind) -> None:
+        """A ConfigMap no plugin reads any more: out of the cache, and not waited for."""
+        self.cache.replace(kind, [])
+        self.gate.mark_synced(kind)
 
     def _elector(self) -> LeaderElector | None:
         election = self.settings.leader_election
@@ -289,6 +317,7 @@ class App:
     def _loaded(self, source: str) -> None:
         self.metrics.observe_reload(True, self.clock.now().timestamp())
         self._configure_usage()
+        self.watches.follow(self.policy.current)
         self.cache.changed.set()
 
     def _rejected(self, rejection: Rejection) -> None:
@@ -318,6 +347,7 @@ class App:
         logger.info("serving /metrics, /healthz, /readyz on port %d", port)
         for informer in self.informers:
             informer.start()
+        self.watches.start()
         self.usage.start()
         if self.elector is not None:
             self.elector.start()
@@ -340,6 +370,7 @@ class App:
             self.elector.join(timeout=5.0)
         for informer in self.informers:
             informer.stop()
+        self.watches.stop()
         self.usage.stop(timeout=1.0)
         self.http.stop()
         self.api.close()

@@ -30,6 +30,7 @@ from vscheduler.plugins import (
     priority,
     proportion,
     rescheduling,
+    reservation,
     resourcequota,
     sla,
     tdm,
@@ -64,6 +65,7 @@ def builtin_registry() -> Registry:
         resourcequota.NAME: resourcequota.build,
         sla.NAME: sla.build,
         tdm.NAME: tdm.build,
+        reservation.NAME: reservation.build,
     }
     return Registry(plugins=plugins, actions=actions)
 

@@ -6,12 +6,14 @@ Pure apart from the injected clock; the runtime and `simulate` both call `run_cy
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 
 from vscheduler.clock import Clock, perf_counter
 from vscheduler.framework.registry import Pipeline
 from vscheduler.framework.session import Session
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult
+from vscheduler.model.reservation import ReservationBook
 from vscheduler.model.status import TaskStatus
 
 
@@ -58,7 +60,8 @@ def run_cycle(
 
 def next_snapshot(snapshot: ClusterSnapshot, result: CycleResult) -> ClusterSnapshot:
     """The cluster after `result` took effect, as `simulate` assumes between cycles: bound pods
-    run on their node, evicted pods are gone, PodGroup phases and conditions carry over."""
+    run on their node, evicted pods are gone, PodGroup phases and conditions carry over, released
+    reservations are gone from their ConfigMap."""
     tasks = dict(snapshot.tasks)
     for bind in result.binds:
         task = tasks[bind.task_uid]
@@ -73,4 +76,19 @@ def next_snapshot(snapshot: ClusterSnapshot, result: CycleResult) -> ClusterSnap
             jobs[key] = dataclasses.replace(
                 jobs[key], phase=status.phase, conditions=status.conditions
             )
-    return dataclasses.replace(snapshot, tasks=tasks, jobs=jobs)
+    return dataclasses.replace(
+        snapshot, tasks=tasks, jobs=jobs, reservations=_released(snapshot, result)
+    )
+
+
+def _released(snapshot: ClusterSnapshot, result: CycleResult) -> Mapping[str, ReservationBook]:
+    """The reservation books without the reservations `result` released."""
+    if not result.reservations_released:
+        return snapshot.reservations
+    gone = {(r.config_map, r.key) for r in result.reservations_released}
+    return {
+        key: dataclasses.replace(
+            book, entries=tuple(e for e in book.entries if (key, e.key) not in gone)
+        )
+        for key, book in snapshot.reservations.items()
+    }

@@ -31,12 +31,14 @@ opinion on that task's class: the session stops asking it for that class. Node a
 `session.ledger` (rows = nodes, columns = `ledger.dims`). An exception inside a hook is caught
 and counts as the conservative answer.
 `gang_shortfall(job, schedulable)` is Volcano's "N/M tasks in gang unschedulable: ..." text.
+`podindex.PodIndex` counts the session's pods by node, for checks that look at other pods.
 """
 
 from __future__ import annotations
 
 from vscheduler.conf.arguments import ArgumentReader, parse_go_duration
 from vscheduler.errors import PluginArgsError
+from vscheduler.framework import podindex
 from vscheduler.framework.ledger import BoolArray, FloatArray, IntArray, Ledger
 from vscheduler.framework.messages import gang_shortfall
 from vscheduler.framework.quota import (
@@ -74,6 +76,7 @@ from vscheduler.model.facts import (
     Taint,
     Toleration,
 )
+from vscheduler.model.podaffinity import PodAffinityTerm, SpreadConstraint
 from vscheduler.model.reservation import Reservation, ReservationBook
 from vscheduler.model.resourcequota import ResourceQuotaFacts, quota_request
 from vscheduler.model.resources import CPU, EMPTY, MEMORY, Resources, format_amount
@@ -101,6 +104,7 @@ __all__ = [
     "NodeUsage",
     "PluginArgsError",
     "PluginFactory",
+    "PodAffinityTerm",
     "PodGroupCondition",
     "PodGroupPhase",
     "PreferredTerm",
@@ -114,6 +118,7 @@ __all__ = [
     "Resources",
     "SelectorTerm",
     "Session",
+    "SpreadConstraint",
     "Status",
     "Taint",
     "TaskState",
@@ -127,6 +132,7 @@ __all__ = [
     "gang_shortfall",
     "is_counted",
     "parse_go_duration",
+    "podindex",
     "quota_request",
     "real_capability",
     "share_of",

@@ -30,8 +30,9 @@ from vscheduler.framework.results import Code
 from vscheduler.framework.session import Session
 from vscheduler.framework.state import TaskState
 from vscheduler.model.cluster import DEFAULT_SCHEDULER_NAME
-from vscheduler.model.commands import CycleResult, Evict
+from vscheduler.model.commands import CycleResult, Evict, ReservationRelease
 from vscheduler.model.facts import EPOCH, PodGroupCondition
+from vscheduler.runtime.watches import config_maps_read
 
 Json = dict[str, object]
 
@@ -81,6 +82,10 @@ def simulate(request: Request) -> Json:
             msg = f"{request.policy_file}: cannot read the policy: {exc.strerror}"
             raise InputError(msg) from None
     pipeline = builtins.load_pipeline(policy_text, source=source)
+    for namespace, name in config_maps_read(pipeline):
+        book = snap.reservations.get(f"{namespace}/{name}")
+        for problem in book.problems if book is not None else ():
+            request.warn(f"{problem} (the entry is left out)")
     clock = FixedClock(now)
     explained: Json = {}
     if request.explain:
@@ -91,6 +96,7 @@ def simulate(request: Request) -> Json:
     all_binds: dict[str, str] = {}
     all_evictions: list[str] = []
     all_details: list[Json] = []
+    all_released: list[Json] = []
     for i in range(request.cycles):
         report = loop.run_cycle(snap, pipeline, clock=clock, uid=f"cycle-{i + 1}")
         for error in report.plugin_errors:
@@ -100,6 +106,7 @@ def simulate(request: Request) -> Json:
         all_binds.update({b.pod: b.node for b in report.result.binds})
         all_evictions.extend(e.pod for e in report.result.evictions)
         all_details.extend(eviction_json(e) for e in report.result.evictions)
+        all_released.extend(release_json(r) for r in report.result.reservations_released)
         snap = loop.next_snapshot(snap, report.result)
         clock.advance(1.0)
     return {
@@ -107,6 +114,7 @@ def simulate(request: Request) -> Json:
         "binds": all_binds,
         "evictions": all_evictions,
         "evictionDetails": all_details,
+        "reservationsReleased": all_released,
         "explain": explained,
         "stats": {"cycleSeconds": seconds, "pods": len(snap.tasks), "nodes": len(snap.nodes)},
     }
@@ -132,6 +140,7 @@ def cycle_json(result: CycleResult) -> Json:
             for key, s in result.podgroups.items()
         },
         "unschedulable": dict(result.unschedulable),
+        "reservationsReleased": [release_json(r) for r in result.reservations_released],
     }
 
 
@@ -143,6 +152,17 @@ def eviction_json(evict: Evict) -> Json:
         "reason": evict.reason,
         "action": evict.action,
         "strategy": evict.strategy,
+    }
+
+
+def release_json(release: ReservationRelease) -> Json:
+    """One reservation released: its ConfigMap and key, its pod and node, and why."""
+    return {
+        "configMap": release.config_map,
+        "key": release.key,
+        "pod": release.pod,
+        "node": release.node,
+        "reason": release.reason,
     }
 
 
@@ -240,6 +260,12 @@ def _cycle_lines(n: int, cycle: Json, seconds: float) -> list[str]:
     lines += [f"  pipeline   {pod} -> {node}" for pod, node in pipelined.items()]
     lines += [f"  evict      {e['pod']} on {e['node']}: {e['reason']}" for e in evictions]
     lines += [f"  pending    {pod}: {msg}" for pod, msg in pending.items()]
+    released = cycle["reservationsReleased"]
+    assert isinstance(released, list)
+    lines += [
+        f"  release    {r['configMap']} {r['key']} ({r['pod']} on {r['node']}): {r['reason']}"
+        for r in released
+    ]
     for key, group in groups.items():
         conds = "; ".join(
             f"{c['type']}={c['status']}" + (f" ({c['message']})" if c["message"] else "")

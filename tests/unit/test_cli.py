@@ -127,7 +127,15 @@ def test_the_same_input_gives_byte_identical_output(capsys: pytest.CaptureFixtur
 
 def test_output_always_has_the_documented_keys(capsys: pytest.CaptureFixture[str]) -> None:
     result = simulate(capsys, str(EXAMPLES / "unplaceable"))
-    assert list(result) == ["cycles", "binds", "evictions", "evictionDetails", "explain", "stats"]
+    assert list(result) == [
+        "cycles",
+        "binds",
+        "evictions",
+        "evictionDetails",
+        "reservationsReleased",
+        "explain",
+        "stats",
+    ]
     assert list(result["cycles"][0]) == [
         "binds",
         "evictions",
@@ -135,6 +143,7 @@ def test_output_always_has_the_documented_keys(capsys: pytest.CaptureFixture[str
         "pipelined",
         "podGroups",
         "unschedulable",
+        "reservationsReleased",
     ]
 
 

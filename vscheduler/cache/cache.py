@@ -1,10 +1,11 @@
 """SchedulerCache: the truth between cycles. Watch events in, cheap consistent snapshots out.
 
 Owns: the raw objects and converted facts of every kind in `informer.kinds.CLUSTER_KINDS` (and
-ConfigMaps, kept raw), keyed by namespace/name (pods by uid, with a namespace/name index); the
-problems found converting them; node usage handed in by the collector; assumed binds and
-evictions until the watch confirms them (with a TTL backstop); the `generation` counter and the
-`changed` event that tell the loop something relevant changed; snapshots.
+the reservation ConfigMaps, kept raw and read by `cache.reservations`), keyed by namespace/name
+(pods by uid, with a namespace/name index); the problems found converting them; node usage handed
+in by the collector; assumed binds and evictions until the watch confirms them (with a TTL
+backstop); the `generation` counter and the `changed` event that tell the loop something relevant
+changed (a reservation expiring included); snapshots.
 Must not: talk to the API server (no `kube`, no `kubernetes`), raise on bad input, or hold its
 lock for long: a relist converts outside it, and a snapshot copies dicts of immutable facts,
 never the facts (structural sharing).
@@ -30,14 +31,16 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
+from vscheduler.cache import reservations
 from vscheduler.cache.assumed import AssumedKind, Assumptions
 from vscheduler.cache.entries import KEPT_RAW, Converted, Converters, ConvertFn, kept_raw
 from vscheduler.cache.malformed import Identity, identity
+from vscheduler.cache.reservations import ReservationBooks
 from vscheduler.cache.tables import PodTable, Raw, Table, same_version
 from vscheduler.clock import Clock
 from vscheduler.convert.memo import FactsMemo
 from vscheduler.convert.pdb import KIND as PDB_KIND, guarded_budget
-from vscheduler.convert.reservation import KIND as CONFIG_MAP_KIND, guarded_book
+from vscheduler.convert.reservation import KIND as CONFIG_MAP_KIND
 from vscheduler.convert.resourcequota import KIND as QUOTA_KIND, guarded_quota
 from vscheduler.informer.kinds import Kind
 from vscheduler.informer.ports import WatchEvent
@@ -112,7 +115,7 @@ class SchedulerCache:
         slots.extend(_Slot(name, Table(), _kept(name), True) for name in KEPT_RAW)
         self._budgets = FactsMemo(guarded_budget)
         self._quotas = FactsMemo(guarded_quota)
-        self._books = FactsMemo(guarded_book)
+        self._books = ReservationBooks()
         self._slots: dict[str, _Slot[Any]] = {slot.name: slot for slot in slots}
 
     # --- Sink ---------------------------------------------------------------------------------
@@ -304,7 +307,7 @@ class SchedulerCache:
             usage = self._usage
             budgets = self._budgets.facts(self._slots[PDB_KIND].table.raw)
             quotas = self._quotas.facts(self._slots[QUOTA_KIND].table.raw)
-            books = self._books.facts(self._slots[CONFIG_MAP_KIND].table.facts)
+            books = self._books.books(self._slots[CONFIG_MAP_KIND].table.facts)
             taken_at = self._clock.now()
         return ClusterSnapshot(
             nodes=nodes,
@@ -319,7 +322,7 @@ class SchedulerCache:
             pod_disruption_budgets=kept["PodDisruptionBudget"],
             disruption_budgets=budgets,
             config_maps=kept["ConfigMap"],
-            reservations={book.key: book for book in books},
+            reservations=books,
             scheduler_name=self._scheduler_name,
             taken_at=taken_at,
         )
@@ -377,6 +380,9 @@ class SchedulerCache:
     def _expire(self) -> None:
         if self._assumed.expire():
             self._touch()
+        config_maps = self._slots[CONFIG_MAP_KIND].table.facts
+        if self._books.expired(config_maps, self._clock.now()):
+            self._touch()
 
     def _touch(self) -> None:
         self._generation += 1
@@ -403,7 +409,7 @@ def _kept(kind: str) -> ConvertFn[Raw]:
     namespace; its quota closes the namespace to new jobs)."""
     keep = kept_raw(kind, namespaced=True)
     if kind == CONFIG_MAP_KIND:
-        return _reservations_checked
+        return reservations.checked
     if kind not in (PDB_KIND, QUOTA_KIND):
         return keep
 
@@ -415,15 +421,6 @@ def _kept(kind: str) -> ConvertFn[Raw]:
         return Converted(obj, facts.problem)
 
     return check
-
-
-def _reservations_checked(converters: Converters, obj: Raw, who: Identity) -> Converted[Raw]:
-    """A ConfigMap (only reservation ConfigMaps are watched into the cache) is kept; its
-    unreadable entries are its problem (they are left out of its `ReservationBook`)."""
-    kept = kept_raw(CONFIG_MAP_KIND, namespaced=True)(converters, obj, who)
-    if kept.problem:
-        return kept
-    return Converted(obj, "; ".join(guarded_book(obj).problems))
 
 
 def _in_scope(kind: Kind, key: str) -> bool:

@@ -3,7 +3,8 @@
 Owns: which pods matter to this scheduler; a pod's task status (Volcano's mapping); its job
 (PodGroup annotation, else a job of its own); its priority (spec.priority, else its class's,
 else the global default's), preemptability (`volcano.sh/preemptable`), index and task role;
-`pod_request` and `qos_class` over a bare spec (the arithmetic is in `podresources`).
+`pod_request` and `qos_class` over a bare spec (the arithmetic is in `podresources`; node
+placement constraints in `placement`, inter-pod ones in `podaffinity`).
 Must not: look at nodes, PodGroups or Queues (a missing PodGroup is the scheduler's to report).
 """
 
@@ -13,7 +14,7 @@ import datetime as dt
 from collections.abc import Hashable, Mapping
 from typing import Final
 
-from vscheduler.convert import placement
+from vscheduler.convert import placement, podaffinity
 from vscheduler.convert.fields import (
     INT32_MAX,
     Meta,
@@ -121,6 +122,7 @@ class PodConverter:
         priority, class_name = _priority(spec, label, self._classes)
         job, group_name = _job(meta) if ours else ("", None)
         resreq, qos = summarize(resources)
+        pod_affinity, problem = podaffinity.pod_affinity(spec, meta.namespace, label)
         return TaskFacts(
             uid=meta.uid,
             namespace=meta.namespace,
@@ -143,12 +145,15 @@ class PodConverter:
             host_ports=placement.host_ports(
                 _ports_open(resources), label, host_network=spec.get("hostNetwork") is True
             ),
+            pod_affinity=pod_affinity,
+            topology_spread=podaffinity.topology_spread(spec, meta.labels, label),
             images=placement.images(spec, label),
             labels=meta.labels,
             annotations=meta.annotations,
             task_role=meta.annotations.get(TASK_SPEC_KEY, ""),
             owner=_owner(obj, label),
             started=_started(status, label),
+            problem=problem,
         )
 
     def _read_tolerations(self, spec: Raw, label: str) -> tuple[Toleration, ...]:

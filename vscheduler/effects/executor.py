@@ -7,15 +7,17 @@ twice; a conflict or a missing pod forgets the assumption, other failures also g
 budget's refusal forgets the assumption with a Warning `EvictionBlocked`, never retried within
 the cycle; success a Normal `Evicted`), pods' PodScheduled=False conditions and PodGroup
 statuses (written only when they differ from the watched objects and are not already in flight,
-with Events when they change).
+with Events when they change), and the reservations released (their keys removed from their
+ConfigMap, one patch per ConfigMap, through the optional `config_maps` writer; not repeated
+while the watch still shows a key, unless `RESEND_AFTER` passed: after a failure, too).
 Must not: raise out of a worker or out of `submit`, retry anything but through `retry`, import
 `kube` (the writer is a port), or report the cache's `problems()` (the runtime's reporter does).
 
 `submit` is called from one thread (the loop); `on_outcome(action, outcome)` is told of every
 write (`bind`: success | conflict | error | dropped; `evict`: success | blocked | conflict | error |
-dropped; `pod_condition`, `podgroup_status`: success | error) for metrics, and
-`on_eviction(evict, outcome)` of every eviction again with its `Evict` (the asking action and the
-strategy that chose the victim label the eviction metrics).
+dropped; `pod_condition`, `podgroup_status`: success | error; `reservation_release`: success |
+error | dropped) for metrics, and `on_eviction(evict, outcome)` of every eviction again with its
+`Evict` (the asking action and the strategy that chose the victim label the eviction metrics).
 """
 
 from __future__ import annotations
@@ -29,12 +31,18 @@ from typing import Final, ParamSpec
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import Clock
 from vscheduler.effects import status as st
-from vscheduler.effects.ports import ClusterWriter, ObjectRef
+from vscheduler.effects.ports import ClusterWriter, ConfigMapWriter, ObjectRef
 from vscheduler.effects.retry import RetryPolicy, call_with_retry
 from vscheduler.effects.sent import SentLog
 from vscheduler.errors import ConflictError, DisruptionBudgetError, FencedError, NotFoundError
 from vscheduler.model.cluster import ClusterSnapshot
-from vscheduler.model.commands import Bind, CycleResult, Evict, PodGroupStatus
+from vscheduler.model.commands import (
+    Bind,
+    CycleResult,
+    Evict,
+    PodGroupStatus,
+    ReservationRelease,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +74,7 @@ class Effects:
         on_eviction: Callable[[Evict, str], None] = _no_eviction,
         retry: RetryPolicy | None = None,
         may_write: Callable[[], bool] = lambda: True,
+        config_maps: ConfigMapWriter | None = None,
     ) -> None:
         self._writer, self._cache, self._clock = writer, cache, clock
         self._on_outcome = on_outcome
@@ -86,6 +95,8 @@ class Effects:
         self._pods_sent = SentLog(clock, RESEND_AFTER)
         self._groups_sent = SentLog(clock, RESEND_AFTER)
         self._blocked_sent = SentLog(clock, RESEND_AFTER)
+        self._config_maps = config_maps
+        self._released_sent = SentLog(clock, RESEND_AFTER)
 
     # --- the public face ----------------------------------------------------------------------
     def submit(self, result: CycleResult, snapshot: ClusterSnapshot) -> None:
@@ -125,6 +136,7 @@ class Effects:
             ("evictions", lambda: self._submit_evictions(result.evictions)),
             ("pod conditions", lambda: self._update_pods(result.unschedulable)),
             ("podgroup statuses", lambda: self._update_podgroups(result.podgroups)),
+            ("reservation releases", lambda: self._release(result.reservations_released)),
             ("housekeeping", self._blocked_sent.expire),
         )
         for what, step in steps:
@@ -279,6 +291,41 @@ class Effects:
         self._outcome("podgroup_status", "success")
         for type_, reason, message in events:
             self._event(ref, type_, reason, message)
+
+    # --- reservations -------------------------------------------------------------------------
+    def _release(self, releases: tuple[ReservationRelease, ...]) -> None:
+        """One patch per ConfigMap removing the keys released and not already being removed."""
+        wanted = [f"{r.config_map}/{r.key}" for r in releases]
+        self._released_sent.prune(wanted)
+        if self._config_maps is None:
+            return
+        keys: dict[str, list[str]] = {}
+        for release, sent in zip(releases, wanted, strict=True):
+            if self._released_sent.claim(sent, True):
+                keys.setdefault(release.config_map, []).append(release.key)
+        for config_map, removed in sorted(keys.items()):
+            self._spawn(f"release in {config_map}", self._write_release, config_map, removed)
+
+    def _write_release(self, config_map: str, keys: list[str]) -> None:
+        writer = self._config_maps
+        assert writer is not None
+        namespace, _, name = config_map.partition("/")
+        what = f"remove reservations {', '.join(keys)} from ConfigMap {config_map}"
+        outcome = "success"
+        try:
+            self._call(what, lambda: writer.remove_config_map_keys(namespace, name, keys))
+        except NotFoundError:
+            logger.info("%s: the ConfigMap is gone", what)
+        except FencedError:
+            outcome = "dropped"
+            for key in keys:  # not sent: asked again as soon as this replica leads
+                self._released_sent.release(f"{config_map}/{key}", True)
+        except Exception as err:
+            outcome = "error"  # asked again after RESEND_AFTER, while the watch shows the keys
+            logger.warning("%s failed: %s", what, err)
+        else:
+            logger.info("%s: done", what)
+        self._outcome("reservation_release", outcome)
 
     # --- plumbing -----------------------------------------------------------------------------
     def _spawn(

@@ -9,7 +9,7 @@ DisruptionBudgetError (eviction refused by a PodDisruptionBudget: skip the victi
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Literal, Protocol
 
 
@@ -49,4 +49,14 @@ class ClusterWriter(Protocol):
         self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str
     ) -> None:
         """Create a core/v1 Event about `ref`."""
+        ...
+
+
+class ConfigMapWriter(Protocol):
+    """The write the reservation plugin's releases need (a port of its own, so writers that do
+    not serve it need not implement it)."""
+
+    def remove_config_map_keys(self, namespace: str, name: str, keys: Sequence[str]) -> None:
+        """Remove `keys` from the ConfigMap's `data` (a JSON merge patch without preconditions:
+        a key already gone stays gone)."""
         ...

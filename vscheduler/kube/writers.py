@@ -8,6 +8,9 @@
 - set_pod_condition: PATCH `pods/{name}/status`, strategic merge (`conditions` merge by `type`).
 - patch_podgroup_status: PATCH `podgroups/{name}/status`, JSON merge patch.
 - record_event: POST a core/v1 Event (legacy fields, which `kubectl describe` shows).
+- remove_config_map_keys: PATCH a ConfigMap, JSON merge patch `{"data": {key: null, ...}}`: no
+  uid or resourceVersion precondition, so it is idempotent and never conflicts with an edit of
+  other keys (the reservation plugin's releases; `effects.ports.ConfigMapWriter`).
 
 Every call goes through `KubeApi` (rate limited); failures raise ClusterError subclasses. No
 retries here: the effects layer decides (tenacity, with a deadline).
@@ -15,7 +18,7 @@ retries here: the effects layer decides (tenacity, with a deadline).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from vscheduler.clock import Clock
@@ -71,6 +74,12 @@ class KubeWriter:
         """Merge-patch the PodGroup's status subresource."""
         path = object_path(*PODGROUP_API, name, namespace=namespace, subresource="status")
         body = {"status": dict(status)}
+        self._api.request("PATCH", path, body=body, content_type=MERGE_PATCH)
+
+    def remove_config_map_keys(self, namespace: str, name: str, keys: Sequence[str]) -> None:
+        """Merge-patch `data` of the ConfigMap, each of `keys` set to null (removed)."""
+        path = object_path("", "v1", "configmaps", name, namespace=namespace)
+        body = {"data": dict.fromkeys(keys)}
         self._api.request("PATCH", path, body=body, content_type=MERGE_PATCH)
 
     def record_event(

@@ -10,6 +10,7 @@ import dataclasses
 import datetime as dt
 from collections.abc import Mapping
 
+from vscheduler.model.podaffinity import NO_POD_AFFINITY, PodAffinity, SpreadConstraint
 from vscheduler.model.resources import EMPTY, Resources
 from vscheduler.model.status import PodGroupPhase, QoSClass, TaskStatus
 
@@ -104,6 +105,10 @@ class TaskFacts:
     affinity: NodeAffinity = NodeAffinity()
     tolerations: tuple[Toleration, ...] = ()
     host_ports: tuple[HostPort, ...] = ()
+    pod_affinity: PodAffinity = NO_POD_AFFINITY
+    """Inter-pod affinity and anti-affinity (`spec.affinity.podAffinity`, `podAntiAffinity`)."""
+    topology_spread: tuple[SpreadConstraint, ...] = ()
+    """`spec.topologySpreadConstraints`."""
     images: tuple[str, ...] = ()
     labels: Mapping[str, str] = dataclasses.field(default_factory=dict)
     annotations: Mapping[str, str] = dataclasses.field(default_factory=dict)
@@ -133,7 +138,7 @@ class TaskFacts:
         Tasks with equal keys are interchangeable for predicates and scores, so the session
         evaluates nodes once per key (an equivalence class) and updates incrementally.
         """
-        return (
+        key = (
             self.resreq,
             tuple(sorted(self.node_selector.items())),
             self.affinity,
@@ -141,6 +146,20 @@ class TaskFacts:
             self.host_ports,
             self.images,
             self.namespace,
+        )
+        if self.pod_affinity.is_empty and not self.topology_spread:
+            return key
+        return (*key, *self._spatial_key())
+
+    def _spatial_key(self) -> tuple[object, ...]:
+        """The pod's inter-pod terms and spread constraints, and how its own labels meet them
+        (whether it matches its required affinity terms, and each constraint's selector)."""
+        labels = self.labels
+        return (
+            self.pod_affinity.key(),
+            tuple(c.key() for c in self.topology_spread),
+            self.pod_affinity.matches_all_required(self.namespace, labels),
+            tuple(c.selects(labels) for c in self.topology_spread),
         )
 
 

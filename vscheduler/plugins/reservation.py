@@ -11,10 +11,14 @@ when the ConfigMap holds something to act on:
   `idle - R` (allocated now), or, when it does not fit `idle` at all, `future_idle - R` (it
   would be pipelined); only the resources the task requests count. A node the task does not fit
   even without reservations passes here: the resource-fit check rejects it, as
-  `Insufficient <resource>`. A pod's own reservations never count against it; it may land on any
-  node (a reservation does not steer its pod).
+  `Insufficient <resource>` (and preempt may evict there until the task fits beside R). A pod's
+  own reservations never count against it; it may land on any node (a reservation does not steer
+  its pod).
 - `explain_node(task, i)` (predicateReason): the numbers, e.g. `node(s) reserved for other pods:
   cpu 2 free, 2 reserved, 1 requested; for team/train-0 until 2026-01-01T00:01:00Z`.
+- `on_allocate` / `on_deallocate` (event handlers): a reserved pod placed in the session holds its
+  resources in the ledger; its reservations stop counting for the others until it is taken off
+  (so a gang whose members each hold a reservation is not kept off by its own members).
 - `on_session_close()`: a `ReservationRelease` for every reservation that is done: its pod was
   bound in this cycle (reason `placed`), was already on a node when the session opened
   (`placed`), or it expired (`expired`). The runtime removes those keys from the ConfigMap.
@@ -23,8 +27,9 @@ The predicate's answer depends on which pod asks (its own reservations do not co
 plugin sets `node_local = False` while a live reservation belongs to a pending pod of the
 snapshot; otherwise every pod sees the same reservations and the session may cache per class.
 
-Arguments (not a Volcano plugin: Volcano has none like it): `configMapNamespace`
-("kube-system") and `configMapName` ("vscheduler-reservations").
+Arguments (not a Volcano plugin; Volcano's removed `reservation` plugin was another thing):
+`configMapNamespace` ("kube-system") and `configMapName` ("vscheduler-reservations"). The factory
+says which ConfigMap it reads in `config_maps_read`. Docs: docs/reservation.md.
 """
 
 from __future__ import annotations
@@ -130,6 +135,8 @@ class Reserved(Releases):
         self._has: BoolArray = np.zeros(len(ledger), dtype=np.bool_)
         self._own: dict[str, list[tuple[int, IntArray]]] = {}
         self._on_node: dict[int, list[tuple[Reservation, IntArray]]] = {}
+        self._placed: set[str] = set()
+        """Reserved pods placed in this session (their reservations are not counted)."""
         for r in found.live:
             i = ledger.index.get(r.node, -1)
             if i < 0:
@@ -144,14 +151,36 @@ class Reserved(Releases):
             pod in tasks and tasks[pod].status is TaskStatus.PENDING for pod in self._own
         )
 
+    def on_allocate(self, task: TaskState) -> None:
+        """A reserved pod placed in this session holds its resources in the ledger now: its
+        reservations stop counting against the others (until it is taken off again)."""
+        self._hold(task, -1)
+
+    def on_deallocate(self, task: TaskState) -> None:
+        """A reserved pod taken off its node in this session: its reservations count again."""
+        self._hold(task, 1)
+
+    def _hold(self, task: TaskState, sign: int) -> None:
+        own = self._own.get(task.key)
+        if not own or (sign < 0) == (task.key in self._placed):
+            return
+        if sign < 0:
+            self._placed.add(task.key)
+        else:
+            self._placed.discard(task.key)
+        for i, row in own:
+            self._reserved[i] += sign * row
+
     def filter_nodes(self, task: TaskState, idx: IntArray) -> BoolArray:
         """Whether each node of `idx` still fits the task once other pods' reservations are
         held back (a node it fits nowhere near passes: the fit check rejects it)."""
         ok = np.ones(len(idx), dtype=np.bool_)
+        rows = np.flatnonzero(self._has[idx])
+        if not len(rows):
+            return ok
         need = self._session.request_row(task)
         cols = np.flatnonzero(need)
-        rows = np.flatnonzero(self._has[idx])
-        if not len(cols) or not len(rows):
+        if not len(cols):
             return ok
         nodes = idx[rows]
         held = self._held(task, nodes)[:, cols]
@@ -173,7 +202,9 @@ class Reserved(Releases):
         ledger = self._ledger
         idle, future = ledger.idle[i], ledger.future[i]
         cols = np.flatnonzero(need)
-        basis, free = (idle, "free") if (idle[cols] >= need[cols]).all() else (future, "free later")
+        basis, free = (
+            (idle, "free") if (idle[cols] >= need[cols]).all() else (future, "free after releases")
+        )
         short = [int(k) for k in cols if basis[k] - held[k] < need[k]]
         if not short:
             return None
@@ -183,15 +214,16 @@ class Reserved(Releases):
         holders = ", ".join(
             f"{r.pod} until {r.expires_at.strftime('%Y-%m-%dT%H:%M:%SZ')}"
             for r, row in self._on_node.get(i, ())
-            if r.pod != task.key and row[short].any()
+            if r.pod != task.key and r.pod not in self._placed and row[short].any()
         )
         return unschedulable(f"node(s) reserved for other pods: {amounts}; for {holders}")
 
     def _held(self, task: TaskState, nodes: IntArray) -> IntArray:
         """The reservations of other pods on each of `nodes` (a fresh array)."""
         held: IntArray = self._reserved[nodes]
-        for i, row in self._own.get(task.key, ()):
-            held[nodes == i] -= row
+        if task.key not in self._placed:
+            for i, row in self._own.get(task.key, ()):
+                held[nodes == i] -= row
         return held
 
 

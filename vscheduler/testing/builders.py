@@ -39,6 +39,8 @@ from vscheduler.model.facts import (
     TaskFacts,
     Toleration,
 )
+from vscheduler.model.podaffinity import PodAffinityTerm, SpreadConstraint, WeightedPodAffinityTerm
+from vscheduler.model.reservation import ReservationBook
 from vscheduler.model.resourcequota import ResourceQuotaFacts
 from vscheduler.model.resources import CPU, Resources
 from vscheduler.model.selector import DisruptionBudget, LabelRequirement, LabelSelector
@@ -242,6 +244,40 @@ class PodBuilder(_Builder[TaskFacts]):
         """One pod label."""
         return self.labels(**{key: value})
 
+    def affinity(self, *terms: PodAffinityTerm) -> PodBuilder:
+        """Required pod-affinity terms (a term naming no namespace means the pod's own)."""
+        return self._pod_affinity(required=tuple(map(self._own, terms)))
+
+    def anti_affinity(self, *terms: PodAffinityTerm) -> PodBuilder:
+        """Required pod anti-affinity terms."""
+        return self._pod_affinity(anti_required=tuple(map(self._own, terms)))
+
+    def prefer_affinity(self, weight: int, term: PodAffinityTerm) -> PodBuilder:
+        """A preferred pod-affinity term."""
+        weighted = WeightedPodAffinityTerm(weight=weight, term=self._own(term))
+        return self._pod_affinity(preferred=(weighted,))
+
+    def prefer_anti_affinity(self, weight: int, term: PodAffinityTerm) -> PodBuilder:
+        """A preferred pod anti-affinity term."""
+        weighted = WeightedPodAffinityTerm(weight=weight, term=self._own(term))
+        return self._pod_affinity(anti_preferred=(weighted,))
+
+    def spread(self, constraint: SpreadConstraint) -> PodBuilder:
+        """A topology spread constraint (see `spread`)."""
+        self._set(topology_spread=(*self._facts.topology_spread, constraint))
+        return self
+
+    def _own(self, term: PodAffinityTerm) -> PodAffinityTerm:
+        if term.namespaces or term.namespace_selector is not None:
+            return term
+        return dataclasses.replace(term, namespaces=frozenset({self._facts.namespace}))
+
+    def _pod_affinity(self, **added: tuple[object, ...]) -> PodBuilder:
+        current = self._facts.pod_affinity
+        merged = {k: (*getattr(current, k), *v) for k, v in added.items()}
+        self._set(pod_affinity=dataclasses.replace(current, **merged))
+        return self
+
 
 class PodGroupBuilder(_Builder[JobFacts]):
     """Builds a JobFacts (one PodGroup)."""
@@ -439,6 +475,39 @@ def expr(key: str, operator: str, *values: str) -> Requirement:
     return Requirement(key=key, operator=operator, values=values)
 
 
+def pod_term(topology_key: str, *namespaces: str, **labels: str) -> PodAffinityTerm:
+    """An inter-pod term selecting pods with `labels` (matchLabels) in `namespaces` (none: the
+    namespace of the pod it is given to)."""
+    return PodAffinityTerm(
+        selector=LabelSelector(match_labels=labels),
+        namespaces=frozenset(namespaces),
+        topology_key=topology_key,
+    )
+
+
+def spread(
+    topology_key: str,
+    max_skew: int = 1,
+    *,
+    hard: bool = True,
+    min_domains: int = 1,
+    honor_taints: bool = False,
+    ignore_affinity: bool = False,
+    **labels: str,
+) -> SpreadConstraint:
+    """A topology spread constraint counting pods with `labels` (DoNotSchedule unless `hard` is
+    False)."""
+    return SpreadConstraint(
+        max_skew=max_skew,
+        topology_key=topology_key,
+        hard=hard,
+        selector=LabelSelector(match_labels=labels),
+        min_domains=min_domains,
+        honor_node_affinity=not ignore_affinity,
+        honor_node_taints=honor_taints,
+    )
+
+
 Buildable = NodeBuilder | PodBuilder | PodGroupBuilder | QueueBuilder | BudgetBuilder | QuotaBuilder
 Fact = (
     NodeFacts
@@ -448,6 +517,7 @@ Fact = (
     | NodeUsage
     | DisruptionBudget
     | ResourceQuotaFacts
+    | ReservationBook
 )
 Item = Buildable | Fact
 """Anything `snapshot` takes."""
@@ -466,5 +536,6 @@ def snapshot(*items: Item, taken_at: dt.datetime = START) -> ClusterSnapshot:
         usage={f.node: f for f in facts if isinstance(f, NodeUsage)},
         disruption_budgets=tuple(f for f in facts if isinstance(f, DisruptionBudget)),
         quotas=tuple(f for f in facts if isinstance(f, ResourceQuotaFacts)),
+        reservations={f.key: f for f in facts if isinstance(f, ReservationBook)},
         taken_at=taken_at,
     )

@@ -20,31 +20,47 @@ Registers:
      naming the first one);
   6. the pod's host ports are free ("node(s) didn't have free ports for the requested pod
      ports"): a port is taken by pods bound, running, releasing or pipelined on the node and by
-     this session's placements; 0.0.0.0 conflicts with every IP of the same port and protocol.
+     this session's placements; 0.0.0.0 conflicts with every IP of the same port and protocol;
+  7. inter-pod affinity (kube's InterPodAffinity filter, see `interpod`): required affinity
+     ("node(s) didn't match pod affinity rules"), required anti-affinity ("node(s) didn't match
+     pod anti-affinity rules"), and placed pods' required anti-affinity against this pod
+     ("node(s) didn't satisfy existing pods anti-affinity rules"); pods count while they hold a
+     node, this session's placements included;
+  8. topology spread (kube's PodTopologySpread filter over `DoNotSchedule` constraints, see
+     `spread`): "node(s) didn't match pod topology spread constraints", or "... (missing
+     required label)";
+  9. the proportional share (Volcano's, see `proportional`): "proportional of resource <name>
+     check failed".
 
-  Codes: 2 and 6 are Unschedulable, the others UnschedulableAndUnresolvable.
-- `on_allocate` / `on_deallocate`: keep the host ports in use current as the session places,
-  pipelines, evicts and undoes.
+  Codes: 2, 6 and a too large skew in 8 are Unschedulable, the others
+  UnschedulableAndUnresolvable (Volcano makes every failure of 7 unresolvable, so preemption
+  does not try those nodes).
+- `on_allocate` / `on_deallocate`: keep the host ports in use and the pods counted by 7 and 8
+  current as the session places, pipelines, evicts and undoes.
+- `node_local`: False in a session where some pending pod has required inter-pod terms or hard
+  spread constraints, or a placed pod has required anti-affinity (7 and 8 then apply); the
+  session then evaluates the plugin for every node and task instead of caching per class.
 
 Arguments (Volcano's names and defaults):
 
 - `predicate.NodeAffinityEnable` (true): check 4; `predicate.NodePortsEnable` (true): check 6;
-  `predicate.TaintTolerationEnable` (true): check 5. Checks 1-3 are always on.
+  `predicate.TaintTolerationEnable` (true): check 5; `predicate.PodAffinityEnable` (true):
+  check 7; `predicate.PodTopologySpreadEnable` (true): check 8. Checks 1-3 are always on.
 - `predicate.CacheEnable` (false): accepted; the per-class evaluation is always cached, and the
   cache is exact, so the flag changes nothing.
-- `predicate.ProportionalEnable` (false), `predicate.resources` ("", comma-separated resource
-  names) and `predicate.resources.<name>.cpu` / `.memory` (1.0; a negative rate means 1.0):
-  read and kept; the proportional check itself is not applied yet.
-- Accepted without effect (vscheduler has no such check): `predicate.PodAffinityEnable`,
-  `predicate.NodeVolumeLimitsEnable`, `predicate.VolumeZoneEnable`,
-  `predicate.PodTopologySpreadEnable`, `predicate.VolumeBindingEnable` (all true),
+- `predicate.ProportionalEnable` (false): check 9, with `predicate.resources` ("",
+  comma-separated resource names) and `predicate.resources.<name>.cpu` / `.memory` (1.0 core /
+  1.0 GB per unit; a negative rate means 1.0).
+- Accepted without effect (vscheduler has no such check): `predicate.NodeVolumeLimitsEnable`,
+  `predicate.VolumeZoneEnable`, `predicate.VolumeBindingEnable` (all true),
   `predicate.DynamicResourceAllocationEnable`, `predicate.GPUSharingEnable`,
   `predicate.GPUNumberEnable`, and the old `predicate.MemoryPressureEnable`,
   `predicate.DiskPressureEnable`, `predicate.PIDPressureEnable` (all false),
   `volumebinding.weight` (1), `volumebinding.bindTimeoutSeconds` (30), `volumebinding.shape`,
   `dynamicresources.filterTimeoutSeconds` (10).
 
-`checks` holds the per-node checks, `vectorised` the all-nodes forms, `plugin` the adapter.
+`checks` holds the per-node checks, `vectorised` the all-nodes forms, `interpod`, `spread` and
+`proportional` the checks 7-9, `plugin` the adapter.
 """
 
 from __future__ import annotations

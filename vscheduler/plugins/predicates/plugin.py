@@ -1,10 +1,15 @@
 """The predicates adapter: the checks wired into `filter_nodes`, `explain_node` and the event
-handlers that keep host ports current (see the package docstring for what it registers).
+handlers that keep host ports and pod placements current (see the package docstring for what it
+registers).
 
 Per session it computes, once, each node's static facts as arrays (ready, cordoned, taint group)
 and, once per task class, the mask of nodes passing every check that depends only on labels and
-taints. Each `filter_nodes` call then indexes that mask and adds the two checks that change
-within a session: the pod count and host ports.
+taints. Each `filter_nodes` call then indexes that mask and adds the checks that change within a
+session: the pod count, host ports, the proportional share, and (only in a session where some
+pod has required inter-pod terms or hard spread constraints) inter-pod affinity and topology
+spread. Those two look at other nodes' pods, so in such a session the plugin declares itself
+not node-local and the session asks it about every node for every task; the answers for pods
+without such terms are the cached static mask and two comparisons.
 """
 
 from __future__ import annotations
@@ -21,14 +26,19 @@ from vscheduler.plugin_api import (
     HostPort,
     IntArray,
     Session,
+    SpreadConstraint,
     Status,
     TaskState,
     TaskStatus,
+    podindex,
     task_status,
     unresolvable,
     unschedulable,
 )
 from vscheduler.plugins.predicates import checks
+from vscheduler.plugins.predicates.interpod import InterPodFilter
+from vscheduler.plugins.predicates.proportional import Proportional, reason
+from vscheduler.plugins.predicates.spread import SpreadFilter
 from vscheduler.plugins.predicates.vectorised import LabelColumns, PortBook, TaintGroups
 
 NAME: Final = "predicates"
@@ -43,12 +53,14 @@ class Config:
     node_affinity: bool = True
     node_ports: bool = True
     taint_toleration: bool = True
+    pod_affinity: bool = True
+    topology_spread: bool = True
     cache: bool = False
     proportional: bool = False
     proportional_resources: Mapping[str, tuple[float, float]] = dataclasses.field(
         default_factory=dict
     )
-    """resource -> (cpu, memory) per unit, for the proportional check (not yet applied)."""
+    """resource -> (cpu cores, memory GB) per unit, for the proportional check."""
 
 
 class Predicates:
@@ -66,20 +78,67 @@ class Predicates:
         self._static: dict[int, BoolArray] = {}
         self._ports = PortBook()
         self._placed: dict[str, tuple[int, tuple[HostPort, ...]]] = {}
+        self._proportional = Proportional(
+            ledger, config.proportional_resources if config.proportional else {}
+        )
+        self._requests: dict[int, IntArray] = {}
+        self._index: podindex.PodIndex | None = None
+        self._interpod: InterPodFilter | None = None
+        self._spread: SpreadFilter | None = None
+        self._inclusion: dict[tuple[int, bool, bool], BoolArray] = {}
         for task in session.tasks.values():
             if task.node_index >= 0 and task.status in HOLDING_PORTS:
                 self.on_allocate(task)
+        self._open_topology(session)
+        self.node_local = self._index is None
+        """False when some check looks at other nodes' pods (the session then asks about every
+        node for every task)."""
+
+    def _open_topology(self, session: Session) -> None:
+        """The inter-pod and spread filters, if some pod of the session needs them."""
+        config, tasks = self._config, session.tasks.values()
+        interpod = config.pod_affinity and any(_needs_interpod(t) for t in tasks)
+        spread = config.topology_spread and any(
+            t.status is TaskStatus.PENDING and any(c.hard for c in t.facts.topology_spread)
+            for t in tasks
+        )
+        if not (interpod or spread):
+            return
+        index = self._index = podindex.PodIndex(self._ledger.nodes, tasks)
+        count = len(self._ledger)
+        self._interpod = InterPodFilter(index, count) if interpod else None
+        self._spread = SpreadFilter(index, count, self._included) if spread else None
 
     # --- predicate ------------------------------------------------------------------------------
     def filter_nodes(self, task: TaskState, idx: IntArray) -> BoolArray:
         """Whether each node of `idx` passes every check."""
         ledger = self._ledger
-        ok = self._static_mask(task)[idx]
-        ok &= ledger.pods_used[idx] < ledger.pods_max[idx]
+        if len(idx) == len(ledger):  # every node, in order: no gathering needed
+            ok = self._static_mask(task) & (ledger.pods_used < ledger.pods_max)
+        else:
+            ok = self._static_mask(task)[idx] & (ledger.pods_used[idx] < ledger.pods_max[idx])
         ports = task.facts.host_ports
         if self._config.node_ports and ports:
             ok &= self._ports.free(idx, ports)
+        for verdicts in self._topology_verdicts(task):
+            ok &= verdicts if len(idx) == len(ledger) else verdicts[idx]
+        req = self._request(task)
+        if self._proportional.applies(req):
+            ok &= self._proportional.passes(req, idx)
         return ok
+
+    def _topology_verdicts(self, task: TaskState) -> list[BoolArray]:
+        """The inter-pod and spread answers over every node, where they apply to `task`."""
+        found = []
+        if self._interpod is not None:
+            interpod = self._interpod.verdicts(task)
+            if interpod is not None:
+                found.append(interpod.ok)
+        if self._spread is not None:
+            spread = self._spread.verdicts(task)
+            if spread is not None:
+                found.append(spread.ok)
+        return found
 
     def _static_mask(self, task: TaskState) -> BoolArray:
         """Nodes passing the checks that depend only on the class and the node's facts."""
@@ -91,15 +150,36 @@ class Predicates:
             if not checks.tolerated(tolerations, checks.UNSCHEDULABLE_TAINT):
                 mask &= ~self._cordoned
             if self._config.node_affinity:
-                mask &= self._labels.selector(facts.node_selector)
-                mask &= self._labels.required(facts.affinity.required)
+                mask &= self._included(task, _AFFINITY_ONLY)
             if self._config.taint_toleration:
-                mask &= self._taints.per_group(
-                    checks.first_untolerated(taints, tolerations) is None
-                    for taints in self._taints.lists
-                )
+                mask &= self._included(task, _TAINTS_ONLY)
             self._static[task.class_id] = mask
         return mask
+
+    def _included(self, task: TaskState, c: SpreadConstraint) -> BoolArray:
+        """The nodes matching the task's nodeSelector and required node affinity (if the
+        constraint honours them) and tolerating its NoSchedule/NoExecute taints (likewise)."""
+        key = (task.class_id, c.honor_node_affinity, c.honor_node_taints)
+        mask = self._inclusion.get(key)
+        if mask is None:
+            facts = task.facts
+            mask = np.ones(len(self._ledger), dtype=np.bool_)
+            if c.honor_node_affinity:
+                mask &= self._labels.selector(facts.node_selector)
+                mask &= self._labels.required(facts.affinity.required)
+            if c.honor_node_taints:
+                mask &= self._taints.per_group(
+                    checks.first_untolerated(taints, facts.tolerations) is None
+                    for taints in self._taints.lists
+                )
+            self._inclusion[key] = mask
+        return mask
+
+    def _request(self, task: TaskState) -> IntArray:
+        req = self._requests.get(task.class_id)
+        if req is None:
+            req = self._requests[task.class_id] = self._ledger.vector(task.resreq)
+        return req
 
     def explain_node(self, task: TaskState, i: int) -> Status | None:
         """The first check `task` fails on node `i`, in Volcano's order, or None."""
@@ -124,23 +204,68 @@ class Predicates:
                 return unresolvable(checks.untolerated_taint(taint))
         if self._config.node_ports and not self._ports.free_on(i, facts.host_ports):
             return unschedulable(checks.PORTS_IN_USE)
+        return self._explain_dynamic(task, i)
+
+    def _explain_dynamic(self, task: TaskState, i: int) -> Status | None:
+        """Inter-pod affinity, topology spread and the proportional share, in that order."""
+        interpod = self._interpod.verdicts(task) if self._interpod is not None else None
+        why = interpod.reason(i) if interpod is not None else None
+        if why is not None:
+            return unresolvable(why)  # Volcano makes every pod-affinity failure unresolvable
+        spread = self._spread.verdicts(task) if self._spread is not None else None
+        failed = spread.reason(i) if spread is not None else None
+        if failed is not None:
+            return unresolvable(failed[0]) if failed[1] else unschedulable(failed[0])
+        resource = self._proportional.first_failing(self._request(task), i)
+        if resource is not None:
+            return unresolvable(reason(resource))
         return None
 
     # --- event handlers -------------------------------------------------------------------------
     def on_allocate(self, task: TaskState) -> None:
-        """`task` now holds its host ports on its node (allocated, pipelined, eviction undone)."""
+        """`task` now holds its node (allocated, pipelined, eviction undone): its host ports
+        are taken, and it counts for inter-pod affinity and spread."""
+        if self._index is not None:
+            self._index.add(task)
         ports = task.facts.host_ports
         if not ports or task.node_index < 0:
             return
-        self.on_deallocate(task)
+        self._release_ports(task)
         self._placed[task.uid] = (task.node_index, ports)
         self._ports.add(task.node_index, ports)
 
     def on_deallocate(self, task: TaskState) -> None:
-        """`task` no longer holds host ports (allocation undone, or evicted)."""
+        """`task` no longer holds its node (allocation undone, or evicted)."""
+        if self._index is not None:
+            self._index.remove(task)
+        self._release_ports(task)
+
+    def _release_ports(self, task: TaskState) -> None:
         placed = self._placed.pop(task.uid, None)
         if placed is not None:
             self._ports.add(placed[0], placed[1], -1)
+
+
+_AFFINITY_ONLY: Final = SpreadConstraint(
+    max_skew=1, topology_key="", hard=True, selector=None, honor_node_affinity=True
+)
+_TAINTS_ONLY: Final = SpreadConstraint(
+    max_skew=1,
+    topology_key="",
+    hard=True,
+    selector=None,
+    honor_node_affinity=False,
+    honor_node_taints=True,
+)
+
+
+def _needs_interpod(task: TaskState) -> bool:
+    """Whether `task` makes the inter-pod check necessary: it is pending with required terms,
+    or it may be placed and carries required anti-affinity (which other pods must respect)."""
+    affinity = task.facts.pod_affinity
+    if task.status is TaskStatus.PENDING:
+        return bool(affinity.required or affinity.anti_required)
+    return task.status in podindex.HOLDING and bool(affinity.anti_required)
 
 
 class Factory:
@@ -157,10 +282,8 @@ class Factory:
 
 
 ACCEPTED_FLAGS: Final = (
-    ("predicate.PodAffinityEnable", True),
     ("predicate.NodeVolumeLimitsEnable", True),
     ("predicate.VolumeZoneEnable", True),
-    ("predicate.PodTopologySpreadEnable", True),
     ("predicate.VolumeBindingEnable", True),
     ("predicate.DynamicResourceAllocationEnable", False),
     ("predicate.GPUSharingEnable", False),
@@ -185,6 +308,8 @@ def build(arguments: Mapping[str, object]) -> Factory:
         node_affinity=reader.bool("predicate.NodeAffinityEnable", True),
         node_ports=reader.bool("predicate.NodePortsEnable", True),
         taint_toleration=reader.bool("predicate.TaintTolerationEnable", True),
+        pod_affinity=reader.bool("predicate.PodAffinityEnable", True),
+        topology_spread=reader.bool("predicate.PodTopologySpreadEnable", True),
         cache=reader.bool("predicate.CacheEnable", False),
         proportional=reader.bool("predicate.ProportionalEnable", False),
         proportional_resources=_proportional_resources(reader),

@@ -1,0 +1,290 @@
+"""The nodeorder adapter: the weights, the per-session plugin and its builder (see the package
+docstring for what it registers and how each score is computed).
+
+Per session it keeps per-class caches of the scores that depend only on the nodes' facts
+(nodeaffinity, imagelocality) and the task's request row; the resource scores are computed over
+the nodes asked for; the batch scores (tainttoleration, podaffinity, podtopologyspread) over the
+feasible nodes the session compares.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Final
+
+import numpy as np
+
+from vscheduler.plugin_api import (
+    CPU,
+    MEMORY,
+    ArgumentReader,
+    BoolArray,
+    FloatArray,
+    IntArray,
+    Session,
+    SpreadConstraint,
+    Taint,
+    TaskState,
+)
+from vscheduler.plugins.nodeorder.formulas import (
+    GPU,
+    MAX_NODE_SCORE,
+    PREFER_NO_SCHEDULE,
+    balanced_allocation,
+    image_index,
+    image_locality,
+    intolerable_prefer_no_schedule,
+    least_requested,
+    most_requested,
+    node_affinity_matches,
+    normalized_image_name,
+    reverse_normalised,
+    term_matches,
+    tolerates_all,
+)
+from vscheduler.plugins.nodeorder.topology import TopologyScores
+
+NAME: Final = "nodeorder"
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Weights:
+    """Each score's weight."""
+
+    least_requested: int = 1
+    most_requested: int = 0
+    balanced_resource: int = 1
+    node_affinity: int = 2
+    image_locality: int = 1
+    taint_toleration: int = 3
+    pod_affinity: int = 2
+    pod_topology_spread: int = 2
+    selector_spread: int = 0
+    volume_binding: int = 1
+
+
+ARGUMENTS: Final = (
+    ("leastrequested.weight", "least_requested"),
+    ("mostrequested.weight", "most_requested"),
+    ("balancedresource.weight", "balanced_resource"),
+    ("nodeaffinity.weight", "node_affinity"),
+    ("imagelocality.weight", "image_locality"),
+    ("tainttoleration.weight", "taint_toleration"),
+    ("podaffinity.weight", "pod_affinity"),
+    ("podtopologyspread.weight", "pod_topology_spread"),
+    ("selectorspread.weight", "selector_spread"),
+    ("volumebinding.weight", "volume_binding"),
+)
+"""Argument key -> Weights field."""
+
+
+# --- the plugin ---------------------------------------------------------------------------------
+class NodeOrder:
+    """The per-session plugin."""
+
+    def __init__(self, session: Session, weights: Weights) -> None:
+        ledger = session.ledger
+        self._w = weights
+        self._ledger = ledger
+        self._cpu_memory = [ledger.dim_index[CPU], ledger.dim_index[MEMORY]]
+        self._gpu = ledger.dim_index.get(GPU)
+        self._images = image_index(ledger.nodes)
+        prefer = [
+            tuple(t for t in n.taints if t.effect == PREFER_NO_SCHEDULE) for n in ledger.nodes
+        ]
+        groups: dict[tuple[Taint, ...], int] = {}
+        self._taint_group: IntArray = np.array(
+            [groups.setdefault(t, len(groups)) for t in prefer], dtype=np.int64
+        )
+        self._taint_lists = tuple(groups)
+        self._requests: dict[int, IntArray] = {}
+        self._static: dict[int, FloatArray] = {}
+        self._prefer_counts: dict[int, IntArray] = {}
+        self._any_prefer = any(prefer)
+        if self._cpu_memory != [0, 1]:
+            msg = "the ledger's first two dims must be cpu and memory"
+            raise AssertionError(msg)
+        self._alloc_cm: IntArray = np.ascontiguousarray(ledger.allocatable[:, :2])
+        self._cm_present = bool((self._alloc_cm > 0).all())
+        self._opinions: dict[int, bool] = {}
+        self._inclusion: dict[tuple[int, bool, bool], BoolArray] = {}
+        self._topology: TopologyScores | None = None
+        if (weights.pod_affinity or weights.pod_topology_spread) and any(
+            not t.facts.pod_affinity.is_empty or t.facts.topology_spread
+            for t in session.tasks.values()
+        ):
+            self._topology = TopologyScores(
+                session, weights.pod_affinity, weights.pod_topology_spread, self._included
+            )
+        """Every node has cpu and memory: the two-resource formulas apply (the fast path)."""
+
+    def score_nodes(self, task: TaskState, idx: IntArray) -> FloatArray:
+        """The weighted nodeOrder scores of the nodes `idx`."""
+        w, ledger = self._w, self._ledger
+        total = self._static_scores(task)[idx]  # a copy: idx is an index array
+        if not (w.least_requested or w.most_requested or w.balanced_resource):
+            return total
+        req = self._request(task)
+        gpu = self._gpu is not None and bool(req[self._gpu])
+        if self._cm_present and not gpu:
+            return total + self._two_resource_scores(req, idx)
+        requested = ledger.used[idx] + req
+        allocatable = ledger.allocatable[idx]
+        cm = self._cpu_memory
+        if w.least_requested:
+            total += w.least_requested * least_requested(requested[:, cm], allocatable[:, cm])
+        if w.most_requested:
+            total += w.most_requested * most_requested(requested[:, cm], allocatable[:, cm])
+        if w.balanced_resource:
+            cols = [*cm, self._gpu] if gpu and self._gpu is not None else cm
+            score = balanced_allocation(requested[:, cols], allocatable[:, cols])
+            total += w.balanced_resource * score
+        return total
+
+    def _two_resource_scores(self, req: IntArray, idx: IntArray) -> FloatArray:
+        """least, most and balanced over cpu and memory when every node has both: the same
+        formulas as the general path, with the per-resource bookkeeping folded away."""
+        w = self._w
+        alloc = self._alloc_cm[idx]
+        requested = self._ledger.used[idx, :2] + req[:2]  # the ledger's first dims: cpu, memory
+        total = np.zeros(len(idx), dtype=np.float64)
+        if w.least_requested:
+            free = alloc - requested
+            per = np.where(free < 0, 0, free * MAX_NODE_SCORE // alloc)
+            total += w.least_requested * (per.sum(axis=1) // 2)
+        if w.most_requested:
+            per = np.minimum(requested, alloc) * MAX_NODE_SCORE // alloc
+            total += w.most_requested * (per.sum(axis=1) // 2)
+        if w.balanced_resource:
+            f = np.minimum(requested / alloc, 1.0)
+            std = np.abs((f[:, 0] - f[:, 1]) / 2)
+            total += w.balanced_resource * np.floor((1.0 - std) * MAX_NODE_SCORE)
+        return total
+
+    def batch_score_nodes(self, task: TaskState, idx: IntArray) -> FloatArray | None:
+        """tainttoleration, podaffinity and podtopologyspread over the nodes `idx`; None when
+        none of them has an opinion on the task's class."""
+        taints = self._taint_scores(task, idx)
+        topology = self._topology
+        if topology is None or not self._topology_opinion(task):
+            return taints
+        scores = topology.scores(task, idx)
+        return scores if taints is None else scores + taints
+
+    def _topology_opinion(self, task: TaskState) -> bool:
+        found = self._opinions.get(task.class_id)
+        if found is None and self._topology is not None:
+            found = self._opinions[task.class_id] = self._topology.has_opinion(task)
+        return bool(found)
+
+    def on_allocate(self, task: TaskState) -> None:
+        """`task` now holds its node: it counts for podaffinity and podtopologyspread."""
+        if self._topology is not None:
+            self._topology.add(task)
+
+    def on_deallocate(self, task: TaskState) -> None:
+        """`task` no longer holds its node."""
+        if self._topology is not None:
+            self._topology.remove(task)
+
+    def _taint_scores(self, task: TaskState, idx: IntArray) -> FloatArray | None:
+        """tainttoleration over the nodes `idx`, or None when none has an intolerable
+        PreferNoSchedule taint."""
+        if not self._w.taint_toleration or not self._any_prefer:
+            return None
+        counts = self._prefer_counts.get(task.class_id)
+        if counts is None:
+            tolerations = task.facts.tolerations
+            per_group = [intolerable_prefer_no_schedule(t, tolerations) for t in self._taint_lists]
+            counts = np.array(per_group, dtype=np.int64)[self._taint_group]
+            self._prefer_counts[task.class_id] = counts
+        score = reverse_normalised(counts[idx])
+        if score is None:
+            return None
+        weighted: FloatArray = (self._w.taint_toleration * score).astype(np.float64)
+        return weighted
+
+    def _included(self, task: TaskState, c: SpreadConstraint) -> BoolArray:
+        """The nodes a spread constraint's node inclusion policies keep for the task's class:
+        matching its nodeSelector and required node affinity (Honor, the default), tolerating
+        its NoSchedule/NoExecute taints (Honor; Ignore is the default)."""
+        key = (task.class_id, c.honor_node_affinity, c.honor_node_taints)
+        mask = self._inclusion.get(key)
+        if mask is None:
+            facts = task.facts
+            mask = np.fromiter(
+                (
+                    (
+                        not c.honor_node_affinity
+                        or node_affinity_matches(facts.node_selector, facts.affinity.required, node)
+                    )
+                    and (not c.honor_node_taints or tolerates_all(facts.tolerations, node.taints))
+                    for node in self._ledger.nodes
+                ),
+                dtype=np.bool_,
+                count=len(self._ledger),
+            )
+            self._inclusion[key] = mask
+        return mask
+
+    def _request(self, task: TaskState) -> IntArray:
+        req = self._requests.get(task.class_id)
+        if req is None:
+            req = self._requests[task.class_id] = self._ledger.vector(task.resreq)
+        return req
+
+    def _static_scores(self, task: TaskState) -> FloatArray:
+        """nodeaffinity and imagelocality, weighted: they depend on the nodes' facts only."""
+        scores = self._static.get(task.class_id)
+        if scores is None:
+            scores = np.zeros(len(self._ledger), dtype=np.float64)
+            facts = task.facts
+            if self._w.node_affinity and facts.affinity.preferred:
+                scores += self._w.node_affinity * self._affinity(task)
+            if self._w.image_locality and facts.images:
+                scores += self._w.image_locality * self._image_locality(task)
+            self._static[task.class_id] = scores
+        return scores
+
+    def _affinity(self, task: TaskState) -> IntArray:
+        preferred = [p for p in task.facts.affinity.preferred if p.weight]
+        return np.array(
+            [
+                sum(p.weight for p in preferred if term_matches(p.term, node.labels, node.name))
+                for node in self._ledger.nodes
+            ],
+            dtype=np.int64,
+        )
+
+    def _image_locality(self, task: TaskState) -> IntArray:
+        sums = np.zeros(len(self._ledger), dtype=np.int64)
+        for name in task.facts.images:
+            found = self._images.get(normalized_image_name(name))
+            if found is not None:
+                nodes, sizes = found
+                spread = len(nodes) / len(self._ledger)
+                sums[nodes] += (sizes * spread).astype(np.int64)
+        return image_locality(sums, len(task.facts.images))
+
+
+class Factory:
+    """Lives as long as the policy."""
+
+    name = NAME
+
+    def __init__(self, weights: Weights) -> None:
+        self.weights = weights
+
+    def open(self, session: Session) -> NodeOrder:
+        """A fresh plugin for `session`."""
+        return NodeOrder(session, self.weights)
+
+
+def build(arguments: Mapping[str, object]) -> Factory:
+    """Read the weights (Volcano's keys and defaults); every problem is reported at once."""
+    reader = ArgumentReader(arguments, owner=f"plugin {NAME}")
+    defaults = Weights()
+    weights = {field: reader.int(key, getattr(defaults, field)) for key, field in ARGUMENTS}
+    reader.finish()
+    return Factory(Weights(**weights))
