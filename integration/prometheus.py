@@ -15,10 +15,11 @@ process runs in its own session, dies with its parent (PR_SET_PDEATHSIG) and log
 `<workdir>/prometheus.log`, whose tail is in every error raised here.
 
 Why a backfill: the default CPU query takes `rate(...[5m])`, which Prometheus divides by the whole
-5 minutes, so a series younger than that reads as mostly busy (a node at 5% CPU reads ~90% after
-30 s of scraping), and `avg_over_time(...[10m:30s])` keeps that skew for up to 15 minutes. Tests
-that need settled numbers give the exporter's past as history: Prometheus then holds, at its
-start, what it would hold after scraping the nodes for that long.
+5 minutes, so a series younger than that reads as mostly busy (a node at 5% CPU reads 92% after
+45 s, 49% after 5 minutes), and `avg_over_time(...[10m:30s])` keeps that skew for up to 15
+minutes (integration/README.md has the measured curve). Tests that need settled numbers give
+the exporter's past as history: Prometheus then holds, at its start, what it would hold after
+scraping the nodes for that long.
 
 It owns the Prometheus process and its files; it does not serve node series (exporter.py).
 """
@@ -231,6 +232,11 @@ class PrometheusServer:
                     f"prometheus not ready after {self.start_timeout:.0f}s:\n{self.logs()}"
                 )
             time.sleep(0.1)
+
+    @property
+    def pid(self) -> int | None:
+        """The process id while it runs."""
+        return self._proc.pid if self.running() and self._proc is not None else None
 
     def running(self) -> bool:
         """Whether the process is alive."""

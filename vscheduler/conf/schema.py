@@ -104,10 +104,15 @@ METRICS_TYPES: Final[tuple[str, ...]] = ("prometheus", "prometheus_adaptor", "el
 DEFAULT_USAGE_PERIOD: Final = "10m"
 """The averaging window Volcano's metrics clients query (`NODE_METRICS_PERIOD`)."""
 DEFAULT_CPU_QUERY: Final = (
-    "avg_over_time((100 - avg by ({label}) "
-    '(rate(node_cpu_seconds_total{mode="idle"}[5m])) * 100)[{period}:30s])'
+    "avg_over_time((100 * (1 - "
+    'sum by ({label}) (rate(node_cpu_seconds_total{mode="idle"}[5m])) / '
+    "sum by ({label}) (rate(node_cpu_seconds_total[5m]))))[{period}:30s])"
 )
-"""Volcano's per-node CPU query, as one vector query for every node: percent busy, averaged."""
+"""Volcano's CPU question (percent busy: a 5-minute rate, sampled every 30 s over the period,
+averaged) as one vector query for every node, written as idle time over all CPU time: the two
+rates share their window, so a series younger than 5 minutes reads right (Volcano's
+`100 - avg(rate(idle)) * 100` divides a young series' increase by the whole window and reads it
+as busy: 92 % for an idle node 45 s after node_exporter started)."""
 DEFAULT_MEMORY_QUERY: Final = (
     "avg by ({label}) (100 * avg_over_time("
     "(1 - node_memory_MemAvailable_bytes / node_memory_MemTotal_bytes)[{period}:30s]))"

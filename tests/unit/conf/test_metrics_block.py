@@ -210,8 +210,9 @@ def test_a_wrong_collector_key_is_reported_by_name(block: str, expected: tuple[s
 
 def test_the_default_queries_ask_for_every_node_by_the_label_over_the_period() -> None:
     assert render_query(DEFAULT_CPU_QUERY, period="10m", label="instance") == (
-        "avg_over_time((100 - avg by (instance) "
-        '(rate(node_cpu_seconds_total{mode="idle"}[5m])) * 100)[10m:30s])'
+        "avg_over_time((100 * (1 - "
+        'sum by (instance) (rate(node_cpu_seconds_total{mode="idle"}[5m])) / '
+        "sum by (instance) (rate(node_cpu_seconds_total[5m]))))[10m:30s])"
     )
     assert render_query(DEFAULT_MEMORY_QUERY, period="1h", label="node") == (
         "avg by (node) (100 * avg_over_time("

@@ -29,8 +29,9 @@ AT = START.timestamp()
 """When the scripted Prometheus evaluated its answers."""
 NOW = START + dt.timedelta(seconds=5)
 CPU_10M = (
-    "avg_over_time((100 - avg by (instance) "
-    '(rate(node_cpu_seconds_total{mode="idle"}[5m])) * 100)[10m:30s])'
+    "avg_over_time((100 * (1 - "
+    'sum by (instance) (rate(node_cpu_seconds_total{mode="idle"}[5m])) / '
+    "sum by (instance) (rate(node_cpu_seconds_total[5m]))))[10m:30s])"
 )
 MEMORY_10M = (
     "avg by (instance) (100 * avg_over_time("
