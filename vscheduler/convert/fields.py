@@ -242,3 +242,15 @@ def _created(value: object, label: str, times: dict[str, dt.datetime] | None) ->
         if len(times) < _TIMES_LIMIT:
             times[value] = when
     return when
+
+
+def salvaged_name(obj: Raw) -> tuple[str, str]:
+    """`(namespace, name)` of an object whose metadata may be malformed, as far as they can be
+    read: namespace `default` and name "" where they cannot (for a problem report)."""
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    namespace, name = meta.get("namespace"), meta.get("name")
+    return (
+        namespace if isinstance(namespace, str) and namespace else "default",
+        name if isinstance(name, str) else "",
+    )

@@ -10,7 +10,6 @@ Must not: do I/O, or decide which pods a budget spares (the pdb plugin does).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Final
 
 from vscheduler.convert.fields import (
@@ -23,6 +22,7 @@ from vscheduler.convert.fields import (
     join,
     mapping,
     read_meta,
+    salvaged_name,
     show,
     string,
     string_list,
@@ -110,12 +110,10 @@ def guarded_budget(obj: Raw) -> DisruptionBudget:
     try:
         return convert_budget(obj)
     except InputError as err:
-        meta = obj.get("metadata")
-        meta = meta if isinstance(meta, Mapping) else {}
-        name, namespace = meta.get("name"), meta.get("namespace")
+        namespace, name = salvaged_name(obj)
         return DisruptionBudget(
-            namespace=namespace if isinstance(namespace, str) and namespace else "default",
-            name=name if isinstance(name, str) else "",
+            namespace=namespace,
+            name=name,
             selector=EVERYTHING,
             disruptions_allowed=0,
             problem=str(err),

@@ -11,10 +11,9 @@ Must not: do I/O, or decide admission (the resourcequota plugin does).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Final
 
-from vscheduler.convert.fields import Raw, mapping, read_meta
+from vscheduler.convert.fields import Raw, mapping, read_meta, salvaged_name
 from vscheduler.errors import InputError
 from vscheduler.model.quantity import parse_resource_nanos, to_resources
 from vscheduler.model.resourcequota import ResourceQuotaFacts, canonical_name
@@ -55,11 +54,9 @@ def guarded_quota(obj: Raw) -> ResourceQuotaFacts:
     try:
         return convert_resource_quota(obj)
     except InputError as err:
-        meta = obj.get("metadata")
-        meta = meta if isinstance(meta, Mapping) else {}
-        name, namespace = meta.get("name"), meta.get("namespace")
+        namespace, name = salvaged_name(obj)
         return ResourceQuotaFacts(
-            namespace=namespace if isinstance(namespace, str) and namespace else "default",
-            name=name if isinstance(name, str) else "",
+            namespace=namespace,
+            name=name,
             problem=str(err),
         )
