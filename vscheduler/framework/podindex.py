@@ -7,12 +7,12 @@ called by a plugin's allocate/deallocate handlers):
 - for each distinct term that placed pods carry (required anti-affinity; preferred affinity and
   anti-affinity, with their weight): how many pods on each node carry it;
 - each node's domain for a topology key (an integer code per label value).
-A pod counts while it holds a node: allocated, binding, bound, running, releasing (it is still
-there; a matcher with `live_only` leaves pods being deleted out) or pipelined, as in Volcano's
-node task list. Each count carries a version that changes whenever the count does, so callers
-can cache what they derive from it. Counts for a matcher are built the first time it is asked
-for, from the pods present then, found through a label index rather than by scanning them all
-when the matcher names a label value.
+A pod counts while it holds a Ready node: allocated, binding, bound, running, releasing (it is still
+there; a matcher with `live_only` leaves pods being deleted out) or pipelined, as in Volcano's node
+task list (Volcano's snapshot has no node that is not Ready). Each count carries a version that
+changes whenever the count does, so callers can cache what they derive from it. Counts for a matcher
+are built the first time it is asked for, from the pods present then, found through a label index
+rather than by scanning them all when the matcher names a label value.
 Must not: decide anything (the predicates and nodeorder plugins do); mutate tasks.
 """
 
@@ -28,7 +28,7 @@ from vscheduler.framework.ledger import BoolArray, IntArray
 from vscheduler.framework.state import TaskState
 from vscheduler.model import status as st
 from vscheduler.model.facts import NodeFacts
-from vscheduler.model.podaffinity import PodAffinity, PodAffinityTerm
+from vscheduler.model.podaffinity import NO_POD_AFFINITY, PodAffinity, PodAffinityTerm
 from vscheduler.model.selector import IN
 from vscheduler.model.status import TaskStatus
 
@@ -121,11 +121,25 @@ def carried_terms(affinity: PodAffinity) -> Iterator[tuple[str, int, PodAffinity
         yield PREFERRED_ANTI, weighted.weight, weighted.term
 
 
+def with_terms(tasks: Iterable[TaskState]) -> list[TaskState]:
+    """The tasks that have inter-pod terms or spread constraints (one cheap pass: most have
+    neither)."""
+    return [
+        t
+        for t in tasks
+        if (t.facts.pod_affinity is not NO_POD_AFFINITY and not t.facts.pod_affinity.is_empty)
+        or t.facts.topology_spread
+    ]
+
+
 class PodIndex:
     """The session's pods by node, counted by matcher and by carried term."""
 
     def __init__(self, nodes: Sequence[NodeFacts], tasks: Iterable[TaskState]) -> None:
         self._nodes = nodes
+        self.ready: BoolArray = np.array([n.ready for n in nodes], dtype=np.bool_)
+        """Nodes that are Ready. The others are left out as Volcano leaves them out of its
+        snapshot: their pods do not count, and callers keep them out of every domain."""
         self._held: dict[str, _Held] = {}
         self._by_label: dict[Pair, set[str]] | None = None
         self._counts: dict[tuple[object, ...], tuple[Matcher, Counts]] = {}
@@ -144,7 +158,7 @@ class PodIndex:
         """`task` now holds its node (if its status says it does)."""
         if task.uid in self._held:
             self.remove(task)
-        if task.node_index < 0 or task.status not in HOLDING:
+        if task.node_index < 0 or task.status not in HOLDING or not self.ready[task.node_index]:
             return
         facts = task.facts
         held = _Held(

@@ -147,6 +147,8 @@ class TaskFacts:
             self.images,
             self.namespace,
         )
+        if self.pod_affinity is NO_POD_AFFINITY and not self.topology_spread:
+            return key  # the common case, decided without a method call
         if self.pod_affinity.is_empty and not self.topology_spread:
             return key
         return (*key, *self._spatial_key())

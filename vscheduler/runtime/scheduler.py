@@ -3,7 +3,9 @@
 `run_once` runs one cycle if it may (informers synced, leading) and should (the cache or the
 policy changed since the last cycle); `run` loops until stopped: it waits for the period or for
 the cache to signal a change (then waits `debounce` more, so a burst of watch events becomes one
-cycle). A replica that stops leading mid-cycle drops that cycle's decisions.
+cycle). A replica that stops leading mid-cycle drops that cycle's decisions. A cycle that raises
+is reported to the observer (`observe_cycle_failed`, with the pending pods it left unplaced)
+and logged; the loop goes on, and the next cycle tries again.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from vscheduler.clock import Clock
 from vscheduler.loop import CycleReport
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult
+from vscheduler.model.status import TaskStatus
 from vscheduler.runtime.policy import PolicyHolder
 
 logger = logging.getLogger(__name__)
@@ -68,6 +71,11 @@ class Observer(Protocol):
         """A cycle was skipped: nothing changed."""
         ...
 
+    def observe_cycle_failed(self, pending_pods: int) -> None:
+        """A cycle raised; nothing of it was carried out. `pending_pods`: the pods it was to
+        place (0 when the snapshot itself could not be taken)."""
+        ...
+
 
 class Scheduler:
     """Runs cycles."""
@@ -106,11 +114,16 @@ class Scheduler:
             self._observer.observe_skip()
             return None
         self._cache.changed.clear()
-        snapshot = self._cache.snapshot()
         self.cycles += 1
-        report = loop.run_cycle(
-            snapshot, self._policy.current, clock=self._clock, uid=f"cycle-{self.cycles}"
-        )
+        snapshot: ClusterSnapshot | None = None
+        try:
+            snapshot = self._cache.snapshot()
+            report = loop.run_cycle(
+                snapshot, self._policy.current, clock=self._clock, uid=f"cycle-{self.cycles}"
+            )
+        except Exception:
+            self._observer.observe_cycle_failed(pending_pods(snapshot))
+            raise
         self._last = seen
         for error in report.plugin_errors:
             logger.warning("cycle %d: plugin %s", self.cycles, error)
@@ -158,3 +171,11 @@ class Scheduler:
                 return not stop.is_set()
             waited += _SLICE
         return False
+
+
+def pending_pods(snapshot: ClusterSnapshot | None) -> int:
+    """The pods a cycle on `snapshot` was to place: every pending task (a snapshot holds only
+    this scheduler's pending pods); 0 without a snapshot."""
+    if snapshot is None:
+        return 0
+    return sum(1 for task in snapshot.tasks.values() if task.status is TaskStatus.PENDING)

@@ -164,6 +164,13 @@ def test_pods_being_deleted_and_pipelined_pods_count_finished_ones_do_not() -> N
     }
 
 
+def test_pods_on_a_node_that_is_not_ready_do_not_count_as_volcano_leaves_it_out() -> None:
+    nodes = [*hosts("a"), node("n1").labels(zone="a").not_ready()]
+    incoming = pod("p").anti_affinity(pod_term("zone", app="web"))
+    found = verdicts(nodes, incoming, web().on("n1"))
+    assert found["n0"] is None
+
+
 def test_placements_made_in_the_session_count_and_undone_ones_do_not() -> None:
     session = open_session(
         snapshot(
@@ -193,6 +200,11 @@ def test_predicate_pod_affinity_enable_false_switches_the_check_off() -> None:
     policy = POLICY + "    arguments:\n      predicate.PodAffinityEnable: false\n"
     incoming = pod("p").anti_affinity(pod_term(HOST, app="web"))
     assert verdicts(hosts("a"), incoming, web().on("n0"), policy=policy) == {"n0": None}
+
+
+def test_the_inter_pod_and_spread_checks_are_on_by_default_as_in_volcano() -> None:
+    config = predicates.build({}).config
+    assert (config.pod_affinity, config.topology_spread, config.proportional) == (True, True, False)
 
 
 def test_the_plugin_stays_node_local_unless_some_pod_needs_the_check() -> None:

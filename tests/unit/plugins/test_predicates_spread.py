@@ -153,6 +153,13 @@ def test_pods_being_deleted_and_pods_of_other_namespaces_do_not_count() -> None:
     }
 
 
+def test_a_node_that_is_not_ready_holds_no_domain_as_volcano_leaves_it_out() -> None:
+    nodes = [*zones("a", "b"), node("n2").labels(zone="c").not_ready()]
+    running = (web("w0", "n0"), web("w1", "n1"))
+    found = verdicts(nodes, spreading(), *running)
+    assert (found["n0"], found["n1"]) == (None, None)
+
+
 def test_schedule_anyway_constraints_do_not_filter() -> None:
     incoming = pod("p").labels(app="web").spread(spread("zone", app="web", hard=False))
     assert verdicts(zones("a", "b"), incoming, web("w0", "n0"), web("w1", "n0")) == {

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+from prometheus_client import CollectorRegistry
+
+from vscheduler import loop
 from vscheduler.clock import FixedClock
 from vscheduler.loop import CycleReport
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult
+from vscheduler.obs.metrics import SchedulerMetrics
 from vscheduler.runtime.policy import PolicyHolder
 from vscheduler.runtime.scheduler import Scheduler
 from vscheduler.testing.builders import START, node, pod, snapshot
@@ -38,12 +43,16 @@ class FakeObserver:
     def __init__(self) -> None:
         self.cycles: list[CycleReport] = []
         self.skips = 0
+        self.failed: list[int] = []
 
     def observe_cycle(self, report: CycleReport) -> None:
         self.cycles.append(report)
 
     def observe_skip(self) -> None:
         self.skips += 1
+
+    def observe_cycle_failed(self, pending_pods: int) -> None:
+        self.failed.append(pending_pods)
 
 
 def make(
@@ -136,3 +145,66 @@ def test_while_earlier_binds_are_in_flight_a_change_does_not_wake_the_loop_and_t
     assert perf_counter() - started >= 0.5  # the busy period, not the 0.2 s period (no spinning)
     effects.busy = lambda: False  # type: ignore[method-assign]
     assert scheduler._wait(stop) is True  # the pending change wakes it at once when idle
+
+
+def _raise(*_args: object, **_kwargs: object) -> CycleReport:
+    raise RuntimeError("a bug in an action")
+
+
+def test_a_cycle_that_raises_is_reported_with_its_pending_pods_and_nothing_is_submitted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    scheduler, _, effects, observer = make()
+    monkeypatch.setattr(loop, "run_cycle", _raise)
+    with pytest.raises(RuntimeError, match="a bug in an action"):
+        scheduler.run_once()
+    assert observer.failed == [1]
+    assert observer.cycles == []
+    assert effects.submitted == []
+
+
+def test_a_snapshot_that_raises_is_reported_as_a_failed_cycle_with_no_pending_pods() -> None:
+    scheduler, cache, _, observer = make()
+    cache.snapshot = _raise  # type: ignore[assignment,method-assign]
+    with pytest.raises(RuntimeError):
+        scheduler.run_once()
+    assert observer.failed == [0]
+
+
+def test_a_failed_cycle_is_tried_again_at_the_next_turn_even_if_nothing_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    scheduler, _, effects, observer = make()
+    with monkeypatch.context() as patched:
+        patched.setattr(loop, "run_cycle", _raise)
+        with pytest.raises(RuntimeError):
+            scheduler.run_once()
+    assert scheduler.run_once() is not None
+    assert (observer.failed, len(effects.submitted), observer.skips) == ([1], 1, 0)
+
+
+def test_the_loop_counts_a_failed_cycle_as_an_error_cycle_and_its_pods_as_error_attempts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    registry = CollectorRegistry()
+    cache = FakeCache(snapshot(node("n1"), pod("p1"), pod("p2"), pod("p3").on("n1")))
+    stop = threading.Event()
+
+    def fail_then_stop(*_args: object, **_kwargs: object) -> CycleReport:
+        stop.set()
+        raise RuntimeError("a bug in an action")
+
+    monkeypatch.setattr(loop, "run_cycle", fail_then_stop)
+    scheduler = Scheduler(
+        cache=cache,
+        policy=PolicyHolder(),
+        effects=FakeEffects(),
+        clock=FixedClock(START),
+        observer=SchedulerMetrics(registry),
+        is_synced=lambda: True,
+    )
+    scheduler.run(stop)  # logs the failure and goes on (here: to the stop)
+    counted = registry.get_sample_value
+    assert counted("vscheduler_cycles_total", {"result": "error"}) == 1
+    assert counted("vscheduler_cycles_total", {"result": "success"}) == 0
+    assert counted("vscheduler_schedule_attempts_total", {"result": "error"}) == 2

@@ -33,7 +33,8 @@ Registers:
     the session whose preferred term may select it.
   None when no part has an opinion.
 - `on_allocate` / `on_deallocate`: keep the pods counted by podaffinity and podtopologyspread
-  current as the session places and removes pods.
+  current as the session places and removes pods (nothing to do in a session where no pod has
+  inter-pod terms or spread constraints).
 
 Arguments (Volcano's names; defaults as in Volcano's nodeorder.go): `leastrequested.weight` (1),
 `mostrequested.weight` (0), `balancedresource.weight` (1), `nodeaffinity.weight` (2),

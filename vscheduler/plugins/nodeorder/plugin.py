@@ -26,6 +26,7 @@ from vscheduler.plugin_api import (
     SpreadConstraint,
     Taint,
     TaskState,
+    podindex,
 )
 from vscheduler.plugins.nodeorder.formulas import (
     GPU,
@@ -110,9 +111,8 @@ class NodeOrder:
         self._opinions: dict[int, bool] = {}
         self._inclusion: dict[tuple[int, bool, bool], BoolArray] = {}
         self._topology: TopologyScores | None = None
-        if (weights.pod_affinity or weights.pod_topology_spread) and any(
-            not t.facts.pod_affinity.is_empty or t.facts.topology_spread
-            for t in session.tasks.values()
+        if (weights.pod_affinity or weights.pod_topology_spread) and podindex.with_terms(
+            session.tasks.values()
         ):
             self._topology = TopologyScores(
                 session, weights.pod_affinity, weights.pod_topology_spread, self._included

@@ -9,15 +9,14 @@ domains' values; normalised over the compared nodes as `int(100 × (s − min) /
 (0 everywhere when max = min), times `podaffinity.weight`. Existing pods' required affinity
 terms add nothing (Volcano builds kube's plugin with hardPodAffinityWeight 0).
 
-podtopologyspread, over the task's `ScheduleAnyway` constraints. Compared nodes lacking one of
-their topology labels are ignored (score 0). For the others, per constraint: `count × log(size
-+ 2) + maxSkew − 1`, where for `kubernetes.io/hostname` count is the matching pods on the node and
-size the number of nodes not ignored; for any other key count is the matching pods on the
-domain's eligible nodes (with every constraint label, passing the node inclusion policies) and
-size the number of domains among the compared nodes. Matching pods are the live pods of the
-task's namespace the constraint's selector matches. The sum is rounded half away from zero;
-normalised as `100 × (max + min − s) // max` over the nodes not ignored (100 when max is 0),
-times `podtopologyspread.weight`.
+podtopologyspread, over the task's `ScheduleAnyway` constraints. Compared nodes lacking one of their
+topology labels are ignored (score 0). For the others, per constraint: `count × log(size + 2) +
+maxSkew − 1`, where for `kubernetes.io/hostname` count is the matching pods on the node and size the
+number of nodes not ignored; for any other key count is the matching pods on the domain's eligible
+nodes (Ready, with every constraint label, passing the node inclusion policies) and size the number
+of domains among the compared nodes. Matching pods are the live pods of the task's namespace the
+constraint's selector matches. The sum is rounded half away from zero; normalised as `100 × (max +
+min − s) // max` over the nodes not ignored (100 when max is 0), times `podtopologyspread.weight`.
 
 Owns: those computations over a `PodIndex` it builds on first use and keeps current through the
 plugin's event handlers. Must not: filter nodes, or read anything but pods, labels and taints.
@@ -68,7 +67,9 @@ class TopologyScores:
         self._affinity_weight = affinity_weight
         self._spread_weight = spread_weight
         self._inclusion = inclusion
-        self._carried_terms = tuple(_preferred_terms(session.tasks.values()).values())
+        self._carried_terms = tuple(
+            _preferred_terms(podindex.with_terms(session.tasks.values())).values()
+        )
         self._index: podindex.PodIndex | None = None
         self._raw: dict[tuple[object, ...], tuple[tuple[int, ...], IntArray]] = {}
 
@@ -165,7 +166,7 @@ class TopologyScores:
             if c.topology_key == HOSTNAME:
                 count, domains = per_node[compared], len(compared)
             else:
-                eligible = has_all & self._inclusion(task, c)
+                eligible = has_all & index.ready & self._inclusion(task, c)
                 per_dom = podindex.per_domain(codes, size, per_node, eligible)
                 count = per_dom[codes[compared]]
                 domains = len(np.unique(codes[compared]))

@@ -31,7 +31,6 @@ from vscheduler.plugin_api import (
     TaskState,
     TaskStatus,
     podindex,
-    task_status,
     unresolvable,
     unschedulable,
 )
@@ -42,7 +41,7 @@ from vscheduler.plugins.predicates.spread import SpreadFilter
 from vscheduler.plugins.predicates.vectorised import LabelColumns, PortBook, TaintGroups
 
 NAME: Final = "predicates"
-HOLDING_PORTS: Final = task_status.OCCUPYING | {TaskStatus.PIPELINED, TaskStatus.RELEASING}
+HOLDING_PORTS: Final = podindex.HOLDING
 """Statuses of tasks on a node whose host ports count as in use (Volcano's node task list)."""
 
 
@@ -96,7 +95,7 @@ class Predicates:
 
     def _open_topology(self, session: Session) -> None:
         """The inter-pod and spread filters, if some pod of the session needs them."""
-        config, tasks = self._config, session.tasks.values()
+        config, tasks = self._config, podindex.with_terms(session.tasks.values())
         interpod = config.pod_affinity and any(_needs_interpod(t) for t in tasks)
         spread = config.topology_spread and any(
             t.status is TaskStatus.PENDING and any(c.hard for c in t.facts.topology_spread)
@@ -104,10 +103,10 @@ class Predicates:
         )
         if not (interpod or spread):
             return
-        index = self._index = podindex.PodIndex(self._ledger.nodes, tasks)
+        index = self._index = podindex.PodIndex(self._ledger.nodes, session.tasks.values())
         count = len(self._ledger)
         self._interpod = InterPodFilter(index, count) if interpod else None
-        self._spread = SpreadFilter(index, count, self._included) if spread else None
+        self._spread = SpreadFilter(index, count, self._kept_by) if spread else None
 
     # --- predicate ------------------------------------------------------------------------------
     def filter_nodes(self, task: TaskState, idx: IntArray) -> BoolArray:
@@ -120,11 +119,13 @@ class Predicates:
         ports = task.facts.host_ports
         if self._config.node_ports and ports:
             ok &= self._ports.free(idx, ports)
-        for verdicts in self._topology_verdicts(task):
-            ok &= verdicts if len(idx) == len(ledger) else verdicts[idx]
-        req = self._request(task)
-        if self._proportional.applies(req):
-            ok &= self._proportional.passes(req, idx)
+        if self._index is not None:
+            for verdicts in self._topology_verdicts(task):
+                ok &= verdicts if len(idx) == len(ledger) else verdicts[idx]
+        if self._config.proportional:
+            req = self._request(task)
+            if self._proportional.applies(req):
+                ok &= self._proportional.passes(req, idx)
         return ok
 
     def _topology_verdicts(self, task: TaskState) -> list[BoolArray]:
@@ -150,27 +151,31 @@ class Predicates:
             if not checks.tolerated(tolerations, checks.UNSCHEDULABLE_TAINT):
                 mask &= ~self._cordoned
             if self._config.node_affinity:
-                mask &= self._included(task, _AFFINITY_ONLY)
+                mask &= self._included(task, affinity=True, taints=False)
             if self._config.taint_toleration:
-                mask &= self._included(task, _TAINTS_ONLY)
+                mask &= self._included(task, affinity=False, taints=True)
             self._static[task.class_id] = mask
         return mask
 
-    def _included(self, task: TaskState, c: SpreadConstraint) -> BoolArray:
-        """The nodes matching the task's nodeSelector and required node affinity (if the
-        constraint honours them) and tolerating its NoSchedule/NoExecute taints (likewise)."""
-        key = (task.class_id, c.honor_node_affinity, c.honor_node_taints)
+    def _kept_by(self, task: TaskState, c: SpreadConstraint) -> BoolArray:
+        """The nodes a spread constraint's node inclusion policies keep for the task's class."""
+        return self._included(task, affinity=c.honor_node_affinity, taints=c.honor_node_taints)
+
+    def _included(self, task: TaskState, *, affinity: bool, taints: bool) -> BoolArray:
+        """The nodes matching the task's nodeSelector and required node affinity (if `affinity`)
+        and tolerating its NoSchedule/NoExecute taints (if `taints`), cached per class."""
+        key = (task.class_id, affinity, taints)
         mask = self._inclusion.get(key)
         if mask is None:
             facts = task.facts
             mask = np.ones(len(self._ledger), dtype=np.bool_)
-            if c.honor_node_affinity:
+            if affinity:
                 mask &= self._labels.selector(facts.node_selector)
                 mask &= self._labels.required(facts.affinity.required)
-            if c.honor_node_taints:
+            if taints:
                 mask &= self._taints.per_group(
-                    checks.first_untolerated(taints, facts.tolerations) is None
-                    for taints in self._taints.lists
+                    checks.first_untolerated(list_, facts.tolerations) is None
+                    for list_ in self._taints.lists
                 )
             self._inclusion[key] = mask
         return mask
@@ -244,19 +249,6 @@ class Predicates:
         placed = self._placed.pop(task.uid, None)
         if placed is not None:
             self._ports.add(placed[0], placed[1], -1)
-
-
-_AFFINITY_ONLY: Final = SpreadConstraint(
-    max_skew=1, topology_key="", hard=True, selector=None, honor_node_affinity=True
-)
-_TAINTS_ONLY: Final = SpreadConstraint(
-    max_skew=1,
-    topology_key="",
-    hard=True,
-    selector=None,
-    honor_node_affinity=False,
-    honor_node_taints=True,
-)
 
 
 def _needs_interpod(task: TaskState) -> bool:

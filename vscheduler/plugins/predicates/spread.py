@@ -8,9 +8,10 @@ For each of the pod's `DoNotSchedule` constraints, in order:
   selector matches on the eligible nodes of that domain, and the global minimum is the smallest
   count over the eligible domains (0 when there are fewer than `minDomains` of them; no limit
   when there is none).
-A node is eligible when it has the labels of all the pod's hard constraints and, per constraint,
-matches the pod's nodeSelector and required node affinity (nodeAffinityPolicy Honor, the
-default) and tolerates its NoSchedule/NoExecute taints if nodeTaintsPolicy is Honor.
+A node is eligible when it is Ready (Volcano's snapshot has no other), has the labels of all the
+pod's hard constraints and, per constraint, matches the pod's nodeSelector and required node
+affinity (nodeAffinityPolicy Honor, the default) and tolerates its NoSchedule/NoExecute taints if
+nodeTaintsPolicy is Honor.
 
 Owns: those rules over the session's `PodIndex`, cached per task class while the counts are
 unchanged. Must not: count pods itself, or decide node affinity or taints (it is handed them).
@@ -99,7 +100,7 @@ class SpreadFilter:
     def _evaluate(
         self, task: TaskState, hard: list[SpreadConstraint], sources: tuple[podindex.Counts, ...]
     ) -> Verdicts:
-        has_all = np.ones(self._nodes, dtype=np.bool_)
+        has_all = self._index.ready.copy()
         for c in hard:
             has_all &= self._index.domains(c.topology_key)[0] >= 0
         missing = np.zeros((len(hard), self._nodes), dtype=np.bool_)
