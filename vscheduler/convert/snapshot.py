@@ -2,7 +2,8 @@
 
 Owns: which kinds a snapshot may hold (by apiVersion and kind), conversion order (PriorityClasses
 first, then document order), duplicate detection, the implicit `default` queue and the implicit
-jobs of pods without a PodGroup, and prefixing every error with the document it came from.
+jobs of pods without a PodGroup, leaving out the PodGroups of other schedulers (named only by
+their pods: see `ownership`), and prefixing every error with the document it came from.
 Must not: read files (see `files`), or treat a pod whose PodGroup or Queue is missing as an
 error: as in a live cluster, the scheduler reports it.
 """
@@ -23,6 +24,7 @@ from vscheduler.convert.misc import (
     convert_priority_class,
 )
 from vscheduler.convert.node import convert_node
+from vscheduler.convert.ownership import Claim, foreign_groups, group_claim
 from vscheduler.convert.pdb import convert_budget
 from vscheduler.convert.pod import PodConverter
 from vscheduler.convert.podgroup import convert_podgroup
@@ -74,12 +76,14 @@ class _Builder:
     """The snapshot under construction: one pass over the documents, in order."""
 
     def __init__(self, scheduler_name: str, classes: Mapping[str, PriorityClassFacts]) -> None:
+        self.scheduler_name = scheduler_name
         self.priority_classes = classes
         self.pods = PodConverter(priority_classes=classes, scheduler_name=scheduler_name)
         self.nodes: list[NodeFacts] = []
         self.tasks: dict[str, TaskFacts] = {}
         self.task_sources: dict[str, str] = {}
         self.jobs: dict[str, JobFacts] = {}
+        self.claims: list[Claim | None] = []
         self.queues: dict[str, QueueFacts] = {}
         self.namespaces: list[str] = []
         self.usage: dict[str, NodeUsage] = {}
@@ -108,6 +112,7 @@ class _Builder:
         self.nodes.append(convert_node(item.obj))
 
     def _pod(self, item: SourcedObject) -> None:
+        self.claims.append(group_claim(item.obj, self.scheduler_name))
         task = self.pods.convert(item.obj)
         if task is None:
             return
@@ -184,10 +189,12 @@ def _build(
     for item, kind in zip(objects, kinds, strict=True):
         _check_unique(item, kind, seen)
         _at(item, builder.handlers[kind], item)
+    foreign = foreign_groups(builder.claims)
+    jobs = {key: job for key, job in builder.jobs.items() if key not in foreign}
     return ClusterSnapshot(
         nodes=tuple(builder.nodes),
         tasks=builder.tasks,
-        jobs=complete_jobs(builder.tasks, builder.jobs),
+        jobs=complete_jobs(builder.tasks, jobs),
         queues=default_queues(builder.queues),
         priority_classes=classes,
         namespaces=tuple(builder.namespaces),

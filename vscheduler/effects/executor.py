@@ -15,9 +15,10 @@ Must not: raise out of a worker or out of `submit`, retry anything but through `
 
 `submit` is called from one thread (the loop); `on_outcome(action, outcome)` is told of every
 write (`bind`: success | conflict | error | dropped; `evict`: success | blocked | conflict | error |
-dropped; `pod_condition`, `podgroup_status`: success | error; `reservation_release`: success |
-error | dropped) for metrics, and `on_eviction(evict, outcome)` of every eviction again with its
-`Evict` (the asking action and the strategy that chose the victim label the eviction metrics).
+dropped; `pod_condition`: success | error; `podgroup_status`: success | conflict (the PodGroup is
+gone) | error; `reservation_release`: success | error | dropped) for metrics, and
+`on_eviction(evict, outcome)` of every eviction again with its `Evict` (the asking action and
+the strategy that chose the victim label the eviction metrics).
 """
 
 from __future__ import annotations
@@ -283,6 +284,11 @@ class Effects:
             self._call(
                 what, lambda: self._writer.patch_podgroup_status(ref.namespace, ref.name, patch)
             )
+        except NotFoundError as err:  # gone: the watch will drop it
+            self._groups_sent.release(key, st.patch_substance(patch))
+            self._outcome("podgroup_status", "conflict")
+            logger.info("%s dropped: the PodGroup is gone (%s)", what, err)
+            return
         except Exception as err:
             self._groups_sent.release(key, st.patch_substance(patch))
             self._outcome("podgroup_status", "error")

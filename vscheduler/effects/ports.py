@@ -42,7 +42,7 @@ class ClusterWriter(Protocol):
     def patch_podgroup_status(
         self, namespace: str, name: str, status: Mapping[str, object]
     ) -> None:
-        """Merge-patch the PodGroup's status subresource."""
+        """Merge-patch the PodGroup's status (NotFoundError: the PodGroup is gone)."""
         ...
 
     def record_event(

@@ -6,7 +6,14 @@
 - evict: POST `pods/{name}/eviction` with a policy/v1 Eviction preconditioned on the UID; the
   API server enforces PodDisruptionBudgets (refusal: `DisruptionBudgetError`).
 - set_pod_condition: PATCH `pods/{name}/status`, strategic merge (`conditions` merge by `type`).
-- patch_podgroup_status: PATCH `podgroups/{name}/status`, JSON merge patch.
+- patch_podgroup_status: PATCH `podgroups/{name}/status`, JSON merge patch `{"status": ...}`.
+  Volcano's own PodGroup CRD has no status subresource: there that PATCH answers 404 though the
+  PodGroup exists. Then the same patch goes to the PodGroup itself (`podgroups/{name}`; a 404
+  there too means the PodGroup is gone: `NotFoundError`), and the writer remembers, for the life
+  of the process, to write there directly (one 404 per process, not one per write). Should the
+  CRD gain the subresource later, the API server ignores `status` on the main resource: the
+  answer shows the status unchanged, the writer goes back to the subresource and raises
+  `TransientClusterError`, so the effects' retry sends the patch there.
 - record_event: POST a core/v1 Event (legacy fields, which `kubectl describe` shows).
 - remove_config_map_keys: PATCH a ConfigMap, JSON merge patch `{"data": {key: null, ...}}`: no
   uid or resourceVersion precondition, so it is idempotent and never conflicts with an edit of
@@ -18,13 +25,17 @@ retries here: the effects layer decides (tenacity, with a deadline).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from vscheduler.clock import Clock
 from vscheduler.effects.ports import ObjectRef
+from vscheduler.errors import NotFoundError, TransientClusterError
 from vscheduler.kube.client import MERGE_PATCH, STRATEGIC_MERGE_PATCH, KubeApi
 from vscheduler.kube.paths import namespaced_collection, object_path, pod_path
+
+logger = logging.getLogger(__name__)
 
 PODGROUP_API = ("scheduling.volcano.sh", "v1beta1", "podgroups")
 EVENT_MESSAGE_LIMIT = 1024
@@ -41,6 +52,10 @@ class KubeWriter:
         self._clock = clock
         self._component = component
         self._instance = instance
+        self.podgroup_status_subresource = True
+        """Whether PodGroup status goes through `podgroups/status` (False once a 404 there, for
+        a PodGroup that exists, showed the CRD has no status subresource). Read and written by
+        the effects' workers without a lock: a race costs at most one more 404."""
 
     def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
         """POST pods/binding (409 when the pod is already bound or was replaced)."""
@@ -71,10 +86,31 @@ class KubeWriter:
     def patch_podgroup_status(
         self, namespace: str, name: str, status: Mapping[str, object]
     ) -> None:
-        """Merge-patch the PodGroup's status subresource."""
-        path = object_path(*PODGROUP_API, name, namespace=namespace, subresource="status")
+        """Merge-patch the PodGroup's status: through the status subresource, else (a CRD
+        without one, such as Volcano's) through the PodGroup itself. NotFoundError: the
+        PodGroup is gone."""
         body = {"status": dict(status)}
-        self._api.request("PATCH", path, body=body, content_type=MERGE_PATCH)
+        if self.podgroup_status_subresource:
+            path = object_path(*PODGROUP_API, name, namespace=namespace, subresource="status")
+            try:
+                self._api.request("PATCH", path, body=body, content_type=MERGE_PATCH)
+                return
+            except NotFoundError:
+                pass  # the PodGroup is gone, or its CRD has no status subresource: ask the object
+        path = object_path(*PODGROUP_API, name, namespace=namespace)
+        answer = self._api.request("PATCH", path, body=body, content_type=MERGE_PATCH)
+        if not _status_shows(answer, status):
+            self.podgroup_status_subresource = True
+            raise TransientClusterError(
+                f"PATCH {path}: the API server ignored the status (the PodGroup CRD has a status"
+                " subresource now): sending it there"
+            )
+        if self.podgroup_status_subresource:
+            self.podgroup_status_subresource = False
+            logger.warning(
+                "the PodGroup CRD has no status subresource (Volcano's CRD): PodGroup status is"
+                " written through the PodGroup itself from now on"
+            )
 
     def remove_config_map_keys(self, namespace: str, name: str, keys: Sequence[str]) -> None:
         """Merge-patch `data` of the ConfigMap, each of `keys` set to null (removed)."""
@@ -120,6 +156,23 @@ class KubeWriter:
         if self._instance:
             event["reportingInstance"] = self._instance
         return event
+
+
+def _status_shows(answer: Mapping[str, object], status: Mapping[str, object]) -> bool:
+    """Whether the object the API server answered with carries `status` (conditions compared
+    by type and status only, so a schema that prunes or reformats their other fields does not
+    read as the status being ignored)."""
+    held = answer.get("status")
+    if not isinstance(held, Mapping):
+        return not status
+    return all(_kernel(held.get(key)) == _kernel(value) for key, value in status.items())
+
+
+def _kernel(value: object) -> object:
+    """A conditions list as its (type, status) pairs; anything else as it is."""
+    if isinstance(value, list) and all(isinstance(c, Mapping) for c in value):
+        return [(c.get("type"), c.get("status")) for c in value]
+    return value
 
 
 def _cut(text: str, limit: int) -> str:

@@ -26,6 +26,7 @@ import yaml
 from vscheduler import cli
 from vscheduler.clock import FixedClock
 from vscheduler.effects.ports import ObjectRef
+from vscheduler.errors import NotFoundError
 from vscheduler.informer.kinds import CLUSTER_KINDS, Kind, config_map
 from vscheduler.kube.client import KubeApi
 from vscheduler.kube.lease import LeaseClient, LeaseRecord
@@ -64,8 +65,13 @@ class _SentError(Exception):
     """Ends a watch once its request is recorded."""
 
 
+NO_STATUS_SUBRESOURCE = "/podgroups/on-volcano-crd/status"
+"""Answers 404, as where the PodGroup CRD has no status subresource (Volcano's own CRD)."""
+
+
 class RecordingApi(KubeApi):
-    """A KubeApi that records every request and answers with an empty object."""
+    """A KubeApi that records every request and answers with an empty object (a PATCH: with
+    what it patched)."""
 
     def __init__(self) -> None:
         self.sent: list[tuple[str, str, dict[str, str]]] = []
@@ -80,7 +86,9 @@ class RecordingApi(KubeApi):
         content_type: str = "application/json",
     ) -> dict[str, Any]:
         self.sent.append((method, path, dict(query)))
-        return {}
+        if path.endswith(NO_STATUS_SUBRESOURCE):
+            raise NotFoundError(f"404 ({path})", status=404)
+        return dict(body or {}) if method == "PATCH" else {}  # a patched object shows the patch
 
     def open(self, method: str, path: str, **kwargs: Any) -> Any:
         self.sent.append((method, path, dict(kwargs.get("query", ()))))
@@ -131,11 +139,17 @@ def record_events(writer: KubeWriter) -> None:
         writer.record_event(ref, "Normal", "Scheduled", "m")
 
 
+def patch_podgroup_statuses(writer: KubeWriter) -> None:
+    """Through the status subresource, and where that answers 404, through the PodGroup."""
+    for name in ("pg", "on-volcano-crd"):
+        writer.patch_podgroup_status("team-a", name, {"phase": "X"})
+
+
 WRITES: dict[str, Callable[[KubeWriter], None]] = {
     "bind": lambda w: w.bind("team-a", "worker-0", "uid-1", "node-1"),
     "evict": lambda w: w.evict("team-a", "worker-0", "uid-1"),
     "set_pod_condition": lambda w: w.set_pod_condition("team-a", "worker-0", {"type": "X"}),
-    "patch_podgroup_status": lambda w: w.patch_podgroup_status("team-a", "pg", {"phase": "X"}),
+    "patch_podgroup_status": patch_podgroup_statuses,
     "remove_config_map_keys": lambda w: w.remove_config_map_keys(
         reservation.DEFAULT_NAMESPACE, reservation.DEFAULT_NAME, ["team-a/worker-0"]
     ),
@@ -254,6 +268,7 @@ def test_the_scheduler_reads_by_list_and_watch_and_writes_exactly_these_calls() 
         ("get", "coordination.k8s.io", "leases"),
         ("patch", "", "configmaps"),
         ("patch", "", "pods/status"),
+        ("patch", "scheduling.volcano.sh", "podgroups"),
         ("patch", "scheduling.volcano.sh", "podgroups/status"),
         ("update", "coordination.k8s.io", "leases"),
     ]

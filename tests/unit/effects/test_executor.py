@@ -416,6 +416,17 @@ def test_a_podgroup_that_starts_running_gets_its_counts_and_a_normal_event(
     assert writer.of("event") == [("PodGroup ns/pg1", "Normal", "Scheduled", "pod group is ready")]
 
 
+def test_a_podgroup_gone_when_its_status_is_written_is_dropped_without_retry_or_event(
+    effects: Effects, writer: FakeWriter, cache: SchedulerCache, outcomes: list[tuple[str, str]]
+) -> None:
+    cache.apply(PODGROUP, WatchEvent("ADDED", raw_podgroup({"phase": "Inqueue"})))
+    writer.fail("status", NotFoundError('podgroups "pg1" not found', status=404))
+    status = PodGroupStatus(phase=PodGroupPhase.RUNNING, running=2)
+    carry_out(effects, CycleResult(podgroups={"ns/pg1": status}))
+    assert (len(writer.of("status")), writer.of("event")) == (1, [])
+    assert outcomes == [("podgroup_status", "conflict")]
+
+
 # --- drain and close -----------------------------------------------------------------
 def test_drain_waits_for_work_in_flight_and_says_when_it_timed_out(
     effects: Effects, writer: FakeWriter
