@@ -20,7 +20,7 @@ simply by having the point's method (the table in `vscheduler.framework.points`)
     select_reclaimees(reclaimer, candidates) -> tasks | ABSTAIN
     propose_victims(candidates) -> tasks     filter_victims(victims) -> tasks (only removes)
     on_allocate(task) / on_deallocate(task)                           (event handlers)
-    on_session_close()
+    on_session_close()                                                (may `report_queue`)
 
 Contracts. Hooks are pure functions of the session (no I/O, time only from `session.clock` /
 `session.now`). Predicates and nodeOrder scores must depend only on the task's template (its
@@ -31,6 +31,8 @@ opinion on that task's class: the session stops asking it for that class. Node a
 `session.ledger` (rows = nodes, columns = `ledger.dims`). An exception inside a hook is caught
 and counts as the conservative answer.
 `gang_shortfall(job, schedulable)` is Volcano's "N/M tasks in gang unschedulable: ..." text.
+A queue plugin reports each queue's `QueueFigures` at session close with
+`session.report_queue(figures)`: they feed the queue metrics.
 `podindex.PodIndex` counts the session's pods by node, for checks that look at other pods.
 """
 
@@ -63,7 +65,7 @@ from vscheduler.framework.results import (
 from vscheduler.framework.session import PluginFactory, Session
 from vscheduler.framework.state import JobState, QueueState, TaskState
 from vscheduler.model import status as task_status
-from vscheduler.model.commands import ReservationRelease
+from vscheduler.model.commands import QueueFigures, ReservationRelease
 from vscheduler.model.facts import (
     HostPort,
     NodeAffinity,
@@ -109,6 +111,7 @@ __all__ = [
     "PodGroupPhase",
     "PreferredTerm",
     "QoSClass",
+    "QueueFigures",
     "QueueState",
     "Requirement",
     "Reservation",

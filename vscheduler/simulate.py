@@ -30,8 +30,9 @@ from vscheduler.framework.results import Code
 from vscheduler.framework.session import Session
 from vscheduler.framework.state import TaskState
 from vscheduler.model.cluster import DEFAULT_SCHEDULER_NAME
-from vscheduler.model.commands import CycleResult, Evict, ReservationRelease
+from vscheduler.model.commands import CycleResult, Evict, QueueFigures, ReservationRelease
 from vscheduler.model.facts import EPOCH, PodGroupCondition
+from vscheduler.model.resources import Resources, format_amount
 from vscheduler.runtime.watches import config_maps_read
 
 Json = dict[str, object]
@@ -141,6 +142,7 @@ def cycle_json(result: CycleResult) -> Json:
         },
         "unschedulable": dict(result.unschedulable),
         "reservationsReleased": [release_json(r) for r in result.reservations_released],
+        "queues": {name: queue_json(q) for name, q in result.queues.items()},
     }
 
 
@@ -164,6 +166,28 @@ def release_json(release: ReservationRelease) -> Json:
         "node": release.node,
         "reason": release.reason,
     }
+
+
+def queue_json(figures: QueueFigures) -> Json:
+    """One queue's figures as its queue plugin reported them (amounts as Kubernetes writes
+    them; a capability the queue does not have is null)."""
+    return {
+        "allocated": amounts_json(figures.allocated),
+        "request": amounts_json(figures.request),
+        "deserved": amounts_json(figures.deserved),
+        "capability": None if figures.capability is None else amounts_json(figures.capability),
+        "realCapability": (
+            None if figures.real_capability is None else amounts_json(figures.real_capability)
+        ),
+        "share": figures.share,
+        "weight": figures.weight,
+        "overused": figures.overused,
+    }
+
+
+def amounts_json(res: Resources) -> Json:
+    """`{"cpu": "500m", "memory": "1Gi"}`: the non-zero amounts, by name."""
+    return {name: format_amount(name, amount) for name, amount in res.items()}
 
 
 def _condition(c: PodGroupCondition) -> Json:

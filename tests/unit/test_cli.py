@@ -144,6 +144,7 @@ def test_output_always_has_the_documented_keys(capsys: pytest.CaptureFixture[str
         "podGroups",
         "unschedulable",
         "reservationsReleased",
+        "queues",
     ]
 
 

@@ -27,6 +27,7 @@ from vscheduler.model.commands import (
     CycleResult,
     Evict,
     PodGroupStatus,
+    QueueFigures,
     ReservationRelease,
 )
 from vscheduler.model.facts import PodGroupCondition, TaskFacts
@@ -88,6 +89,7 @@ class Session:
         self._binds: list[Bind] = []
         self._evictions: list[Evict] = []
         self._releases: list[ReservationRelease] = []
+        self._queue_figures: dict[str, QueueFigures] = {}
         self._class_ids: dict[tuple[object, ...], int] = {}
         self._rows: dict[int, IntArray] = {}
         self._load_tasks(snapshot)
@@ -239,6 +241,12 @@ class Session:
         """A reservation is done (its pod placed, or expired): its ConfigMap key goes."""
         self._releases.append(release)
 
+    def report_queue(self, figures: QueueFigures) -> None:
+        """A queue plugin's figures for one queue (at session close). A later report of the
+        same queue replaces an earlier one: with two queue plugins, the one later in the policy
+        (tier order, then order in the tier) wins."""
+        self._queue_figures[figures.name] = figures
+
     @property
     def evictions(self) -> tuple[Evict, ...]:
         """The evictions committed so far this session (plugins read them at session close)."""
@@ -299,6 +307,7 @@ class Session:
             podgroups=self._podgroup_statuses(),
             unschedulable=messages.unschedulable(self),
             reservations_released=tuple(self._releases),
+            queues={name: self._queue_figures[name] for name in sorted(self._queue_figures)},
         )
 
     def _podgroup_statuses(self) -> dict[str, PodGroupStatus]:

@@ -10,6 +10,7 @@ import dataclasses
 from collections.abc import Mapping
 
 from vscheduler.model.facts import PodGroupCondition
+from vscheduler.model.resources import EMPTY, Resources
 from vscheduler.model.status import PodGroupPhase
 
 
@@ -63,6 +64,25 @@ class ReservationRelease:
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class QueueFigures:
+    """One queue's figures at the end of a cycle, as a queue plugin (proportion, capacity) holds
+    them: what its tasks hold (`allocated`), hold or wait for (`request`), what it `deserved`,
+    its `capability` and `real_capability` (None: the plugin has no such figure), its `share`
+    (allocated/deserved in the dominant resource), `weight`, and whether it is `overused` by the
+    reporting plugin's rule. They feed Volcano's queue gauges."""
+
+    name: str
+    allocated: Resources = EMPTY
+    request: Resources = EMPTY
+    deserved: Resources = EMPTY
+    capability: Resources | None = None
+    real_capability: Resources | None = None
+    share: float = 0.0
+    weight: int = 1
+    overused: bool = False
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class CycleResult:
     """The outcome of one scheduling cycle.
 
@@ -70,7 +90,7 @@ class CycleResult:
     `podgroups` holds the status of every real PodGroup the session saw; `unschedulable` maps
     every pod left pending to the message written to its PodScheduled condition;
     `reservations_released` are reservations to remove from their ConfigMap (the reservation
-    plugin's).
+    plugin's); `queues` holds the figures a queue plugin reported for each queue, by name.
     """
 
     binds: tuple[Bind, ...] = ()
@@ -79,3 +99,4 @@ class CycleResult:
     podgroups: Mapping[str, PodGroupStatus] = dataclasses.field(default_factory=dict)
     unschedulable: Mapping[str, str] = dataclasses.field(default_factory=dict)
     reservations_released: tuple[ReservationRelease, ...] = ()
+    queues: Mapping[str, QueueFigures] = dataclasses.field(default_factory=dict)

@@ -5,7 +5,7 @@ names with `vscheduler_` for `volcano_`, and their types, units (milliseconds wh
 milliseconds) and buckets, so dashboards carry over; labels that name a single job are dropped
 (docs/metrics.md says which and why). Our own metrics use base units. One method per
 observation; the callers (the loop, the effects, the informers, the elector) stay unaware of
-prometheus_client.
+prometheus_client. The queue gauges are defined in `vscheduler.obs.queues`.
 
 This module owns metric definitions and label vocabularies. It must not read a clock, touch the
 global `prometheus_client.REGISTRY`, or hold state beyond the metrics themselves.
@@ -13,15 +13,14 @@ global `prometheus_client.REGISTRY`, or hold state beyond the metrics themselves
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from vscheduler.errors import ConflictError, NotFoundError, TransientClusterError
+from vscheduler.obs.queues import QueueMetrics, QueueReading as QueueReading
 
 if TYPE_CHECKING:
     from vscheduler.loop import CycleReport
@@ -104,22 +103,6 @@ def attempt_counts(result: CycleResult) -> dict[str, int]:
     return {"scheduled": len(result.binds), "unschedulable": waiting}
 
 
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class QueueReading:
-    """One queue's figures, as plain numbers in the model's units (cpu in millicores, memory in
-    bytes, other resources in their base unit; absent means zero)."""
-
-    name: str
-    allocated: Mapping[str, int]
-    request: Mapping[str, int]
-    deserved: Mapping[str, int]
-    capacity: Mapping[str, int] = dataclasses.field(default_factory=dict)
-    real_capacity: Mapping[str, int] = dataclasses.field(default_factory=dict)
-    share: float = 0.0
-    weight: int = 1
-    overused: bool = False
-
-
 _HELP: Final = {
     # Volcano's scheduler metrics
     "e2e_scheduling_latency_milliseconds": (
@@ -145,9 +128,6 @@ _HELP: Final = {
     "namespace_share": "Share for one namespace",
     "namespace_weight": "Weight for one namespace",
     "namespace_weighted_share": "Weighted share for one namespace",
-    "queue_share": "Share for one queue",
-    "queue_weight": "Weight for one queue",
-    "queue_overused": "If one queue is overused",
     # ours
     "pods_bound": "Pods bound successfully (its rate is pods/s)",
     "bind_failures": "Binds that failed, by reason",
@@ -184,85 +164,6 @@ def _histogram(
     r: CollectorRegistry, name: str, buckets: tuple[float, ...], *labels: str
 ) -> Histogram:
     return Histogram(_P + name, _HELP[name], labels, registry=r, buckets=buckets)
-
-
-class _QueueResource:
-    """Volcano's three gauges for one queue figure: milli-cpu, memory bytes, scalar resources."""
-
-    def __init__(self, r: CollectorRegistry, figure: str, what: str) -> None:
-        name = f"queue_{figure}"
-        self.cpu = _gauge(
-            r, f"{name}_milli_cpu", "queue_name", doc=f"{what} CPU count for one queue"
-        )
-        self.memory = _gauge(
-            r, f"{name}_memory_bytes", "queue_name", doc=f"{what} memory for one queue"
-        )
-        self.scalar = _gauge(
-            r,
-            f"{name}_scalar_resources",
-            "queue_name",
-            "resource",
-            doc=f"{what} scalar resources for one queue (milli-units)",
-        )
-        self._known: dict[str, set[str]] = {}
-
-    def set(self, queue: str, amounts: Mapping[str, int]) -> None:
-        """Set the three gauges; a scalar resource that disappeared reads zero, as in Volcano."""
-        self.cpu.labels(queue).set(amounts.get("cpu", 0))
-        self.memory.labels(queue).set(amounts.get("memory", 0))
-        known = self._known.setdefault(queue, set())
-        known.update(r for r in amounts if r not in _NOT_SCALAR)
-        for resource in sorted(known):
-            scale = 1 if resource == "pods" else 1000
-            self.scalar.labels(queue, resource).set(amounts.get(resource, 0) * scale)
-
-    def delete(self, queue: str) -> None:
-        """Forget `queue`'s series."""
-        self.cpu.remove(queue)
-        self.memory.remove(queue)
-        for resource in self._known.pop(queue, set()):
-            self.scalar.remove(queue, resource)
-
-
-_NOT_SCALAR: Final = frozenset({"cpu", "memory"})
-"""Everything else is a scalar resource, in milli-units (Volcano's `MilliValue()`), except `pods`,
-which Volcano's `NewResource` adds as a plain count."""
-_FIGURES: Final = (
-    ("allocated", "Allocated"),
-    ("request", "Request"),
-    ("deserved", "Deserved"),
-    ("capacity", "Capacity"),
-    ("real_capacity", "Real capacity"),
-)
-
-
-class _QueueMetrics:
-    """Volcano's queue gauges (`pkg/scheduler/metrics/queue.go`)."""
-
-    def __init__(self, r: CollectorRegistry) -> None:
-        self._lock = threading.Lock()
-        self.figures = {f: _QueueResource(r, f, what) for f, what in _FIGURES}
-        self.share = _gauge(r, "queue_share", "queue_name")
-        self.weight = _gauge(r, "queue_weight", "queue_name")
-        self.overused = _gauge(r, "queue_overused", "queue_name")
-
-    def set(self, reading: QueueReading) -> None:
-        """Record every figure of one queue."""
-        name = reading.name
-        with self._lock:
-            for figure, _ in _FIGURES:
-                self.figures[figure].set(name, getattr(reading, figure))
-            self.share.labels(name).set(reading.share)
-            self.weight.labels(name).set(reading.weight)
-            self.overused.labels(name).set(1 if reading.overused else 0)
-
-    def delete(self, name: str) -> None:
-        """Forget a deleted queue."""
-        with self._lock:
-            for figure in self.figures.values():
-                figure.delete(name)
-            for gauge in (self.share, self.weight, self.overused):
-                gauge.remove(name)
 
 
 class _VolcanoMetrics:
@@ -347,14 +248,15 @@ class SchedulerMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
         self.registry = registry
         self._volcano = _VolcanoMetrics(registry)
-        self._queues = _QueueMetrics(registry)
+        self._queues = QueueMetrics(registry)
         self._own = _OwnMetrics(registry)
         self._usage = _UsageMetrics(registry)
 
     # --- the cycle ----------------------------------------------------------------------------
     def observe_cycle(self, report: CycleReport) -> None:
         """A cycle ran: e2e and per-action latency, schedule attempts by result, unschedulable
-        tasks and jobs, job retries, plugin errors, and the cycle's result."""
+        tasks and jobs, job retries, plugin errors, the cycle's result, and the queue figures
+        its queue plugin reported (the series of queues no longer reported are dropped)."""
         v = self._volcano
         v.e2e.observe(report.seconds * 1000)
         for action, seconds in report.action_seconds.items():
@@ -373,6 +275,7 @@ class SchedulerMetrics:
             v.preemptions.inc(len({e.reason for e in victims}))
             v.victims.set(len(victims))
         self._own.cycles.labels("plugin_error" if report.plugin_errors else "success").inc()
+        self._queues.observe(report.result.queues)
 
     def observe_cycle_failed(self, pending_pods: int) -> None:
         """A cycle raised (nothing of it was carried out): each of its pending pods counts as

@@ -29,6 +29,12 @@ Registers (Volcano's capacity plugin, flat queues):
                         resource both the candidate requests and the queue deserves; a candidate
                         requesting nothing the queue deserves is always a victim
     on_allocate / on_deallocate keep allocated and share in step
+    on_session_close    reports every queue's figures (`session.report_queue`) for the queue
+                        metrics: allocated, request, deserved, capability, realCapability, share,
+                        `spec.weight`, and overused when allocated has reached deserved in every
+                        resource (the test Volcano's preemptive function reports); a queue
+                        holding no job reports nothing allocated or requested, its deserved as
+                        above, and not overused
 It registers no `is_overused`, as Volcano's capacity does not: going beyond deserved is
 borrowing, bounded only by realCapability.
 
@@ -63,6 +69,7 @@ from vscheduler.plugin_api import (
     ArgumentReader,
     JobState,
     PodGroupPhase,
+    QueueFigures,
     QueueState,
     Resources,
     Session,
@@ -120,11 +127,17 @@ class QueueAttr:
         self.share = share_of(self.allocated, self.deserved, if_nothing_deserved=1.0)
 
 
+def all_guarantees(session: Session) -> Resources:
+    """The sum of every queue's guarantee."""
+    total = EMPTY
+    for each in session.queues.values():
+        total = total + counted(each.facts.guarantee)
+    return total
+
+
 def build_attrs(session: Session, total: Resources) -> dict[str, QueueAttr]:
     """Attributes for every queue holding a job (jobs whose queue is missing are left out)."""
-    total_guarantee = EMPTY
-    for each in session.queues.values():
-        total_guarantee = total_guarantee + counted(each.facts.guarantee)
+    total_guarantee = all_guarantees(session)
     attrs: dict[str, QueueAttr] = {}
     for job in session.jobs.values():
         queue = session.queue_of(job)
@@ -135,10 +148,15 @@ def build_attrs(session: Session, total: Resources) -> dict[str, QueueAttr]:
             attr = attrs[queue.name] = _new_attr(queue, total, total_guarantee)
         _add_job(attr, job)
     for attr in attrs.values():
-        capped = within(attr.deserved, attr.real_capability, attr.bounded)
-        attr.deserved = capped.max(attr.guarantee)
-        attr.update_share()
+        _settle(attr)
     return attrs
+
+
+def _settle(attr: QueueAttr) -> None:
+    """Deserved within realCapability and at least the guarantee; the share to match."""
+    capped = within(attr.deserved, attr.real_capability, attr.bounded)
+    attr.deserved = capped.max(attr.guarantee)
+    attr.update_share()
 
 
 def _new_attr(queue: QueueState, total: Resources, total_guarantee: Resources) -> QueueAttr:
@@ -288,6 +306,30 @@ class Capacity:
         if attr is not None:
             attr.allocated = attr.allocated + delta
             attr.update_share()
+
+    # --- session close ------------------------------------------------------------------------
+    def on_session_close(self) -> None:
+        """Report every queue's figures, in name order, for the queue metrics."""
+        session = self._session
+        guarantees = all_guarantees(session)
+        for name in sorted(session.queues):
+            queue = session.queues[name]
+            attr = self.attrs.get(name)
+            if attr is None:
+                attr = _new_attr(queue, self.total, guarantees)
+                _settle(attr)
+            figures = QueueFigures(
+                name=name,
+                allocated=attr.allocated,
+                request=attr.request,
+                deserved=attr.deserved,
+                capability=attr.capability,
+                real_capability=attr.real_capability,
+                share=attr.share,
+                weight=queue.weight,
+                overused=name in self.attrs and attr.deserved.fits_in(attr.allocated),
+            )
+            session.report_queue(figures)
 
 
 class Factory:

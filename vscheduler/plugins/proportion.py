@@ -25,6 +25,10 @@ Registers (Volcano's proportion plugin):
                         skipped while that allocation is below the reclaimer's request in some
                         resource
     on_allocate / on_deallocate keep allocated and share in step
+    on_session_close    reports every queue's figures (`session.report_queue`) for the queue
+                        metrics: allocated, request, deserved, capability, realCapability,
+                        share, weight, and overused by the `is_overused` rule; a queue holding no
+                        job reports nothing allocated, requested or deserved, and not overused
 
 It takes no arguments. Queue hierarchy (`enableHierarchy`) is not supported, as in Volcano (whose
 `capacity` plugin serves hierarchies): the flag is accepted and changes nothing.
@@ -53,6 +57,7 @@ from vscheduler.plugin_api import (
     ArgumentReader,
     JobState,
     PodGroupPhase,
+    QueueFigures,
     QueueState,
     Resources,
     Session,
@@ -98,11 +103,17 @@ class QueueAttr:
         self.share = share_of(self.allocated, self.deserved, if_nothing_deserved=0.0)
 
 
+def all_guarantees(session: Session) -> Resources:
+    """The sum of every queue's guarantee."""
+    total = EMPTY
+    for each in session.queues.values():
+        total = total + counted(each.facts.guarantee)
+    return total
+
+
 def build_attrs(session: Session, total: Resources) -> dict[str, QueueAttr]:
     """Attributes for every queue holding a job (jobs whose queue is missing are left out)."""
-    total_guarantee = EMPTY
-    for each in session.queues.values():
-        total_guarantee = total_guarantee + counted(each.facts.guarantee)
+    total_guarantee = all_guarantees(session)
     attrs: dict[str, QueueAttr] = {}
     for job in session.jobs.values():
         queue = session.queue_of(job)
@@ -284,6 +295,27 @@ class Proportion:
         if attr is not None:
             attr.allocated = attr.allocated + delta
             attr.update_share()
+
+    # --- session close ------------------------------------------------------------------------
+    def on_session_close(self) -> None:
+        """Report every queue's figures, in name order, for the queue metrics."""
+        session = self._session
+        guarantees = all_guarantees(session)
+        for name in sorted(session.queues):
+            queue = session.queues[name]
+            attr = self.attrs.get(name) or _new_attr(queue, self.total, guarantees)
+            figures = QueueFigures(
+                name=name,
+                allocated=attr.allocated,
+                request=attr.request,
+                deserved=attr.deserved,
+                capability=attr.capability,
+                real_capability=attr.real_capability,
+                share=attr.share,
+                weight=attr.weight,
+                overused=self.is_overused(queue),
+            )
+            session.report_queue(figures)
 
 
 class Factory:
