@@ -322,6 +322,9 @@ def test_the_shipped_service_account_schedules_a_gang_job_and_may_not_read_secre
         f"create pods --subresource=eviction -n {ns}": True,
         f"patch pods --subresource=status -n {ns}": True,
         f"patch podgroups.scheduling.volcano.sh --subresource=status -n {ns}": True,
+        # the fallback when a PodGroup CRD has no status subresource (Volcano's own)
+        f"patch podgroups.scheduling.volcano.sh -n {ns}": True,
+        f"delete podgroups.scheduling.volcano.sh -n {ns}": False,
         "watch queues.scheduling.volcano.sh": True,
     }
     assert {q: may(kubeconfig, tmp_path, q) for q in questions} == questions
