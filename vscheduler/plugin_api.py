@@ -45,6 +45,7 @@ from vscheduler.framework.ledger import BoolArray, FloatArray, IntArray, Ledger
 from vscheduler.framework.messages import gang_shortfall
 from vscheduler.framework.quota import (
     ALWAYS_BOUNDED,
+    all_guarantees,
     cluster_total,
     counted,
     exceeds,
@@ -128,6 +129,7 @@ __all__ = [
     "TaskStatus",
     "Toleration",
     "Vote",
+    "all_guarantees",
     "cluster_total",
     "counted",
     "exceeds",

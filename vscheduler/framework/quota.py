@@ -52,6 +52,14 @@ def cluster_total(session: Session) -> Resources:
     return total
 
 
+def all_guarantees(session: Session) -> Resources:
+    """The sum of every queue's guarantee (what real capabilities are carved from)."""
+    total = EMPTY
+    for each in session.queues.values():
+        total = total + counted(each.facts.guarantee)
+    return total
+
+
 def share_of(allocated: Resources, deserved: Resources, *, if_nothing_deserved: float) -> float:
     """The largest allocated/deserved ratio over the resources deserved, `if_nothing_deserved`
     when the queue deserves nothing (proportion: 0, as Volcano's updateShare over no resource;

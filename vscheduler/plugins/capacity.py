@@ -76,6 +76,7 @@ from vscheduler.plugin_api import (
     TaskState,
     TaskStatus,
     Vote,
+    all_guarantees,
     cluster_total,
     counted,
     exceeds,
@@ -125,14 +126,6 @@ class QueueAttr:
     def update_share(self) -> None:
         """Recompute `share` from allocated and deserved."""
         self.share = share_of(self.allocated, self.deserved, if_nothing_deserved=1.0)
-
-
-def all_guarantees(session: Session) -> Resources:
-    """The sum of every queue's guarantee."""
-    total = EMPTY
-    for each in session.queues.values():
-        total = total + counted(each.facts.guarantee)
-    return total
 
 
 def build_attrs(session: Session, total: Resources) -> dict[str, QueueAttr]:
