@@ -21,19 +21,10 @@ import numpy as np
 from vscheduler.framework.ledger import BoolArray, FloatArray, IntArray
 from vscheduler.framework.session import Session
 from vscheduler.framework.state import TaskState
-from vscheduler.model.facts import TaskFacts
 from vscheduler.model.status import TaskStatus
 
-PREEMPTABLE_KEY = "volcano.sh/preemptable"
 EVICTABLE_STATUSES = frozenset({TaskStatus.RUNNING, TaskStatus.BOUND})
 """Volcano's PreemptableStatus: a task is a candidate only while Running or Bound."""
-
-
-def opted_out(facts: TaskFacts) -> bool:
-    """The pod says it must not be preempted or reclaimed (`volcano.sh/preemptable` present and
-    not true; `facts.preemptable` is that key read as a Go bool, absent meaning false)."""
-    present = PREEMPTABLE_KEY in facts.annotations or PREEMPTABLE_KEY in facts.labels
-    return present and not facts.preemptable
 
 
 def is_candidate(task: TaskState) -> bool:
@@ -43,7 +34,7 @@ def is_candidate(task: TaskState) -> bool:
         and task.status in EVICTABLE_STATUSES
         and task.node_index >= 0
         and not task.facts.best_effort
-        and not opted_out(task.facts)
+        and not task.facts.preemption_opt_out
     )
 
 

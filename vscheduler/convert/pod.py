@@ -122,6 +122,7 @@ class PodConverter:
         priority, class_name = _priority(spec, label, self._classes)
         job, group_name = _job(meta) if ours else ("", None)
         resreq, qos = summarize(resources)
+        preemptable, opt_out = preemptable_flags(meta.annotations, meta.labels)
         pod_affinity, problem = podaffinity.pod_affinity(spec, meta.namespace, label)
         return TaskFacts(
             uid=meta.uid,
@@ -136,7 +137,8 @@ class PodConverter:
             priority=priority,
             priority_class_name=class_name,
             qos=qos,
-            preemptable=_preemptable(meta),
+            preemptable=preemptable,
+            preemption_opt_out=opt_out,
             created=meta.created,
             index=_index(meta),
             node_selector=string_map(spec, "nodeSelector", label, "spec"),
@@ -228,12 +230,17 @@ def _priority(spec: Raw, label: str, classes: Mapping[str, PriorityClassFacts]) 
     return resolve_priority(class_name, classes)
 
 
-def _preemptable(meta: Meta) -> bool:
-    """Volcano's rule: the annotation, else the label; Go's ParseBool; malformed means false."""
-    value = meta.annotations.get(PREEMPTABLE_KEY)
+def preemptable_flags(
+    annotations: Mapping[str, str], labels: Mapping[str, str]
+) -> tuple[bool, bool]:
+    """`(preemptable, opted out)` from `volcano.sh/preemptable`, Volcano's rule: the annotation,
+    else the label, read as Go's ParseBool (malformed means false). Opted out: the key is set
+    and does not read true."""
+    value = annotations.get(PREEMPTABLE_KEY)
     if value is None:
-        value = meta.labels.get(PREEMPTABLE_KEY)
-    return value in _GO_TRUE
+        value = labels.get(PREEMPTABLE_KEY)
+    preemptable = value in _GO_TRUE
+    return preemptable, value is not None and not preemptable
 
 
 def _index(meta: Meta) -> int | None:

@@ -98,6 +98,9 @@ class TaskFacts:
     priority_class_name: str = ""
     qos: QoSClass = QoSClass.BEST_EFFORT
     preemptable: bool = False
+    preemption_opt_out: bool = False
+    """`volcano.sh/preemptable` is set and does not read true: preempt and reclaim never take
+    this pod (a pod without the key may be taken, as in Volcano since 1.7)."""
     created: dt.datetime = EPOCH
     index: int | None = None
     """The pod's index in its job (numeric last part of the name, or the completion index)."""

@@ -17,6 +17,7 @@ import dataclasses
 import datetime as dt
 from typing import Generic, TypeVar
 
+from vscheduler.convert.pod import PREEMPTABLE_KEY, preemptable_flags
 from vscheduler.convert.resourcequota import convert_resource_quota
 from vscheduler.model import quantity
 from vscheduler.model.cluster import (
@@ -221,8 +222,8 @@ class PodBuilder(_Builder[TaskFacts]):
         return self
 
     def preemptable(self, value: bool = True) -> PodBuilder:
-        """volcano.sh/preemptable."""
-        self._set(preemptable=value)
+        """volcano.sh/preemptable (set, so `False` also opts the pod out of preemption)."""
+        self._set(preemptable=value, preemption_opt_out=not value)
         return self
 
     def index(self, value: int) -> PodBuilder:
@@ -231,13 +232,20 @@ class PodBuilder(_Builder[TaskFacts]):
         return self
 
     def annotate(self, key: str, value: str) -> PodBuilder:
-        """Adds an annotation."""
+        """Adds an annotation (`volcano.sh/preemptable` is read as the converter reads it)."""
         self._set(annotations={**self._facts.annotations, key: value})
-        return self
+        return self._read_preemptable()
 
     def labels(self, **labels: str) -> PodBuilder:
         """Pod labels (keywords; use `label` for keys that are not identifiers)."""
         self._set(labels={**self._facts.labels, **labels})
+        return self._read_preemptable()
+
+    def _read_preemptable(self) -> PodBuilder:
+        facts = self._facts
+        if PREEMPTABLE_KEY in facts.annotations or PREEMPTABLE_KEY in facts.labels:
+            preemptable, opt_out = preemptable_flags(facts.annotations, facts.labels)
+            self._set(preemptable=preemptable, preemption_opt_out=opt_out)
         return self
 
     def label(self, key: str, value: str) -> PodBuilder:

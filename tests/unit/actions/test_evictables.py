@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from vscheduler.actions.evictables import Evictables, is_candidate, opted_out
+from vscheduler.actions.evictables import Evictables, is_candidate
 from vscheduler.framework.session import Session
 from vscheduler.model.status import TaskStatus
 from vscheduler.testing import scenario
@@ -92,7 +92,7 @@ def test_a_pod_without_the_preemptable_key_may_be_evicted_as_in_volcano_since_1_
     facts = pod("p").build()
 
     assert not facts.preemptable
-    assert not opted_out(facts)
+    assert not facts.preemption_opt_out
 
 
 def test_rows_are_sorted_by_node_then_pod_and_follow_evictions() -> None:

@@ -362,6 +362,26 @@ def test_preemptable_comes_from_the_annotation_else_the_label(
 
 
 @pytest.mark.parametrize(
+    ("annotations", "labels", "opted_out"),
+    [
+        ({"volcano.sh/preemptable": "false"}, {}, True),
+        ({}, {"volcano.sh/preemptable": "0"}, True),
+        ({"volcano.sh/preemptable": "yes"}, {}, True),
+        ({"volcano.sh/preemptable": "false"}, {"volcano.sh/preemptable": "true"}, True),
+        ({"volcano.sh/preemptable": "true"}, {}, False),
+        ({}, {}, False),
+    ],
+)
+def test_a_pod_opts_out_of_preemption_when_the_key_is_set_and_not_true(
+    annotations: dict[str, str], labels: dict[str, str], opted_out: bool
+) -> None:
+    obj = raw_pod()
+    obj["metadata"]["annotations"] = annotations
+    obj["metadata"]["labels"] = labels
+    assert convert(obj).preemption_opt_out is opted_out
+
+
+@pytest.mark.parametrize(
     ("name", "annotations", "labels", "index"),
     [
         ("job-worker-3", {}, {}, 3),
