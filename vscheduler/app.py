@@ -98,29 +98,50 @@ def _to_kube(r: LeaseRecord) -> kube_lease.LeaseRecord:
     )
 
 
+INVALID_OBJECT = "InvalidObject"
+"""The reason of the Warning Event on an object the cache could not read."""
+QUANTITY_CLAMPED = "QuantityClamped"
+"""The reason of the Warning Event on an object with an amount above the scheduler's ceiling."""
+
+
 class ProblemReporter:
-    """Warning Events (and log lines) for cluster objects the cache could not read, once each."""
+    """Warning Events (and log lines) for cluster objects the cache could not read, and for
+    objects read other than as written (an amount above the scheduler's ceiling), once each."""
 
     def __init__(self, cache: SchedulerCache, writer: KubeWriter) -> None:
         self._cache, self._writer = cache, writer
         self._reported: dict[str, str] = {}
+        self._warned: dict[str, tuple[str, ...]] = {}
 
     def report(self) -> None:
-        """Report every problem not reported yet (or whose message changed)."""
+        """Report every problem and warning not reported yet (or whose message changed)."""
         problems = self._cache.problems()
         for label, message in problems.items():
             if self._reported.get(label) == message or label.startswith("Pod "):
                 continue  # a malformed pod of ours hears it through FailedScheduling already
             self._reported[label] = message
             logger.error("cannot use %s: %s", label, message)
-            ref = _ref_of(self._cache, label)
-            if ref is not None:
-                try:
-                    self._writer.record_event(ref, "Warning", "InvalidObject", message)
-                except ClusterError as exc:
-                    logger.warning("could not record the event for %s: %s", label, exc)
+            self._event(label, INVALID_OBJECT, message)
         for label in set(self._reported) - set(problems):
             del self._reported[label]
+        warnings = self._cache.warnings()
+        for label, held in warnings.items():
+            if self._warned.get(label) == held:
+                continue
+            self._warned[label] = held
+            for message in held:
+                logger.warning("%s", message)
+                self._event(label, QUANTITY_CLAMPED, message)
+        for label in set(self._warned) - set(warnings):
+            del self._warned[label]
+
+    def _event(self, label: str, reason: str, message: str) -> None:
+        ref = _ref_of(self._cache, label)
+        if ref is not None:
+            try:
+                self._writer.record_event(ref, "Warning", reason, message)
+            except ClusterError as exc:
+                logger.warning("could not record the event for %s: %s", label, exc)
 
 
 _API_VERSIONS = {k.name: k.api_version for k in CLUSTER_KINDS}

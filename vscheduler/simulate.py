@@ -29,7 +29,7 @@ from vscheduler.framework.placement import RESOURCE_FIT
 from vscheduler.framework.results import Code
 from vscheduler.framework.session import Session
 from vscheduler.framework.state import TaskState
-from vscheduler.model.cluster import DEFAULT_SCHEDULER_NAME
+from vscheduler.model.cluster import DEFAULT_SCHEDULER_NAME, ClusterSnapshot
 from vscheduler.model.commands import CycleResult, Evict, QueueFigures, ReservationRelease
 from vscheduler.model.facts import EPOCH, PodGroupCondition
 from vscheduler.model.resources import Resources, format_amount
@@ -50,7 +50,9 @@ class Request:
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
     timings: bool = True
     warn: Callable[[str], None] = lambda _message: None
-    """Told of every plugin error a cycle met (the cycle went on without that plugin's answer)."""
+    """Told of every object's warning (an amount above the scheduler's ceiling, read as the
+    ceiling) and of every plugin error a cycle met (the cycle went on without that plugin's
+    answer)."""
 
 
 def parse_now(text: str) -> dt.datetime:
@@ -83,6 +85,8 @@ def simulate(request: Request) -> Json:
             msg = f"{request.policy_file}: cannot read the policy: {exc.strerror}"
             raise InputError(msg) from None
     pipeline = builtins.load_pipeline(policy_text, source=source)
+    for warning in snapshot_warnings(snap):
+        request.warn(warning)
     for namespace, name in config_maps_read(pipeline):
         book = snap.reservations.get(f"{namespace}/{name}")
         for problem in book.problems if book is not None else ():
@@ -119,6 +123,16 @@ def simulate(request: Request) -> Json:
         "explain": explained,
         "stats": {"cycleSeconds": seconds, "pods": len(snap.tasks), "nodes": len(snap.nodes)},
     }
+
+
+def snapshot_warnings(snap: ClusterSnapshot) -> list[str]:
+    """Every object's warnings (an amount above the scheduler's ceiling), nodes first, then
+    queues, PodGroups and pods, in the snapshot's order."""
+    holders: list[Sequence[str]] = [n.warnings for n in snap.nodes]
+    holders.extend(q.warnings for q in snap.queues.values())
+    holders.extend(j.warnings for j in snap.jobs.values())
+    holders.extend(t.warnings for t in snap.tasks.values())
+    return [warning for held in holders for warning in held]
 
 
 def _task(session: Session, key: str) -> TaskState:
