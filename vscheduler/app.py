@@ -23,6 +23,7 @@ import signal
 import threading
 from collections.abc import Callable
 from types import FrameType
+from typing import Literal
 
 from prometheus_client import CollectorRegistry
 
@@ -46,6 +47,7 @@ from vscheduler.obs.http import ObsServer
 from vscheduler.obs.logs import setup_logging
 from vscheduler.obs.metrics import SchedulerMetrics
 from vscheduler.obs.usage import UsageLoop
+from vscheduler.runtime.health import CycleHealth
 from vscheduler.runtime.policy import ConfigMapPolicy, FilePolicy, PolicyHolder, Rejection
 from vscheduler.runtime.scheduler import Scheduler
 from vscheduler.runtime.settings import Settings
@@ -100,6 +102,10 @@ def _to_kube(r: LeaseRecord) -> kube_lease.LeaseRecord:
 
 INVALID_OBJECT = "InvalidObject"
 """The reason of the Warning Event on an object the cache could not read."""
+CYCLES_FAILING = "SchedulingCyclesFailing"
+"""The reason of the Warning Event on the scheduler's Lease when cycles keep failing."""
+CYCLES_RECOVERED = "SchedulingCyclesRecovered"
+"""The reason of the Normal Event on the scheduler's Lease when a cycle runs again."""
 QUANTITY_CLAMPED = "QuantityClamped"
 """The reason of the Warning Event on an object with an amount above the scheduler's ceiling."""
 
@@ -221,6 +227,12 @@ class App:
             self.metrics.set_leader(True)
         self.problems = ProblemReporter(self.cache, self.writer)
         self._frozen = False
+        self.health = CycleHealth(
+            settings.unready_after_failed_cycles,
+            on_count=self.metrics.set_consecutive_failed_cycles,
+            on_failing=lambda message: self._scheduler_event("Warning", CYCLES_FAILING, message),
+            on_recovered=lambda message: self._scheduler_event("Normal", CYCLES_RECOVERED, message),
+        )
         self.scheduler = Scheduler(
             cache=self.cache,
             policy=self.policy,
@@ -231,6 +243,7 @@ class App:
             is_leading=self.is_leading,
             before_cycle=self._before_cycle,
             period=settings.period,
+            health=self.health,
         )
         self.http = ObsServer(
             settings.listen_address,
@@ -304,12 +317,29 @@ class App:
         return self.elector is None or self.elector.is_leader()
 
     def readiness(self) -> tuple[bool, str]:
-        """Ready once every informer has synced and, when electing, while leading."""
+        """Ready once every informer has synced and, when electing, while leading, unless the
+        last `--unready-after-failed-cycles` cycles all failed."""
         if not self.gate.is_synced():
             return False, "informers not synced: " + ", ".join(self.gate.pending())
         if not self.is_leading():
             return False, "not leading"
-        return True, "ok"
+        return self.health.readiness()
+
+    def _scheduler_event(self, type_: Literal["Normal", "Warning"], reason: str, text: str) -> None:
+        """An Event about the scheduler itself, on its Lease (named by the leader-election
+        flags, whether or not it elects)."""
+        election = self.settings.leader_election
+        ref = ObjectRef(
+            kind="Lease",
+            api_version="coordination.k8s.io/v1",
+            namespace=election.resource_namespace,
+            name=election.resource_name,
+            uid="",
+        )
+        try:
+            self.writer.record_event(ref, type_, reason, f"{self.identity}: {text}")
+        except ClusterError as exc:
+            logger.warning("could not record the %s event: %s", reason, exc)
 
     def _before_cycle(self) -> None:
         if not self._frozen and self.gate.is_synced():

@@ -104,6 +104,13 @@ def _run_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="address of /metrics, /healthz, /readyz (0.0.0.0:8080)",
     )
     run.add_argument(
+        "--unready-after-failed-cycles",
+        type=int,
+        default=d.unready_after_failed_cycles,
+        metavar="N",
+        help="/readyz answers 503 after N consecutive failed scheduling cycles (3)",
+    )
+    run.add_argument(
         "--leader-elect",
         default="true",
         choices=("true", "false"),
@@ -132,6 +139,12 @@ def _settings(args: argparse.Namespace) -> Settings:
     namespace, _, name = args.policy_configmap.partition("/")
     if args.policy_configmap and not name:
         raise InputError("--policy-configmap: give it as NAMESPACE/NAME")
+    if args.unready_after_failed_cycles < 1:
+        msg = (
+            "--unready-after-failed-cycles: must be at least 1, "
+            f"got {args.unready_after_failed_cycles}"
+        )
+        raise InputError(msg)
     return Settings(
         scheduler_name=args.scheduler_name,
         kubeconfig=args.kubeconfig,
@@ -146,6 +159,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         burst=args.kube_api_burst,
         bind_workers=args.bind_workers,
         listen_address=args.listen_address,
+        unready_after_failed_cycles=args.unready_after_failed_cycles,
         leader_election=LeaderElection(
             enabled=args.leader_elect == "true",
             lease_duration=args.leader_elect_lease_duration,

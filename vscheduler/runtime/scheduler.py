@@ -5,7 +5,8 @@ policy changed since the last cycle); `run` loops until stopped: it waits for th
 the cache to signal a change (then waits `debounce` more, so a burst of watch events becomes one
 cycle). A replica that stops leading mid-cycle drops that cycle's decisions. A cycle that raises
 is reported to the observer (`observe_cycle_failed`, with the pending pods it left unplaced)
-and logged; the loop goes on, and the next cycle tries again.
+and logged; the loop goes on, and the next cycle tries again. Every failed cycle, and every cycle
+that runs, is told to the `CycleHealth` (the consecutive failures behind `/readyz`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from vscheduler.loop import CycleReport
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult
 from vscheduler.model.status import TaskStatus
+from vscheduler.runtime.health import CycleHealth
 from vscheduler.runtime.policy import PolicyHolder
 
 logger = logging.getLogger(__name__)
@@ -94,6 +96,7 @@ class Scheduler:
         period: float = 1.0,
         debounce: float = 0.05,
         busy_period: float = BUSY_PERIOD,
+        health: CycleHealth | None = None,
     ) -> None:
         self._cache, self._policy, self._effects = cache, policy, effects
         self._clock, self._observer = clock, observer
@@ -101,6 +104,7 @@ class Scheduler:
         self._before_cycle = before_cycle
         self._period, self._debounce = period, debounce
         self._busy_period = busy_period
+        self.health = health if health is not None else CycleHealth()
         self._last: tuple[int, int] | None = None
         self.cycles = 0
 
@@ -121,9 +125,11 @@ class Scheduler:
             report = loop.run_cycle(
                 snapshot, self._policy.current, clock=self._clock, uid=f"cycle-{self.cycles}"
             )
-        except Exception:
+        except Exception as exc:
             self._observer.observe_cycle_failed(pending_pods(snapshot))
+            self.health.failed(f"{type(exc).__name__}: {exc}")
             raise
+        self.health.succeeded()
         self._last = seen
         for error in report.plugin_errors:
             logger.warning("cycle %d: plugin %s", self.cycles, error)
