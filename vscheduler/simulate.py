@@ -106,6 +106,8 @@ def simulate(request: Request) -> Json:
         report = loop.run_cycle(snap, pipeline, clock=clock, uid=f"cycle-{i + 1}")
         for error in report.plugin_errors:
             request.warn(f"cycle {i + 1}: plugin {error}")
+        for error in report.action_errors:
+            request.warn(f"cycle {i + 1}: action {error}")
         cycles.append(cycle_json(report.result))
         seconds.append(round(report.seconds, 6) if request.timings else 0.0)
         all_binds.update({b.pod: b.node for b in report.result.binds})

@@ -278,7 +278,8 @@ class SchedulerMetrics:
         if victims:  # one attempt per preemptor: the reason names it ("preempt by ns/pod")
             v.preemptions.inc(len({e.reason for e in victims}))
             v.victims.set(len(victims))
-        self._own.cycles.labels("plugin_error" if report.plugin_errors else "success").inc()
+        contained = report.plugin_errors or report.action_errors
+        self._own.cycles.labels("plugin_error" if contained else "success").inc()
         self._queues.observe(report.result.queues)
 
     def observe_cycle_failed(self, pending_pods: int) -> None:

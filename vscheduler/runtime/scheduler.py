@@ -133,6 +133,8 @@ class Scheduler:
         self._last = seen
         for error in report.plugin_errors:
             logger.warning("cycle %d: plugin %s", self.cycles, error)
+        for error in report.action_errors:
+            logger.error("cycle %d: action %s", self.cycles, error)
         if not self._is_leading():
             logger.warning("lost the lease during cycle %d: its decisions are dropped", self.cycles)
             return None
