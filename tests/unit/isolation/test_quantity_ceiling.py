@@ -7,6 +7,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from vscheduler.cache.cache import SchedulerCache
@@ -186,3 +187,21 @@ def test_the_cache_keeps_each_objects_warnings_until_it_is_fixed() -> None:
     }
     cache.replace(POD, [raw_pod("huge", cpu="1")])
     assert list(cache.warnings()) == ["Node n1"]
+
+
+def test_simulate_on_a_1e16_cpu_pod_file_prints_the_warning_and_exits_0(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from vscheduler import cli
+
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(
+        yaml.safe_dump_all([raw_node("n1", cpu="4", memory="8Gi"), raw_pod("huge", cpu="1e16")])
+    )
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(PREEMPT_POLICY)
+    code = cli.main(["simulate", str(cluster), "--config", str(policy), "-o", "table"])
+    out = capsys.readouterr()
+    assert code == 0
+    assert out.err == f"vscheduler: warning: {HUGE_CPU}\n"
+    assert "pending    default/huge: " in out.out
