@@ -105,7 +105,7 @@ def _run_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     run.add_argument(
         "--unready-after-failed-cycles",
-        type=int,
+        type=_at_least_one,
         default=d.unready_after_failed_cycles,
         metavar="N",
         help="/readyz answers 503 after N consecutive failed scheduling cycles (3)",
@@ -135,16 +135,21 @@ def _run_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     run.add_argument("--log-format", default=d.log_format, choices=("text", "json"))
 
 
+def _at_least_one(text: str) -> int:
+    """An integer of at least 1 (a usage error otherwise, naming the flag)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return value
+
+
 def _settings(args: argparse.Namespace) -> Settings:
     namespace, _, name = args.policy_configmap.partition("/")
     if args.policy_configmap and not name:
         raise InputError("--policy-configmap: give it as NAMESPACE/NAME")
-    if args.unready_after_failed_cycles < 1:
-        msg = (
-            "--unready-after-failed-cycles: must be at least 1, "
-            f"got {args.unready_after_failed_cycles}"
-        )
-        raise InputError(msg)
     return Settings(
         scheduler_name=args.scheduler_name,
         kubeconfig=args.kubeconfig,

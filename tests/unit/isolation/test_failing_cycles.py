@@ -164,10 +164,14 @@ def test_the_threshold_defaults_to_3_and_is_set_by_a_run_flag() -> None:
     assert (default.unready_after_failed_cycles, set_.unready_after_failed_cycles) == (3, 5)
 
 
-def test_a_threshold_below_1_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["run", "--unready-after-failed-cycles", "0"]) == 1
+def test_a_threshold_below_1_is_a_one_line_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["run", "--unready-after-failed-cycles", "0"])
+    assert exit_.value.code == 2
     assert (
         capsys.readouterr()
-        .err.strip()
-        .endswith("--unready-after-failed-cycles: must be at least 1, got 0")
+        .err.splitlines()[-1]
+        .endswith("argument --unready-after-failed-cycles: must be at least 1, got '0'")
     )
