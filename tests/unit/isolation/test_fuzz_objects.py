@@ -117,8 +117,14 @@ def test_conversion_through_the_cache_never_raises_and_names_every_object_it_can
         if f"Pod {task.key}" in problems:
             assert task.problem == problems[f"Pod {task.key}"]
     for obj in objects:
+        name = obj["metadata"]["name"]
         if obj["kind"] == "Node" and label(obj) not in problems:
-            assert any(n.name == obj["metadata"]["name"] for n in snap.nodes)
+            assert any(n.name == name for n in snap.nodes)
+        elif obj["kind"] == "Queue":  # kept, malformed or not: its jobs are told
+            assert snap.queues[name].problem == problems.get(label(obj), "")
+        elif obj["kind"] == "PodGroup":
+            job = snap.jobs.get(f"default/{name}")  # None: another scheduler's (its pods say so)
+            assert (job.problem if job else "") == problems.get(label(obj), "")
 
 
 @FUZZ
