@@ -15,7 +15,7 @@ import pytest
 from vscheduler import builtins, loop
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
-from vscheduler.convert.pod import PodConverter
+from vscheduler.convert.pod import PodConverter, lone_job_name
 from vscheduler.framework.registry import Pipeline
 from vscheduler.framework.session import PluginEntry
 from vscheduler.framework.state import TaskState
@@ -240,3 +240,84 @@ def test_a_converter_raising_on_one_pod_makes_that_pods_problem_and_keeps_the_ot
     assert tasks["uid-plain"].problem == ""
     assert cache.problems() == {"Pod ns/strange": tasks["uid-strange"].problem}
     assert caplog.messages == ["cannot convert Pod ns/strange"]
+
+
+def test_simulate_and_the_loop_tell_the_action_error_with_the_job(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    import yaml
+
+    from vscheduler import simulate
+    from vscheduler.runtime.policy import PolicyHolder
+    from vscheduler.runtime.scheduler import Scheduler
+
+    def allocate(self: Statement, task: TaskState, node_index: int) -> None:
+        raise IndexError("list index out of range")
+
+    monkeypatch.setattr(Statement, "allocate", allocate)
+    objects = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": "n1"},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "default", "uid": "uid-p"},
+            "spec": {
+                "schedulerName": "vscheduler",
+                "containers": [{"name": "m", "resources": {"requests": {"cpu": "1"}}}],
+            },
+            "status": {"phase": "Pending"},
+        },
+    ]
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(yaml.safe_dump_all(objects))
+    warnings: list[str] = []
+    simulate.simulate(simulate.Request(snapshots=[str(cluster)], warn=warnings.append))
+    job = f"default/{lone_job_name('uid-p')}"
+    assert len(warnings) == 1
+    assert warnings[0].startswith(
+        f"cycle 1: action allocate: podgroup {job}: IndexError: list index out of range (at "
+    )
+
+    class Cache:
+        generation = 1
+        changed = __import__("threading").Event()
+
+        def snapshot(self) -> Any:
+            return snapshot(node("n1"), pod("p").requests(cpu="1"))
+
+    class Effects:
+        def submit(self, *_args: object) -> None:
+            pass
+
+        def busy(self) -> bool:
+            return False
+
+    class Observer:
+        def observe_cycle(self, _report: object) -> None:
+            pass
+
+        def observe_skip(self) -> None:
+            pass
+
+        def observe_cycle_failed(self, _pending: int) -> None:
+            pass
+
+    scheduler = Scheduler(
+        cache=Cache(),
+        policy=PolicyHolder(),
+        effects=Effects(),
+        clock=FixedClock(START),
+        observer=Observer(),
+        is_synced=lambda: True,
+    )
+    with caplog.at_level(logging.ERROR, logger="vscheduler.runtime.scheduler"):
+        scheduler.run_once()
+    (lone,) = snapshot(node("n1"), pod("p").requests(cpu="1")).jobs
+    assert [m.split(" (at ")[0] for m in caplog.messages] == [
+        f"cycle 1: action allocate: podgroup {lone}: IndexError: list index out of range"
+    ]
