@@ -7,8 +7,9 @@ and the scheduler's ceiling on one amount.
 
 The ceiling: `Resources` never holds an amount above `CEILING` = 2^45 scheduler units
 (35,184,372,088,832 millicores of cpu, 32 TiB of memory, 2^45 of any other resource or pods).
-The API server accepts far larger quantities (`cpu: 1e18`, `memory: 9Ei`); a larger amount is
-read as the ceiling, and `over_ceiling` words the warning the object is given. With every
+The API server accepts far larger quantities (`cpu: 1e18`, `memory: 9Ei`, `1e2000`); a larger
+amount is read as the ceiling, and `over_ceiling` words the warning the object is given. (An
+exponent beyond 10^1000 nano-units is read as 10^1000 before that: `SATURATED_NANOS`.) With every
 amount at most 2^45, a sum over 2^18 (262,144) objects -- above Kubernetes' limits of 150,000
 pods and 5,000 nodes per cluster -- stays below 2^63, so the session's int64 arrays (the node
 ledger, victim sums) never overflow.
@@ -40,6 +41,8 @@ CEILING: Final = 2**45
 _MAX_BINARY_NANOS: Final = (2**63 - 1) * NANO
 _MAX_DIGITS: Final = 4000
 _MAX_SHIFT: Final = 1000
+SATURATED_NANOS: Final = 10**_MAX_SHIFT
+"""What an amount beyond 10^991 units (`1e2000`) is read as: far above `CEILING` anyway."""
 
 _SIMPLE: Final = re.compile(r"([1-9][0-9]{0,14})(|m|k|M|G|T|Ki|Mi|Gi|Ti)")
 """The common forms (`500m`, `2`, `1Gi`), read without the general grammar."""
@@ -172,10 +175,21 @@ def over_ceiling(nanos: Mapping[str, int], *, where: str) -> tuple[str, ...]:
 
 
 def _shown(name: str, nanos: int) -> str:
-    """An amount as a plain quantity: whole units when whole, else millicores for cpu."""
+    """An amount as an exact quantity: whole units when whole, else millicores for cpu; six
+    trailing zeros or more as an exponent (`1e16`, `9223372036854775807`, `35184372088832m`)."""
+    if nanos >= SATURATED_NANOS:
+        return f"more than 1e{_MAX_SHIFT - 9}"
     if nanos % NANO == 0:
-        return str(nanos // NANO)
-    return f"{-(-nanos // 1_000_000)}m" if name == CPU else str(-(-nanos // NANO))
+        return _exponent(str(nanos // NANO))
+    if name == CPU:
+        return f"{_exponent(str(-(-nanos // 1_000_000)))}m"
+    return _exponent(str(-(-nanos // NANO)))
+
+
+def _exponent(digits: str) -> str:
+    significant = digits.rstrip("0")
+    zeros = len(digits) - len(significant)
+    return f"{significant}e{zeros}" if zeros >= 6 else digits
 
 
 def parse_resource_list(raw: object, *, where: str, warnings: list[str] | None = None) -> Resources:
@@ -226,8 +240,8 @@ def _scale10(text: str, mantissa: int, ndigits: int, exponent: int) -> int:
         return 0
     shift = exponent + 9
     if shift >= 0:
-        if shift > _MAX_SHIFT:
-            raise _invalid(text, "exponent too large")
+        if shift > _MAX_SHIFT:  # the API server accepts it; no amount that large means more
+            return SATURATED_NANOS
         scale: int = 10**shift
         return mantissa * scale
     drop = -shift

@@ -28,7 +28,7 @@ tiers:
 - plugins: [{name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder}]
 """
 HUGE_CPU = (
-    "Pod default/huge: spec.containers[*].resources.requests.cpu: 10000000000000000 is above "
+    "Pod default/huge: spec.containers[*].resources.requests.cpu: 1e16 is above "
     "the scheduler's ceiling 35184372088832m (2^45 scheduler units); it is read as "
     "35184372088832m"
 )
@@ -111,8 +111,8 @@ def test_a_node_with_1e18_cpu_and_9ei_memory_is_read_at_the_ceiling_and_warned()
         {"cpu": CEILING, "memory": CEILING, "example.com/gpu": CEILING}
     )
     assert [w.split(" is above")[0] for w in node.warnings] == [
-        "Node big: status.allocatable.cpu: 1000000000000000000",
-        "Node big: status.allocatable.example.com/gpu: 100000000000000000000",
+        "Node big: status.allocatable.cpu: 1e18",
+        "Node big: status.allocatable.example.com/gpu: 1e20",
         "Node big: status.allocatable.memory: 9223372036854775807",
     ]
 
@@ -120,7 +120,7 @@ def test_a_node_with_1e18_cpu_and_9ei_memory_is_read_at_the_ceiling_and_warned()
 def test_a_node_holding_1e18_pods_holds_the_ceiling_of_pods() -> None:
     node = convert_node(raw_node("big", cpu="8", pods="1e18"))
     assert node.max_pods == CEILING
-    assert node.warnings[0].startswith("Node big: status.allocatable.pods: 1000000000000000000")
+    assert node.warnings[0].startswith("Node big: status.allocatable.pods: 1e18 ")
 
 
 def test_a_queue_and_a_podgroup_above_the_ceiling_are_warned_on_their_fields() -> None:
@@ -180,7 +180,7 @@ def test_the_cache_keeps_each_objects_warnings_until_it_is_fixed() -> None:
     cache.replace(POD, [raw_pod("huge", cpu="1e16")])
     assert cache.warnings() == {
         "Node n1": (
-            "Node n1: status.allocatable.cpu: 1000000000000000000 is above the scheduler's "
+            "Node n1: status.allocatable.cpu: 1e18 is above the scheduler's "
             "ceiling 35184372088832m (2^45 scheduler units); it is read as 35184372088832m",
         ),
         "Pod default/huge": (HUGE_CPU,),
@@ -205,3 +205,8 @@ def test_simulate_on_a_1e16_cpu_pod_file_prints_the_warning_and_exits_0(
     assert code == 0
     assert out.err == f"vscheduler: warning: {HUGE_CPU}\n"
     assert "pending    default/huge: " in out.out
+
+
+def test_an_amount_beyond_1e1000_is_warned_as_more_than_that() -> None:
+    (warning,) = over_ceiling({"cpu": parse_nanos("1e5000")}, where="Node n: status.allocatable")
+    assert warning.startswith("Node n: status.allocatable.cpu: more than 1e991 is above")
