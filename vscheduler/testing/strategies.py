@@ -5,7 +5,8 @@ controller could create them: extreme and odd quantities (`1e3`, `0.0001`, `9Ei`
 extended resources), empty and garbage annotations (on the keys vscheduler reads too), odd
 affinity terms, tolerations and spread constraints, PodGroups whose minMember exceeds their
 pods or whose minResources name unknown resources, queues with no, huge or odd capability,
-nodes without allocatable (or without any status); and `clusters()`, a whole consistent set of
+nodes without allocatable (or without any status), ResourceQuotas and PodDisruptionBudgets with
+odd amounts and selectors; and `clusters()`, a whole consistent set of
 them (unique names, pods naming existing or missing PodGroups, queues and nodes).
 Must not: produce what the API server's validation rejects for the fields it validates (a
 negative request, an unparsable quantity, an empty topologyKey), or import the scheduler: the
@@ -451,6 +452,61 @@ def queues() -> st.SearchStrategy[Raw]:
     )
 
 
+QUOTA_NAMES: Final = (
+    *("cpu", "memory", "pods", "requests.cpu", "requests.memory", "limits.cpu"),
+    *("count/pods", "requests.nvidia.com/gpu", "requests.example.com/foo"),
+)
+
+
+@functools.cache
+def resource_quotas() -> st.SearchStrategy[Raw]:
+    """A ResourceQuota (named by `clusters`): odd hard and used amounts, with or without status."""
+    status = st.fixed_dictionaries(
+        {},
+        optional={
+            "hard": resource_lists(names=QUOTA_NAMES),
+            "used": resource_lists(names=QUOTA_NAMES),
+        },
+    )
+    return st.builds(
+        lambda hard, stat: {
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": {},
+            "spec": {"hard": hard},
+            **({"status": stat} if stat is not None else {}),
+        },
+        resource_lists(names=QUOTA_NAMES),
+        st.none() | status,
+    )
+
+
+@functools.cache
+def disruption_budgets() -> st.SearchStrategy[Raw]:
+    """A PodDisruptionBudget (named by `clusters`): any selector, with or without a status."""
+    status = st.fixed_dictionaries(
+        {"disruptionsAllowed": st.integers(0, 2**31 - 1) | st.integers(0, 3)},
+        optional={"disruptedPods": st.dictionaries(st.sampled_from(("p0", "p1")), st.just(""))},
+    )
+    spec = st.fixed_dictionaries(
+        {"selector": _label_selector()},
+        optional={
+            "minAvailable": st.integers(0, 10) | st.sampled_from(("50%", "0%", "100%")),
+        },
+    )
+    return st.builds(
+        lambda sp, stat: {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {},
+            "spec": sp,
+            **({"status": stat} if stat is not None else {}),
+        },
+        spec,
+        st.none() | status,
+    )
+
+
 def _named(obj: Raw, name: str, uid: str, namespace: str | None = None) -> Raw:
     meta = {**obj["metadata"], "name": name, "uid": uid}
     if namespace is not None:
@@ -487,18 +543,34 @@ def priority_classes() -> st.SearchStrategy[list[Raw]]:
 @st.composite
 def clusters(draw: st.DrawFn, *, max_pods: int = 8) -> list[Raw]:
     """A whole cluster of odd objects, names unique, in the order a snapshot file lists them:
-    PriorityClasses, Queues, Nodes, PodGroups, Pods. Some names of the vocabulary are not
-    drawn, so references to them are missing objects."""
+    PriorityClasses, Namespaces, Queues, Nodes, ResourceQuotas, PodDisruptionBudgets, PodGroups,
+    Pods. Some names of the vocabulary are not drawn, so references to them are missing
+    objects."""
     node_names = NODE_NAMES[: draw(st.integers(0, len(NODE_NAMES)))]
     queue_names = QUEUE_NAMES[: draw(st.integers(0, len(QUEUE_NAMES)))]
     group_names = GROUP_NAMES[: draw(st.integers(0, len(GROUP_NAMES)))]
     objects: list[Raw] = list(draw(priority_classes()))
+    for namespace in NAMESPACES:
+        labels_ = draw(labels())
+        objects.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": namespace, "labels": labels_},
+            }
+        )
     for name in (*queue_names, *draw(st.sampled_from(((), ("default",))))):
         objects.append(_named(draw(queues()), name, f"uid-queue-{name}"))
     for name in node_names:
         node = _named(draw(nodes()), name, f"uid-node-{name}")
         node["metadata"]["labels"] = {**node["metadata"]["labels"], "kubernetes.io/hostname": name}
         objects.append(node)
+    for i in range(draw(st.integers(0, 2))):
+        namespace = draw(st.sampled_from(NAMESPACES))
+        objects.append(_named(draw(resource_quotas()), f"quota{i}", f"uid-rq-{i}", namespace))
+    for i in range(draw(st.integers(0, 2))):
+        namespace = draw(st.sampled_from(NAMESPACES))
+        objects.append(_named(draw(disruption_budgets()), f"pdb{i}", f"uid-pdb-{i}", namespace))
     for name in group_names:
         objects.append(_named(draw(podgroups()), name, f"uid-pg-{name}", "default"))
     for i in range(draw(st.integers(0, max_pods))):

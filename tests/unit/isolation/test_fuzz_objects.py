@@ -20,7 +20,17 @@ from vscheduler.convert.files import SourcedObject
 from vscheduler.convert.snapshot import build_snapshot
 from vscheduler.errors import InputError
 from vscheduler.framework.registry import Pipeline
-from vscheduler.informer.kinds import NODE, POD, PODGROUP, PRIORITY_CLASS, QUEUE, Kind
+from vscheduler.informer.kinds import (
+    NAMESPACE,
+    NODE,
+    PDB,
+    POD,
+    PODGROUP,
+    PRIORITY_CLASS,
+    QUEUE,
+    RESOURCE_QUOTA,
+    Kind,
+)
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.status import TaskStatus
 from vscheduler.testing.strategies import SCHEDULER, clusters
@@ -39,13 +49,24 @@ tiers:
 - plugins: [{name: priority}, {name: gang}, {name: conformance}]
 - plugins: [{name: drf}, {name: predicates}, {name: capacity}, {name: nodeorder}]
 """
+GUARDED = """\
+actions: "enqueue, allocate, preempt, reclaim, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}, {name: pdb}, {name: tdm}]
+- plugins: [{name: resourcequota}, {name: drf}, {name: predicates}, {name: proportion},
+            {name: nodeorder}]
+"""
 PIPELINES: dict[str, Pipeline] = {
     "default": builtins.load_pipeline(None),
     "preempting": builtins.load_pipeline(PREEMPTING),
     "capacity": builtins.load_pipeline(CAPACITY),
+    "guarded": builtins.load_pipeline(GUARDED),
 }
 KINDS: dict[str, Kind] = {
     "PriorityClass": PRIORITY_CLASS,
+    "Namespace": NAMESPACE,
+    "ResourceQuota": RESOURCE_QUOTA,
+    "PodDisruptionBudget": PDB,
     "Queue": QUEUE,
     "Node": NODE,
     "PodGroup": PODGROUP,
