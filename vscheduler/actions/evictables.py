@@ -3,7 +3,9 @@
 Built once per action run from the session: every Running or Bound task of a job, on a node of
 the snapshot, that requests some resource and has not opted out of eviction. A pod opts out with
 `volcano.sh/preemptable: "false"` (annotation, else label; any value Go's ParseBool does not read
-as true). Without the key a pod may be evicted: Volcano's default since 1.7 (volcano#2545).
+as true). Without the key a pod may be evicted: Volcano's default since 1.7 (volcano#2545). A pod
+whose eviction the API server refused lately (`TaskFacts.eviction_refused`: in backoff, see
+`cache.refusals`) is no candidate either, so the plan takes victims that can go.
 
 Rows never move; `alive` follows evictions made and undone during the run (`kill`/`revive`).
 `bounds` gives, for every node at once, the fewest victims that could free what a task lacks
@@ -35,6 +37,7 @@ def is_candidate(task: TaskState) -> bool:
         and task.node_index >= 0
         and not task.facts.best_effort
         and not task.facts.preemption_opt_out
+        and not task.facts.eviction_refused
     )
 
 

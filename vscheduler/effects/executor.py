@@ -4,10 +4,11 @@ Owns: turning decisions into `ClusterWriter` calls on a bounded worker pool, in 
 submit: binds (assumed in the cache before they are queued, so the next cycle never binds a pod
 twice; a conflict or a missing pod forgets the assumption, other failures also get a Warning
 `FailedScheduling`; success a Normal `Scheduled`), evictions (assumed releasing; a disruption
-budget's refusal forgets the assumption with a Warning `EvictionBlocked`, never retried within
-the cycle; success a Normal `Evicted`), pods' PodScheduled=False conditions and PodGroup
-statuses (written only when they differ from the watched objects and are not already in flight,
-with Events when they change), and the reservations released (their keys removed from their
+budget's refusal puts the pod in backoff as a victim, honouring the API server's Retry-After
+(`SchedulerCache.refuse_evict`), with a Warning `EvictionBlocked`, never retried within the
+cycle; success a Normal `Evicted`), pods' PodScheduled=False conditions and PodGroup statuses
+(written only when they differ from the watched objects and are not already in flight, with
+Events when they change), and the reservations released (their keys removed from their
 ConfigMap, one patch per ConfigMap, through the optional `config_maps` writer; not repeated
 while the watch still shows a key, unless `RESEND_AFTER` passed: after a failure, too).
 Must not: raise out of a worker or out of `submit`, retry anything but through `retry`, import
@@ -207,9 +208,11 @@ class Effects:
             logger.info("%s dropped: this replica no longer leads", what)
             return
         except DisruptionBudgetError as err:
-            self._cache.forget_evict(evict.task_uid)
+            wait = self._cache.refuse_evict(evict.task_uid, err.retry_after)
             self._evicted(evict, "blocked")
-            logger.info("%s refused by a disruption budget: %s", what, err)
+            logger.info(
+                "%s refused by a disruption budget (not a victim for %.0fs): %s", what, wait, err
+            )
             message = f"Eviction ({evict.reason}) refused by a PodDisruptionBudget: {err}"
             if self._blocked_sent.claim(evict.pod, message):  # one Event per refusal, not per cycle
                 self._event(ref, "Warning", "EvictionBlocked", message)
