@@ -88,6 +88,7 @@ def test_after_a_refusal_the_next_plan_takes_another_victim_and_the_gang_then_bi
     one, two, three = run(first, policy=PREEMPT, cycles=3, between=refusing(first, "low-3"))
 
     assert one.evictions == keys("low-3", "low-2")
+    assert {e.plan for e in one.result.evictions} == {"preempt default/high"}  # all or none
     # low-3 was refused and still runs; low-2 went. The next plan takes low-1, not low-3 again.
     assert (two.evictions, two.binds) == (keys("low-1"), {})
     assert three.evictions == []

@@ -20,9 +20,10 @@ For a task (the *asker*) the `Evictor`:
 The statements of one asker job are a `Transaction`, settled as allocate settles a job: when the
 job is ready or pipelined its evictions are committed (its allocations bound only once it is
 ready), otherwise everything is discarded, so a job that still cannot run evicts nothing
-(Volcano PRs #5011 and #5067). Victim order (cheapest first): within one job the reverse of the
-task order; within one queue the reverse of the job order; across queues the reverse of the
-queue order.
+(Volcano PRs #5011 and #5067); its evictions carry the plan `<action> <job key>`, which the
+effects carry out all or none (`Evict.plan`). Victim order (cheapest first): within one job
+the reverse of the task order; within one queue the reverse of the job order; across queues the
+reverse of the queue order.
 
 Must not: decide which jobs ask (`askers` and the actions do) or settle a job on its own.
 """
@@ -342,13 +343,14 @@ class Evictor:
     ) -> bool:
         stmt = self.session.statement()
         evicted: list[TaskState] = []
+        key = task.job.key if task.job is not None else task.key
         for victim in plan.victims:
-            self._evict(stmt, victim, reason, evicted)
+            self._evict(stmt, victim, reason, key, evicted)
         spare = list(plan.spare)
         while not self._fits(task, queue, plan.node):
             if not spare:
                 break
-            self._evict(stmt, spare.pop(0), reason, evicted)
+            self._evict(stmt, spare.pop(0), reason, key, evicted)
         if not self._fits(task, queue, plan.node) or (
             rail is not None and not rail(task, [*txn.victims, *evicted])
         ):
@@ -362,9 +364,9 @@ class Evictor:
         return True
 
     def _evict(
-        self, stmt: Statement, victim: TaskState, reason: str, evicted: list[TaskState]
+        self, stmt: Statement, victim: TaskState, reason: str, plan: str, evicted: list[TaskState]
     ) -> None:
-        stmt.evict(victim, reason, action=self.action)
+        stmt.evict(victim, reason, action=self.action, plan=f"{self.action} {plan}")
         self.table.kill(victim)
         evicted.append(victim)
 

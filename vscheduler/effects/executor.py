@@ -6,11 +6,12 @@ twice; a conflict or a missing pod forgets the assumption, other failures also g
 `FailedScheduling`; success a Normal `Scheduled`), evictions (assumed releasing; a disruption
 budget's refusal puts the pod in backoff as a victim, honouring the API server's Retry-After
 (`SchedulerCache.refuse_evict`), with a Warning `EvictionBlocked`, never retried within the
-cycle; success a Normal `Evicted`), pods' PodScheduled=False conditions and PodGroup statuses
-(written only when they differ from the watched objects and are not already in flight, with
-Events when they change), and the reservations released (their keys removed from their
-ConfigMap, one patch per ConfigMap, through the optional `config_maps` writer; not repeated
-while the watch still shows a key, unless `RESEND_AFTER` passed: after a failure, too).
+cycle; success a Normal `Evicted`; the evictions of one plan, `Evict.plan`, all or none: each
+is dry-run first, and one refusal sends none of them), pods' PodScheduled=False conditions and
+PodGroup statuses (written only when they differ from the watched objects and are not already
+in flight, with Events when they change), and the reservations released (their keys removed
+from their ConfigMap, one patch per ConfigMap, through the optional `config_maps` writer; not
+repeated while the watch still shows a key, unless `RESEND_AFTER` passed: after a failure, too).
 Must not: raise out of a worker or out of `submit`, retry anything but through `retry`, import
 `kube` (the writer is a port), or report the cache's `problems()` (the runtime's reporter does).
 
@@ -193,9 +194,56 @@ class Effects:
         )
 
     def _submit_evictions(self, evictions: tuple[Evict, ...]) -> None:
+        plans: dict[str, list[Evict]] = {}
         for evict in evictions:
-            if not self._spawn(f"evict {evict.pod}", self._evict, evict):
-                self._cache.forget_evict(evict.task_uid)
+            plans.setdefault(evict.plan or f"pod {evict.task_uid}", []).append(evict)
+        for plan in plans.values():
+            if len(plan) == 1:
+                queued = self._spawn(f"evict {plan[0].pod}", self._evict, plan[0])
+            else:
+                queued = self._spawn(f"evictions of {plan[0].plan}", self._evict_plan, plan)
+            if not queued:
+                for evict in plan:
+                    self._cache.forget_evict(evict.task_uid)
+
+    def _evict_plan(self, plan: list[Evict]) -> None:
+        """The evictions of one plan, all or none: every victim is first asked for by a dry
+        run; when one is refused none is evicted (the refused ones back off, the others are
+        shown running again) and the next cycle plans anew."""
+        refused = [(evict, err) for evict in plan if (err := self._dry_run(evict)) is not None]
+        if not refused:
+            for evict in plan:
+                self._evict(evict)
+            return
+        blocked = {evict.task_uid for evict, _ in refused}
+        for evict, err in refused:
+            self._blocked(evict, err)
+        kept = [evict for evict in plan if evict.task_uid not in blocked]
+        for evict in kept:
+            self._cache.forget_evict(evict.task_uid)
+            self._evicted(evict, "dropped")
+        logger.info(
+            "%s: %d of %d evictions refused by a disruption budget (%s): none sent",
+            plan[0].plan,
+            len(refused),
+            len(plan),
+            ", ".join(evict.pod for evict, _ in refused),
+        )
+
+    def _dry_run(self, evict: Evict) -> DisruptionBudgetError | None:
+        """The refusal a dry run of `evict` met, or None (allowed, or failed otherwise: the
+        eviction itself then finds out)."""
+        ref = st.pod_ref(evict.pod, evict.task_uid)
+        what = f"dry-run evict {evict.pod}"
+        try:
+            self._call(
+                what, lambda: self._writer.evict(ref.namespace, ref.name, ref.uid, dry_run=True)
+            )
+        except DisruptionBudgetError as err:
+            return err
+        except Exception as err:
+            logger.debug("%s: %s", what, err)
+        return None
 
     def _evict(self, evict: Evict) -> None:
         ref = st.pod_ref(evict.pod, evict.task_uid)
@@ -208,14 +256,7 @@ class Effects:
             logger.info("%s dropped: this replica no longer leads", what)
             return
         except DisruptionBudgetError as err:
-            wait = self._cache.refuse_evict(evict.task_uid, err.retry_after)
-            self._evicted(evict, "blocked")
-            logger.info(
-                "%s refused by a disruption budget (not a victim for %.0fs): %s", what, wait, err
-            )
-            message = f"Eviction ({evict.reason}) refused by a PodDisruptionBudget: {err}"
-            if self._blocked_sent.claim(evict.pod, message):  # one Event per refusal, not per cycle
-                self._event(ref, "Warning", "EvictionBlocked", message)
+            self._blocked(evict, err)
             return
         except (ConflictError, NotFoundError) as err:
             self._cache.forget_evict(evict.task_uid)
@@ -230,6 +271,22 @@ class Effects:
         self._evicted(evict, "success")
         logger.info("evicted %s: %s", evict.pod, evict.reason)
         self._event(ref, "Normal", "Evicted", f"Pod is evicted, because of {evict.reason}")
+
+    def _blocked(self, evict: Evict, err: DisruptionBudgetError) -> None:
+        """A disruption budget refused `evict`: the pod backs off as a victim; an Event."""
+        wait = self._cache.refuse_evict(evict.task_uid, err.retry_after)
+        self._evicted(evict, "blocked")
+        logger.info(
+            "evict %s (%s) refused by a disruption budget (not a victim for %.0fs): %s",
+            evict.pod,
+            evict.reason,
+            wait,
+            err,
+        )
+        message = f"Eviction ({evict.reason}) refused by a PodDisruptionBudget: {err}"
+        if self._blocked_sent.claim(evict.pod, message):  # one Event per refusal, not per cycle
+            ref = st.pod_ref(evict.pod, evict.task_uid)
+            self._event(ref, "Warning", "EvictionBlocked", message)
 
     # --- pod conditions -----------------------------------------------------------------------
     def _update_pods(self, unschedulable: Mapping[str, str]) -> None:

@@ -223,9 +223,9 @@ class Session:
         self._binds.append(Bind(task_uid=task.uid, pod=task.key, node=task.node or ""))
 
     def record_evict(
-        self, task: TaskState, reason: str, *, action: str = "", strategy: str = ""
+        self, task: TaskState, reason: str, *, action: str = "", strategy: str = "", plan: str = ""
     ) -> None:
-        """A committed eviction."""
+        """A committed eviction (`plan`: see `Evict`)."""
         self._evictions.append(
             Evict(
                 task_uid=task.uid,
@@ -234,6 +234,7 @@ class Session:
                 reason=reason,
                 action=action,
                 strategy=strategy,
+                plan=plan,
             )
         )
 

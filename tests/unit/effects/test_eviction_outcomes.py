@@ -42,7 +42,7 @@ class EvictingWriter:
     def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
         raise AssertionError("no bind expected")
 
-    def evict(self, namespace: str, name: str, uid: str) -> None:
+    def evict(self, namespace: str, name: str, uid: str, *, dry_run: bool = False) -> None:
         self.evicted.append(f"{namespace}/{name}")
         error, self.error = self.error, None
         if error is not None:
