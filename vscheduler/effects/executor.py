@@ -11,7 +11,9 @@ is dry-run first, and one refusal sends none of them), pods' PodScheduled=False 
 PodGroup statuses (written only when they differ from the watched objects and are not already
 in flight, with Events when they change), and the reservations released (their keys removed
 from their ConfigMap, one patch per ConfigMap, through the optional `config_maps` writer; not
-repeated while the watch still shows a key, unless `RESEND_AFTER` passed: after a failure, too).
+repeated while the watch still shows a key, unless `RESEND_AFTER` passed: after a failure, too),
+and a Warning `GuaranteeUnsatisfiable` Event on each Queue whose figures carry a warning, once
+per change.
 Must not: raise out of a worker or out of `submit`, retry anything but through `retry`, import
 `kube` (the writer is a port), or report the cache's `problems()` (the runtime's reporter does).
 
@@ -25,6 +27,7 @@ the strategy that chose the victim label the eviction metrics).
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Callable, Mapping
@@ -44,6 +47,7 @@ from vscheduler.model.commands import (
     CycleResult,
     Evict,
     PodGroupStatus,
+    QueueFigures,
     ReservationRelease,
 )
 
@@ -100,6 +104,8 @@ class Effects:
         self._blocked_sent = SentLog(clock, RESEND_AFTER)
         self._config_maps = config_maps
         self._released_sent = SentLog(clock, RESEND_AFTER)
+        self._queue_warnings: dict[str, str] = {}
+        """The warning last reported on each Queue (read and written by the dispatcher only)."""
 
     # --- the public face ----------------------------------------------------------------------
     def submit(self, result: CycleResult, snapshot: ClusterSnapshot) -> None:
@@ -140,6 +146,7 @@ class Effects:
             ("pod conditions", lambda: self._update_pods(result.unschedulable)),
             ("podgroup statuses", lambda: self._update_podgroups(result.podgroups)),
             ("reservation releases", lambda: self._release(result.reservations_released)),
+            ("queue warnings", lambda: self._warn_queues(result.queues)),
             ("housekeeping", self._blocked_sent.expire),
         )
         for what, step in steps:
@@ -357,6 +364,29 @@ class Effects:
         self._outcome("podgroup_status", "success")
         for type_, reason, message in events:
             self._event(ref, type_, reason, message)
+
+    # --- queue warnings -----------------------------------------------------------------------
+    def _warn_queues(self, queues: Mapping[str, QueueFigures]) -> None:
+        """A Warning `GuaranteeUnsatisfiable` Event on each Queue whose figures carry a warning,
+        once per change of the warning (a queue whose warning went may warn again later)."""
+        for name in sorted(queues):
+            warning = queues[name].warning
+            if not warning:
+                self._queue_warnings.pop(name, None)
+                continue
+            if self._queue_warnings.get(name) == warning:
+                continue
+            raw = self._cache.object_raw("Queue", name)
+            ref = None if raw is None else st.object_ref("Queue", raw)
+            if ref is None:  # the default queue vscheduler assumes, or a queue being deleted
+                continue
+            self._queue_warnings[name] = warning
+            logger.warning("queue %s: %s", name, warning)
+            self._queue(
+                f"event GuaranteeUnsatisfiable on queue {name}",
+                functools.partial(self._event, ref, "Warning", "GuaranteeUnsatisfiable", warning),
+                self._event_pool,
+            )
 
     # --- reservations -------------------------------------------------------------------------
     def _release(self, releases: tuple[ReservationRelease, ...]) -> None:

@@ -79,6 +79,10 @@ class Session:
         """Pending tasks' reasons found outside node fitting (missing PodGroup, queue, ...)."""
         self.job_notes: dict[str, str] = {}
         """Jobs' reasons (not admitted, invalid), shown on their pending tasks."""
+        self.queue_notes: dict[str, str] = {}
+        """Why a queue has less room than its figures suggest (a queue plugin's note, e.g.
+        other queues' guarantees exceed the cluster): added to the pending messages of its
+        pods that the queue's room refused."""
         self.job_conditions: dict[str, dict[str, PodGroupCondition]] = {}
         self.fit_failures: dict[int, FitFailure] = {}
         self.failed_class: dict[str, int] = {}
@@ -272,6 +276,15 @@ class Session:
     def note_task(self, task: TaskState, reason: str) -> None:
         """Why a pending task was not tried."""
         self.notes.setdefault(task.uid, reason)
+
+    def note_queue(self, name: str, reason: str) -> None:
+        """Why queue `name` has little or no room (the first note stays)."""
+        self.queue_notes.setdefault(name, reason)
+
+    def queue_note(self, name: str) -> str:
+        """`: <note>` for queue `name`, to end a message with; empty without a note."""
+        note = self.queue_notes.get(name)
+        return f": {note}" if note else ""
 
     def note_job(self, job: JobState, reason: str) -> None:
         """Why a job's tasks were not tried (not admitted, invalid, queue missing)."""

@@ -84,6 +84,11 @@ class QueueFigures:
     share: float = 0.0
     weight: int = 1
     overused: bool = False
+    warning: str = ""
+    """What is wrong with the queue's figures, if anything: its guarantee is part of more than
+    the cluster holds (`queue big's guarantee (cpu 100) exceeds the cluster's allocatable (cpu
+    16)`). Reported as a Warning Event on the Queue and by the metric
+    `vscheduler_queue_guarantee_unsatisfiable`."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
