@@ -224,9 +224,12 @@ class SchedulerCache:
         `forget_evict`, or the TTL."""
         self._assume("evict", task_uid, "")
 
-    def forget_evict(self, task_uid: str) -> None:
-        """The eviction failed or was refused: show the task as the watch has it."""
-        self._forget_assumption("evict", task_uid)
+    def forget_evict(self, task_uid: str, *, wake: bool = True) -> None:
+        """The eviction failed or was not sent: show the task as the watch has it. With
+        `wake=False` the loop is not woken (as for a refusal: see `refuse_evict`)."""
+        with self._lock:
+            if self._assumed.discard("evict", task_uid):
+                self._touch(wake=wake)
 
     def refuse_evict(self, task_uid: str, retry_after: float | None = None) -> float:
         """The Eviction API refused to evict the task (a disruption budget): show it as the

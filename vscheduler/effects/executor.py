@@ -220,14 +220,15 @@ class Effects:
         refused = [(evict, err) for evict in plan if (err := self._dry_run(evict)) is not None]
         if not refused:
             for evict in plan:
-                self._evict(evict)
+                if not self._spawn(f"evict {evict.pod}", self._evict, evict):
+                    self._cache.forget_evict(evict.task_uid)
             return
         blocked = {evict.task_uid for evict, _ in refused}
         for evict, err in refused:
             self._blocked(evict, err)
         kept = [evict for evict in plan if evict.task_uid not in blocked]
-        for evict in kept:
-            self._cache.forget_evict(evict.task_uid)
+        for evict in kept:  # not sent: shown running again, without waking the loop
+            self._cache.forget_evict(evict.task_uid, wake=False)
             self._evicted(evict, "dropped")
         logger.info(
             "%s: %d of %d evictions refused by a disruption budget (%s): none sent",

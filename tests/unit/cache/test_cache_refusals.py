@@ -147,3 +147,15 @@ def test_a_snapshot_shows_the_same_facts_object_while_nothing_changes(
 ) -> None:
     cache.refuse_evict("uid-r1")
     assert cache.snapshot().tasks["uid-r1"] is cache.snapshot().tasks["uid-r1"]
+
+
+def test_an_eviction_not_sent_can_be_forgotten_without_waking_the_loop(
+    cache: SchedulerCache,
+) -> None:
+    cache.assume_evict("uid-r1")
+    before = cache.generation
+    cache.changed.clear()
+    cache.forget_evict("uid-r1", wake=False)
+    assert cache.snapshot().tasks["uid-r1"].status.name == "RUNNING"
+    assert cache.generation != before
+    assert not cache.changed.is_set()
