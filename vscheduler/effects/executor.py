@@ -36,7 +36,7 @@ from typing import Final, ParamSpec
 
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import Clock
-from vscheduler.effects import status as st
+from vscheduler.effects import queue_warnings as qw, status as st
 from vscheduler.effects.ports import ClusterWriter, ConfigMapWriter, ObjectRef
 from vscheduler.effects.retry import RetryPolicy, call_with_retry
 from vscheduler.effects.sent import SentLog
@@ -104,8 +104,7 @@ class Effects:
         self._blocked_sent = SentLog(clock, RESEND_AFTER)
         self._config_maps = config_maps
         self._released_sent = SentLog(clock, RESEND_AFTER)
-        self._queue_warnings: dict[str, str] = {}
-        """The warning last reported on each Queue (read and written by the dispatcher only)."""
+        self._queue_warnings = qw.QueueWarnings()  # the dispatcher's only
 
     # --- the public face ----------------------------------------------------------------------
     def submit(self, result: CycleResult, snapshot: ClusterSnapshot) -> None:
@@ -368,24 +367,17 @@ class Effects:
 
     # --- queue warnings -----------------------------------------------------------------------
     def _warn_queues(self, queues: Mapping[str, QueueFigures]) -> None:
-        """A Warning `GuaranteeUnsatisfiable` Event on each Queue whose figures carry a warning,
-        once per change of the warning (a queue whose warning went may warn again later)."""
-        for name in sorted(queues):
-            warning = queues[name].warning
-            if not warning:
-                self._queue_warnings.pop(name, None)
-                continue
-            if self._queue_warnings.get(name) == warning:
-                continue
+        """A Warning Event on each Queue whose warning is new or changed (`queue_warnings`)."""
+        for name, warning in self._queue_warnings.due(queues):
             raw = self._cache.object_raw("Queue", name)
             ref = None if raw is None else st.object_ref("Queue", raw)
             if ref is None:  # the default queue vscheduler assumes, or a queue being deleted
+                self._queue_warnings.retract(name)
                 continue
-            self._queue_warnings[name] = warning
             logger.warning("queue %s: %s", name, warning)
             self._queue(
-                f"event GuaranteeUnsatisfiable on queue {name}",
-                functools.partial(self._event, ref, "Warning", "GuaranteeUnsatisfiable", warning),
+                f"event {qw.REASON} on queue {name}",
+                functools.partial(self._event, ref, "Warning", qw.REASON, warning),
                 self._event_pool,
             )
 
