@@ -93,3 +93,14 @@ def test_guarantees_the_cluster_holds_add_nothing_to_the_messages() -> None:
 
     assert not any("guarantee" in m for m in outcome.unschedulable.values())
     assert {f.warning for f in outcome.result.queues.values()} == {""}
+
+
+def test_a_cluster_without_a_ready_node_reports_no_excess() -> None:
+    items: list[Item] = [queue("big").guarantee(cpu="100")]
+    items += [node("n1").resources(cpu="16", memory="32Gi").not_ready()]
+    items += [podgroup("a").queue("default").inqueue(), pod("a-0").group("a").requests(cpu="1")]
+
+    (outcome,) = run(snapshot(*items), policy=POLICY.format(plugin="proportion"))
+
+    assert not any("guarantee" in m for m in outcome.unschedulable.values())
+    assert {f.warning for f in outcome.result.queues.values()} == {""}

@@ -96,12 +96,15 @@ class GuaranteeExcess:
 
 
 def guarantee_excess(session: Session) -> GuaranteeExcess | None:
-    """How the queues' guarantees exceed the cluster, or None when the cluster holds them."""
+    """How the queues' guarantees exceed the cluster, or None when the cluster holds them (or
+    has no Ready node at all: nothing runs anyway, and a cluster starting up is not reported)."""
+    cluster = cluster_total(session)
+    if cluster.is_empty():
+        return None
     guarantees = {name: counted(q.facts.guarantee) for name, q in sorted(session.queues.items())}
     total = EMPTY
     for guarantee in guarantees.values():
         total = total + guarantee
-    cluster = cluster_total(session)
     over = sorted(n for n, a in total.items() if a > cluster.get(n))
     if not over:
         return None
