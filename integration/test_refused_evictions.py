@@ -132,6 +132,15 @@ def test_a_budget_refusing_every_eviction_is_passed_over_then_resolved_when_it_g
         ),
         TIMEOUT,
     )
+    told = cluster.wait_for(
+        "later-0's pending message naming the pods passed over",
+        lambda: (
+            "whose eviction a PodDisruptionBudget refused lately"
+            in ((harness.pod_condition(cluster, "test", "later-0") or {}).get("message", ""))
+        ),
+        TIMEOUT,
+    )
+    assert told
     before = log_lines(scheduler)
     time.sleep(WINDOW)
     grown = log_lines(scheduler) - before

@@ -109,12 +109,17 @@ def test_a_preemptor_never_binds_onto_room_its_refused_victim_still_holds() -> N
     assert "default/high-0" in two.unschedulable
 
 
-def test_a_gang_whose_only_victims_are_in_backoff_evicts_nothing() -> None:
+def test_a_gang_whose_only_victims_are_in_backoff_evicts_nothing_and_says_why() -> None:
     items = [*full_node("low-0", "low-1", "low-2"), *gang("high", 2)]
 
     (outcome,) = run(snapshot(*items), policy=PREEMPT)
 
     assert (outcome.evictions, outcome.binds, outcome.result.pipelined) == ([], {}, {})
+    assert outcome.unschedulable["default/high-0"] == (
+        "queue default is overused; preempt passed over 3 pod(s) whose eviction a"
+        " PodDisruptionBudget refused lately (default/low-0, default/low-1, default/low-2): they"
+        " may be taken after a backoff"
+    )
 
 
 def test_reclaim_passes_over_a_victim_in_backoff() -> None:

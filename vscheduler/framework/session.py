@@ -79,6 +79,9 @@ class Session:
         """Pending tasks' reasons found outside node fitting (missing PodGroup, queue, ...)."""
         self.job_notes: dict[str, str] = {}
         """Jobs' reasons (not admitted, invalid), shown on their pending tasks."""
+        self.job_hints: dict[str, str] = {}
+        """What else kept a job's pods pending (preempt's passed-over victims), added at the end
+        of their messages."""
         self.queue_notes: dict[str, str] = {}
         """Why a queue has less room than its figures suggest (a queue plugin's note, e.g.
         other queues' guarantees exceed the cluster): added to the pending messages of its
@@ -276,6 +279,10 @@ class Session:
     def note_task(self, task: TaskState, reason: str) -> None:
         """Why a pending task was not tried."""
         self.notes.setdefault(task.uid, reason)
+
+    def hint_job(self, job: JobState, hint: str) -> None:
+        """Add `hint` to the end of the job's pending pods' messages (the first hint stays)."""
+        self.job_hints.setdefault(job.key, hint)
 
     def note_queue(self, name: str, reason: str) -> None:
         """Why queue `name` has little or no room (the first note stays)."""
