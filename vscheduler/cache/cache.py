@@ -436,7 +436,8 @@ class SchedulerCache:
         self._stale_priorities = False
 
     def _expire(self) -> None:
-        if self._assumed.expire() or self._refusals.expire():
+        expired = self._assumed.expire()
+        if self._refusals.expire() or expired:
             self._touch()
         config_maps = self._slots[CONFIG_MAP_KIND].table.facts
         if self._books.expired(config_maps, self._clock.now()):
