@@ -130,7 +130,7 @@ class Session:
             task.node_index = i
             if i < 0 or facts.status in st.TERMINATED or facts.status is TaskStatus.UNKNOWN:
                 continue
-            req = ledger.vector(facts.resreq)
+            req = self.request_row(task)
             if facts.status is TaskStatus.PIPELINED:
                 ledger.pipeline(i, req)
                 continue
