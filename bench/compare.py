@@ -248,13 +248,17 @@ def start_kube_scheduler(cp: LocalControlPlane, workdir: Path) -> Process:
     return Process(argv, workdir / "kube-scheduler.log", f"https://127.0.0.1:{port}/readyz")
 
 
-def start_vscheduler(cp: LocalControlPlane, workdir: Path, extra: Sequence[str]) -> Process:
-    """`vscheduler run` with the same client limits, no leader election, default policy."""
+def start_vscheduler(
+    cp: LocalControlPlane, workdir: Path, extra: Sequence[str], profile: str | None = None
+) -> Process:
+    """`vscheduler run` with the same client limits, no leader election, default policy;
+    under cProfile (every thread, bench.runtime's profiled child) when `profile` names a file."""
     port = free_port()
+    head = [sys.executable, "-m", "vscheduler"]
+    if profile:
+        head = [sys.executable, "-m", "bench.runtime", "--profiled-child", profile, "--"]
     argv = [
-        sys.executable,
-        "-m",
-        "vscheduler",
+        *head,
         "run",
         f"--kubeconfig={cp.kubeconfig_path}",
         f"--listen-address=127.0.0.1:{port}",
@@ -285,7 +289,7 @@ def run_one(w: Workload, who: str, args: argparse.Namespace, workdir: Path) -> d
             made = (
                 start_kube_scheduler(cp, workdir)
                 if who == KUBE
-                else start_vscheduler(cp, workdir, args.scheduler_arg)
+                else start_vscheduler(cp, workdir, args.scheduler_arg, _profile(args, w))
             )
             cpu.pids["scheduler"] = made.proc.pid
             return made
@@ -332,6 +336,13 @@ def run_one(w: Workload, who: str, args: argparse.Namespace, workdir: Path) -> d
         if sched is not None:
             sched.stop()
         cp.stop()
+
+
+def _profile(args: argparse.Namespace, w: Workload) -> str | None:
+    if not args.profile:
+        return None
+    Path(args.profile).mkdir(parents=True, exist_ok=True)
+    return str(Path(args.profile) / f"{w.name}.prof")
 
 
 def _all_bound(watch: BindWatch, pods: int, sched: Process) -> bool:
@@ -531,6 +542,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[],
         metavar="ARG",
         help="an extra `vscheduler run` argument (repeatable)",
+    )
+    parser.add_argument(
+        "--profile", metavar="DIR", help="run vscheduler under cProfile: DIR/<workload>.prof(.txt)"
     )
     parser.add_argument("--out", metavar="FILE", help="also write every run's JSON here")
     args = parser.parse_args(argv)
