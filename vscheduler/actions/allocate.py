@@ -25,6 +25,7 @@ from vscheduler.framework.placement import FitFailure
 from vscheduler.framework.session import Session
 from vscheduler.framework.state import JobState, QueueState, TaskState
 from vscheduler.framework.statement import Statement
+from vscheduler.model.status import TaskStatus
 
 NAME: Final = "allocate"
 
@@ -37,7 +38,7 @@ class Allocate:
     def execute(self, session: Session) -> None:
         """Place what fits."""
         hooks = session.hooks
-        by_queue = admitted_jobs(session)
+        by_queue = _with_work(session, admitted_jobs(session))
         queues: PriorityQueue[QueueState] = PriorityQueue(
             hooks.compare_queues, (session.queues[name] for name in sorted(by_queue))
         )
@@ -106,6 +107,23 @@ class Allocate:
             if tasks and hooks.is_job_ready(job):
                 waiting.push(job)
                 break
+
+
+def _with_work(
+    session: Session, by_queue: Mapping[str, list[JobState]]
+) -> dict[str, list[JobState]]:
+    """Only the jobs with a pending task, by queue.
+
+    A job without one does nothing when its turn comes (no note, no placement), so leaving it
+    out of the heaps changes no decision; it keeps an idle cycle's cost in proportion to the
+    pending work, not to the jobs running (10,000 lone running pods made every cycle order
+    10,000 jobs twice)."""
+    out: dict[str, list[JobState]] = {}
+    for name, jobs in by_queue.items():
+        busy = [j for j in jobs if j.count(TaskStatus.PENDING)]
+        if busy:
+            out[name] = busy
+    return out
 
 
 def _may_continue(job: JobState, tasks: deque[TaskState], failed: set[int]) -> bool:

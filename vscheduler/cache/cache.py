@@ -35,7 +35,7 @@ import dataclasses
 import logging
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 from vscheduler.cache import reservations
 from vscheduler.cache.assumed import AssumedKind, Assumptions
@@ -102,6 +102,7 @@ class SchedulerCache:
         self._lock = threading.Lock()
         self._changed = threading.Event()
         self._generation = 0
+        self._quiet_generation = 0
         self._converters = Converters(scheduler_name, {})
         self._stale_priorities = False
         self._assumed = Assumptions(clock, assume_ttl)
@@ -193,13 +194,16 @@ class SchedulerCache:
         gone = event.type == "DELETED"
         claim = group_claim(event.obj, self._scheduler_name) if pods and not gone else None
         with self._lock:
+            before = self._shown_pod(key) if pods else None
             changed = pods and self._claims.claim(key, claim)
             if gone:
                 changed |= self._forget(slot, key)
             elif not same_version(slot.table.raw.get(key), event.obj):
                 result = slot.convert(self._converters, event.obj, who)
                 changed |= self._store(slot, key, who, event.obj, result)
-            if changed:
+            if changed and pods and not gone and _quiet(before, self._shown_pod(key)):
+                self._quiet_generation += 1
+            elif changed:
                 self._touch()
 
     def set_usage(self, usage: Mapping[str, NodeUsage]) -> None:
@@ -286,6 +290,14 @@ class SchedulerCache:
         with self._lock:
             self._expire()
             return self._generation
+
+    @property
+    def quiet_generation(self) -> int:
+        """Changes on every change no decision depends on (a placed pod going from bound to
+        running, the watch confirming a bind the cache assumed): a cycle must see them (the
+        PodGroup's running count, shuffle's candidates) but need not be woken for them."""
+        with self._lock:
+            return self._quiet_generation
 
     @property
     def changed(self) -> threading.Event:
@@ -443,6 +455,10 @@ class SchedulerCache:
         if self._books.expired(config_maps, self._clock.now()):
             self._touch()
 
+    def _shown_pod(self, uid: str) -> TaskFacts | None:
+        facts = self._pods.facts.get(uid)
+        return None if facts is None else self._assumed.shown(uid, facts)
+
     def _touch(self, *, wake: bool = True) -> None:
         self._generation += 1
         if wake:
@@ -461,6 +477,19 @@ class SchedulerCache:
         if who is None:
             logger.warning("ignoring a %s without a readable metadata.name", slot.name)
         return who
+
+
+_PLACED: Final = frozenset({TaskStatus.BOUND, TaskStatus.RUNNING})
+
+
+def _quiet(before: TaskFacts | None, after: TaskFacts | None) -> bool:
+    """Whether a pod's change, as snapshots show it, is only a placed pod's bound/running
+    status: nothing any decision reads (its node, request and job are the same)."""
+    if before is None or after is None or before is after:
+        return False  # a pod added or dropped, or a change elsewhere (its PodGroup claim)
+    if before.status not in _PLACED or after.status not in _PLACED:
+        return False
+    return dataclasses.replace(before, status=after.status) == after
 
 
 def _kept(kind: str) -> ConvertFn[Raw]:

@@ -16,7 +16,7 @@ from typing import Protocol
 from vscheduler.clock import Clock
 from vscheduler.framework import messages
 from vscheduler.framework.dispatch import Dispatcher, EnabledFlags
-from vscheduler.framework.ledger import IntArray, Ledger
+from vscheduler.framework.ledger import IntArray, Ledger, Placed
 from vscheduler.framework.placement import FitFailure, Placer
 from vscheduler.framework.state import JobState, QueueState, TaskState
 from vscheduler.framework.statement import Statement
@@ -123,6 +123,9 @@ class Session:
     # --- opening ------------------------------------------------------------------------------
     def _load_tasks(self, snapshot: ClusterSnapshot) -> None:
         ledger = self.ledger
+        occupying: Placed = ([], [])
+        pipelined: Placed = ([], [])
+        releasing: Placed = ([], [])
         for facts in snapshot.tasks.values():
             job = self.jobs.get(facts.job)
             task = TaskState(facts, job, self._class_of(facts))
@@ -137,13 +140,14 @@ class Session:
             task.node_index = i
             if i < 0 or facts.status in st.TERMINATED or facts.status is TaskStatus.UNKNOWN:
                 continue
-            req = ledger.vector(facts.resreq)
-            if facts.status is TaskStatus.PIPELINED:
-                ledger.pipeline(i, req)
-                continue
-            ledger.occupy(i, req)
+            req = self.request_row(task)
+            into = pipelined if facts.status is TaskStatus.PIPELINED else occupying
+            into[0].append(i)
+            into[1].append(req)
             if facts.status is TaskStatus.RELEASING:
-                ledger.release(i, req)
+                releasing[0].append(i)
+                releasing[1].append(req)
+        ledger.load(occupying, pipelined, releasing)
 
     def _class_of(self, facts: TaskFacts) -> int:
         return self._class_ids.setdefault(facts.template_key(), len(self._class_ids))
