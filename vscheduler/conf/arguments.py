@@ -4,7 +4,8 @@ A plugin builds an `ArgumentReader` over its arguments, asks for each value with
 default, and calls `finish()`: every wrong value and every argument nobody asked for is reported
 together in one `PluginArgsError`. Values are accepted as leniently as Volcano reads them (a YAML
 int, an integral float or a numeric string for an int; `true`/`false` or their string spellings for
-a bool). Also owns Go duration parsing ("30s", "1h30m", "500ms"). Does no I/O.
+a bool). Also owns Go duration parsing ("30s", "1h30m", "500ms") and Go's boolean spellings, which
+`vscheduler run`'s flags share. Does no I/O.
 """
 
 from __future__ import annotations
@@ -56,6 +57,16 @@ def parse_go_duration(text: str) -> float:
         total += float(part.group(1)) * _DURATION_UNIT_SECONDS[part.group(2)]
         position = part.end()
     return sign * total
+
+
+def parse_go_bool(text: str) -> bool:
+    """The bool in one of Go's strconv.ParseBool spellings ("true", "True", "1", "f", ...).
+
+    Raises ValueError when `text` is not one.
+    """
+    if text not in _BOOL_TEXT:
+        raise ValueError(f"invalid boolean {text!r}")
+    return _BOOL_TEXT[text]
 
 
 def _as_int(value: object) -> int | None:
