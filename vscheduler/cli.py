@@ -44,22 +44,41 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SNAPSHOT",
         help="YAML/JSON files or folders of Kubernetes objects",
     )
-    sim.add_argument("--config", metavar="POLICY", help="scheduler policy (default: built-in)")
-    sim.add_argument("--cycles", type=int, default=1, metavar="N", help="cycles to run (1)")
-    sim.add_argument("--now", metavar="RFC3339", help="the wall clock for time-aware plugins")
+    sim.add_argument(
+        "--config", metavar="POLICY", help="scheduler policy file (default: the built-in policy)"
+    )
+    sim.add_argument(
+        "--cycles", type=int, default=1, metavar="N", help="cycles to run (default: 1)"
+    )
+    sim.add_argument(
+        "--now",
+        metavar="RFC3339",
+        help="the wall clock for time-aware plugins (default: 1970-01-01T00:00:00Z)",
+    )
     sim.add_argument(
         "--explain",
         action="append",
         default=[],
         metavar="NS/POD",
-        help="explain every node's filter and scores for this pod (repeatable)",
+        help="explain every node's filter and scores for this pod, repeatable (default: none)",
     )
-    sim.add_argument("--output", "-o", choices=("json", "yaml", "table"), default="table")
-    sim.add_argument("--scheduler-name", default=DEFAULT_SCHEDULER_NAME)
+    sim.add_argument(
+        "--output",
+        "-o",
+        choices=("json", "yaml", "table"),
+        default="table",
+        help="the report's format (default: table)",
+    )
+    sim.add_argument(
+        "--scheduler-name",
+        default=DEFAULT_SCHEDULER_NAME,
+        help=f"pods of this spec.schedulerName are scheduled (default: {DEFAULT_SCHEDULER_NAME})",
+    )
     sim.add_argument(
         "--no-timings",
         action="store_true",
-        help="report cycleSeconds as 0 so the output is byte-identical run to run",
+        help="report cycleSeconds as 0 so the output is byte-identical run to run "
+        "(default: timings shown)",
     )
     val = sub.add_parser("validate-config", help="check a scheduler policy file")
     val.add_argument("file", metavar="FILE")

@@ -282,6 +282,14 @@ def test_every_flag_of_run_has_help_and_shows_its_default(
         assert "".join(str(action.help).split()) in text
 
 
+@pytest.mark.parametrize("command", ["simulate", "validate-config", "version"])
+def test_every_flag_of_the_other_commands_has_help_and_shows_its_default(command: str) -> None:
+    parser = cli._parser()
+    [sub] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    options = [a for a in sub.choices[command]._actions if a.option_strings and a.dest != "help"]
+    assert [a.option_strings[0] for a in options if "(default: " not in (a.help or "")] == []
+
+
 def test_a_flag_that_changes_nothing_warns_once_even_when_repeated() -> None:
     assert warnings("--node-selector=a:b", "--node-selector=c:d") == [
         "--node-selector has no effect here: every node is considered"
