@@ -209,6 +209,16 @@ def test_version_prints_the_version_and_exits_0(
             "of seconds, got 'soon'",
         ),
         (
+            ["--schedule-period=1e300"],
+            "argument --schedule-period: must be at most 2562047h (Go's longest duration), "
+            "got '1e300'",
+        ),
+        (
+            ["--leader-elect-retry-period=3000000h"],
+            "argument --leader-elect-retry-period: must be at most 2562047h (Go's longest "
+            "duration), got '3000000h'",
+        ),
+        (
             ["--listen-address", "notanaddress"],
             "argument --listen-address: listen address 'notanaddress': expected host:port",
         ),

@@ -124,6 +124,9 @@ def load_yaml(text: str) -> LoadedYaml:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         detail = exc.problem or exc.context or "malformed YAML"
         return LoadedYaml(None, (f"YAML syntax error{where}: {detail}",), readable=False)
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow (NUL, ...)
+        problem = f"YAML error at character {exc.position}: {str(exc).splitlines()[0]}"
+        return LoadedYaml(None, (problem,), readable=False)
     except yaml.YAMLError as exc:
         return LoadedYaml(None, (f"YAML error: {exc}",), readable=False)
     except RecursionError:

@@ -2,8 +2,8 @@
 
 Flags keep the syntax Go's pflag gives them in kube-scheduler and in Volcano's `vc-scheduler`, so
 a Volcano Deployment's arguments start vscheduler unchanged:
-- durations are Go durations (`1s`, `1m30s`, `500ms`, `1h`); a plain number is seconds, as
-  vscheduler's own flags always took;
+- durations are Go durations (`1s`, `1m30s`, `500ms`, `1h`; at most Go's longest, 2562047h); a
+  plain number is seconds, as vscheduler's own flags always took;
 - a boolean flag may stand alone (`--leader-elect`) or carry any spelling Go's strconv.ParseBool
   accepts (`--leader-elect=True`, `=false`, `=1`, `=f`);
 - klog's verbosity `-v N` (`-v=3`, `--v=3`, `-v 3`) maps onto the log level: 0 to 3 is `info`
@@ -49,6 +49,8 @@ from vscheduler.runtime.settings import (
 LOG_LEVELS: Final = ("debug", "info", "warning", "error")
 DEBUG_VERBOSITY: Final = 4
 """klog's `-v` from which vscheduler logs at `debug`."""
+GO_LONGEST_DURATION: Final = (2**63 - 1) / 1e9
+"""Seconds in Go's longest time.Duration (about 292 years); pflag refuses longer ones."""
 _REDIRECTION: Final = re.compile(r"[0-9]*>&?[0-9]*")
 
 
@@ -82,6 +84,10 @@ def duration(text: str) -> float:
         )
     if seconds <= 0:
         raise argparse.ArgumentTypeError(f"must be above 0, got {text!r}")
+    if seconds > GO_LONGEST_DURATION:
+        raise argparse.ArgumentTypeError(
+            f"must be at most 2562047h (Go's longest duration), got {text!r}"
+        )
     return seconds
 
 

@@ -40,6 +40,12 @@ BOMB = "a: &a [1,1,1,1,1,1,1,1,1,1]\n" + "".join(
             id="an impossible date",
         ),
         pytest.param(
+            "actions: allocate\x00",
+            "YAML error at character 17: unacceptable character #x0000: special characters are "
+            "not allowed",
+            id="a NUL character",
+        ),
+        pytest.param(
             "&a [*a]", "YAML error: an alias refers to a node that contains it", id="a cycle"
         ),
         pytest.param(
