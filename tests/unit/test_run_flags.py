@@ -249,6 +249,22 @@ def test_version_prints_the_version_and_exits_0(
             "argument --policy-configmap: give it as NAMESPACE/NAME",
         ),
         (
+            ["--policy-configmap=/name"],
+            "argument --policy-configmap: give it as NAMESPACE/NAME",
+        ),
+        (
+            ["--policy-configmap=ns/a/b"],
+            "argument --policy-configmap: give it as NAMESPACE/NAME",
+        ),
+        (
+            ["--leader-elect-resource-namespace="],
+            "argument --leader-elect-resource-namespace: must not be empty",
+        ),
+        (
+            ["--leader-elect-resource-name="],
+            "argument --leader-elect-resource-name: must not be empty",
+        ),
+        (
             ["--leader-elect-lease-duration=5s"],
             "the leader-election durations must be --leader-elect-lease-duration > "
             "--leader-elect-renew-deadline > --leader-elect-retry-period, got 5s, 10s, 2s",

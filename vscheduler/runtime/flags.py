@@ -20,7 +20,8 @@ Ranges are checked while parsing, so a wrong value is a usage error naming the f
 `--schedule-period` and the leader-election durations above 0 (lease > renew deadline > retry
 period, as kube's validation requires), `--bind-workers` and `--kube-api-burst` at least 1,
 `--kube-api-qps` at least 0 (0: no client-side limit), `--listen-address` a `host:port` with a
-port up to 65535. `--policy-file` and `--policy-configmap` exclude each other.
+port up to 65535, `--policy-configmap` a NAMESPACE/NAME, and with leader election the Lease's
+name and namespace not empty. `--policy-file` and `--policy-configmap` exclude each other.
 
 Owns the flags and their translation into `Settings`; starts nothing.
 """
@@ -302,8 +303,13 @@ def check(args: argparse.Namespace) -> None:
     for stray in args.stray:
         if not _REDIRECTION.fullmatch(stray):
             raise UsageError(f"unrecognized arguments: {' '.join(args.stray)}")
-    if args.policy_configmap and not args.policy_configmap.partition("/")[2]:
+    namespace, _, name = args.policy_configmap.partition("/")
+    if (args.policy_configmap and not (namespace and name)) or "/" in name:
         raise UsageError("argument --policy-configmap: give it as NAMESPACE/NAME")
+    if args.leader_elect:
+        for flag in ("resource-name", "resource-namespace"):
+            if not getattr(args, f"leader_elect_{flag.replace('-', '_')}"):
+                raise UsageError(f"argument --leader-elect-{flag}: must not be empty")
     lease, renew, retry = (
         args.leader_elect_lease_duration,
         args.leader_elect_renew_deadline,
