@@ -7,6 +7,8 @@ subprocess and see it refuse a port already in use or a policy file that is not 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import socket
 import subprocess
@@ -14,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings as hypothesis_settings, strategies as st
 
 from vscheduler import __version__, cli
 from vscheduler.runtime import flags
@@ -362,6 +365,77 @@ def test_every_volcano_flag_without_effect_is_accepted() -> None:
     assert len(warnings(*args)) == len(
         [flag for flag in FOREIGN_FLAGS if not (flag.boolean and True in flag.harmless)]
     )
+
+
+def run_options() -> list[str]:
+    [sub] = [a for a in cli._parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    return sorted(
+        o
+        for a in sub.choices["run"]._actions
+        for o in a.option_strings
+        if o not in ("-h", "--help")
+    )
+
+
+ODD_VALUES = st.sampled_from(
+    [
+        "",
+        "0",
+        "-1",
+        "1s",
+        "1e400",
+        "nan",
+        "inf",
+        "true",
+        "T",
+        "maybe",
+        ":8080",
+        "[::1]:9",
+        "a/b",
+        "/",
+        "ns/",
+        "99999999999999999999",
+        "1h1h",
+        "0.0.0.0:65536",
+        "ü",
+        "2>&1",
+        "-v",
+    ]
+)
+TOKENS = st.one_of(
+    st.builds(lambda o, v: f"{o}={v}", st.sampled_from(run_options()), ODD_VALUES),
+    st.sampled_from(run_options()),
+    ODD_VALUES,
+)
+
+
+def outcome(argv: list[str]) -> tuple[int, str]:
+    """The exit code `vscheduler run ARGV` would end with before starting anything (-1: it
+    would start), and what it printed on stderr."""
+    err = io.StringIO()
+    code = -1
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            args = cli._parser().parse_args(["run", *argv])
+            cli._settings(args)
+            for warning in flags.warnings(args):
+                err.write(warning + "\n")
+        except SystemExit as exit_:
+            code = exit_.code if isinstance(exit_.code, int) else 99
+        except flags.UsageError as exc:
+            err.write(f"{exc}\n")
+            code = 2
+    return code, err.getvalue()
+
+
+@hypothesis_settings(deadline=None)
+@given(argv=st.lists(TOKENS, max_size=6))
+def test_any_run_command_line_gives_settings_or_a_one_line_usage_error(argv: list[str]) -> None:
+    code, err = outcome(argv)
+    assert code in (-1, 0, 2)
+    if code == 2:
+        assert err.count("\n") == 1
+    assert all(line.strip() for line in err.splitlines())
 
 
 # --- `vscheduler run` refusing to start, in a subprocess -----------------------------------------
