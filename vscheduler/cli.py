@@ -90,6 +90,7 @@ def _parser() -> argparse.ArgumentParser:
 def _run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     run = sub.add_parser(
         "run",
+        usage="vscheduler run [FLAG ...]",
         help="schedule pods in a cluster (the scheduler itself)",
         description="Schedule pods in a cluster. Volcano's and kube-scheduler's flags are "
         "accepted with their syntax (Go durations, bare booleans, -v N); Volcano's flags that "

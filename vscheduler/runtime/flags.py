@@ -8,8 +8,9 @@ a Volcano Deployment's arguments start vscheduler unchanged:
   accepts (`--leader-elect=True`, `=false`, `=1`, `=f`);
 - klog's verbosity `-v N` (`-v=3`, `--v=3`, `-v 3`) maps onto the log level: 0 to 3 is `info`
   (Volcano's charts run at 3), 4 and above is `debug`; the last of `-v` and `--log-level` wins;
-- `--scheduler-conf FILE` is `--policy-file FILE`; `--lock-object-namespace` is
-  `--leader-elect-resource-namespace` (Volcano's deprecated name);
+- `--scheduler-conf FILE` is `--policy-file FILE`; `--lock-object-namespace` and
+  `--lock-object-name` are `--leader-elect-resource-namespace` and `--leader-elect-resource-name`
+  (their deprecated names);
 - `--scheduler-name` may be repeated, as in Volcano: the first name is scheduled, the others are
   reported in a warning (this version schedules the pods of one scheduler name);
 - the flags of Volcano and klog that have no counterpart here (`foreign_flags`) are accepted and
@@ -152,6 +153,7 @@ def add_run_flags(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--kubeconfig",
         default="",
+        metavar="FILE",
         help="kubeconfig file (default: in-cluster, else $KUBECONFIG or ~/.kube/config)",
     )
     _policy_flags(run)
@@ -165,18 +167,21 @@ def add_run_flags(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--kube-api-qps",
         type=qps,
+        metavar="QPS",
         default=d.qps,
         help=f"client queries per second, 0 for no limit (default: {d.qps:g})",
     )
     run.add_argument(
         "--kube-api-burst",
         type=at_least_one,
+        metavar="N",
         default=d.burst,
         help=f"client burst (default: {d.burst})",
     )
     run.add_argument(
         "--bind-workers",
         type=at_least_one,
+        metavar="N",
         default=d.bind_workers,
         help=f"threads carrying out binds, evictions and status writes (default: {d.bind_workers})",
     )
@@ -209,8 +214,13 @@ def add_run_flags(run: argparse.ArgumentParser) -> None:
         choices=("text", "json"),
         help=f"log lines as text or JSON objects (default: {d.log_format})",
     )
+    foreign = run.add_argument_group(
+        "Volcano's and klog's flags without effect here",
+        "accepted so a Volcano Deployment's arguments start vscheduler; each one given draws a "
+        "warning, unless its value asks for what vscheduler does anyway",
+    )
     for flag in FOREIGN_FLAGS:
-        _add_foreign(run, flag)
+        _add_foreign(foreign, flag)
     run.add_argument("stray", nargs="*", help=argparse.SUPPRESS)
 
 
@@ -234,6 +244,7 @@ def _policy_flags(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--policy-key",
         default=DEFAULT_POLICY_KEY,
+        metavar="KEY",
         help=f"the ConfigMap key holding the policy (default: {DEFAULT_POLICY_KEY})",
     )
 
@@ -262,24 +273,30 @@ def _election_flags(run: argparse.ArgumentParser, le: LeaderElection) -> None:
         )
     run.add_argument(
         "--leader-elect-resource-name",
+        "--lock-object-name",
         default=le.resource_name,
-        help=f"the Lease's name (default: {le.resource_name})",
+        metavar="NAME",
+        help="the Lease's name; --lock-object-name is kube-scheduler's deprecated name "
+        f"(default: {le.resource_name})",
     )
     run.add_argument(
         "--leader-elect-resource-namespace",
         "--lock-object-namespace",
         default=os.environ.get("POD_NAMESPACE", le.resource_namespace),
-        help="the Lease's namespace; --lock-object-namespace is Volcano's deprecated name "
+        metavar="NAMESPACE",
+        help="the Lease's namespace; --lock-object-namespace is Volcano's and kube-scheduler's "
+        "deprecated name "
         f"(default: $POD_NAMESPACE, else {le.resource_namespace})",
     )
     run.add_argument(
         "--leader-elect-identity",
         default="",
+        metavar="IDENTITY",
         help="this replica's identity in the Lease (default: hostname_uuid)",
     )
 
 
-def _add_foreign(run: argparse.ArgumentParser, flag: ForeignFlag) -> None:
+def _add_foreign(run: argparse._ArgumentGroup, flag: ForeignFlag) -> None:
     names = [f"--{name}" for name in flag.names]
     if flag.boolean:
         run.add_argument(
