@@ -161,10 +161,11 @@ def test_klog_verbosity_maps_onto_the_log_level_and_the_last_one_wins(
     assert settings(*args).log_level == level
 
 
-def test_lock_object_namespace_is_the_lease_namespace() -> None:
-    assert settings(
-        "--lock-object-namespace=volcano-system"
-    ).leader_election.resource_namespace == ("volcano-system")
+def test_the_deprecated_lock_object_flags_name_the_lease() -> None:
+    election = settings(
+        "--lock-object-namespace=volcano-system", "--lock-object-name=volcano"
+    ).leader_election
+    assert (election.resource_namespace, election.resource_name) == ("volcano-system", "volcano")
 
 
 @pytest.mark.parametrize("argv", [["--version"], ["run", "--version"]])
