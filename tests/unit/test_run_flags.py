@@ -498,3 +498,15 @@ def test_a_policy_file_that_is_not_utf8_stops_run_with_one_line_naming_the_file(
         "(invalid start byte at byte 18)"
     )
     assert "Traceback" not in done.stderr
+
+
+def test_the_chart_example_of_the_migration_guide_draws_the_warnings_it_names() -> None:
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "migrating-from-volcano.md").read_text()
+    quoted = guide.split("For example those of Volcano's chart,\n`", 1)[1].split("`, run the", 1)[0]
+    args = parsed(*quoted.split())
+    assert cli._settings(args).policy.file == "/volcano.scheduler/volcano-scheduler.conf"
+    assert [warning.split(" ")[0] for warning in flags.warnings(args)] == [
+        "--healthz-address",
+        "--node-worker-threads",
+        "ignored",
+    ]
