@@ -3,8 +3,10 @@
 A new policy text (from the watched ConfigMap or a polled file) is parsed and built with the
 built-in registry; if that succeeds it applies from the next cycle, if not the last good policy
 stays and the rejection is reported (a Warning Event on the ConfigMap, a log line naming every
-error, a metric) through `on_rejected`. Until a valid policy has arrived, the built-in default
-policy is in force (as Volcano falls back to its default configuration).
+error, a metric) through `on_rejected`. A policy that loads but lacks `tiers`, `predicates` or
+`gang` is logged with the same warnings `validate-config` prints. Until a valid policy has
+arrived, the built-in default policy is in force (as Volcano falls back to its default
+configuration).
 
 `read_policy_file` is how every command reads a policy file: a file that cannot be read or is not
 UTF-8 text is an InputError of one line naming the file (and the first bad byte), as snapshot
@@ -20,6 +22,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 
 from vscheduler import builtins
+from vscheduler.conf.advice import policy_warnings
 from vscheduler.errors import InputError, PolicyError
 from vscheduler.framework.registry import Pipeline
 from vscheduler.informer.kinds import Kind
@@ -99,6 +102,9 @@ class PolicyHolder:
             self._pipeline, self._text, self._source = pipeline, text, source
             self.generation += 1
         logger.info("policy %s in force", source)
+        if text is not None:
+            for warning in policy_warnings(builtins.parse(text, source=source)):
+                logger.warning("policy %s: %s", source, warning)
         self._on_loaded(source)
         return True
 

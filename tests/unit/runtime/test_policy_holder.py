@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+
+import pytest
 
 from vscheduler.informer.kinds import config_map
 from vscheduler.informer.ports import WatchEvent
@@ -104,3 +107,15 @@ def test_a_policy_file_that_is_not_utf8_is_rejected_once_and_the_last_good_polic
         (f"{path}: not UTF-8 text (invalid continuation byte at byte 23)",)
     ]
     assert [a.name for a in holder.current.actions] == ["enqueue", "allocate"]
+
+
+def test_a_policy_without_predicates_is_logged_with_validate_configs_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    holder, _, _ = holder_with_log()
+    with caplog.at_level(logging.WARNING, logger="vscheduler.runtime.policy"):
+        assert holder.offer(GOOD, "ConfigMap vscheduler-system/policy")
+    assert [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == [
+        "policy ConfigMap vscheduler-system/policy: tiers: no 'predicates' plugin: taints, "
+        "tolerations, node selectors and affinity are ignored"
+    ]
