@@ -192,6 +192,22 @@ def test_version_prints_the_version_and_exits_0(
             "argument --kube-api-qps: must be a number, got 'fast'",
         ),
         (
+            ["--bind-workers=1001"],
+            "argument --bind-workers: must be at most 1000, got '1001'",
+        ),
+        (
+            ["--bind-workers=1" + "0" * 400],
+            f"argument --bind-workers: must be at most 1000, got '1{'0' * 400}'",
+        ),
+        (
+            ["--kube-api-burst=1" + "0" * 30],
+            f"argument --kube-api-burst: must be at most 9223372036854775807, got '1{'0' * 30}'",
+        ),
+        (
+            ["--kube-api-qps=1" + "0" * 400],
+            f"argument --kube-api-qps: must be a number, got '1{'0' * 400}'",
+        ),
+        (
             ["--kube-api-burst=0"],
             "argument --kube-api-burst: must be at least 1, got '0'",
         ),

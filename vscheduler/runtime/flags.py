@@ -19,7 +19,8 @@ a Volcano Deployment's arguments start vscheduler unchanged:
 
 Ranges are checked while parsing, so a wrong value is a usage error naming the flag (exit 2):
 `--schedule-period` and the leader-election durations above 0 (lease > renew deadline > retry
-period, as kube's validation requires), `--bind-workers` and `--kube-api-burst` at least 1,
+period, as kube's validation requires), `--bind-workers` from 1 to 1000, `--kube-api-burst` at
+least 1,
 `--kube-api-qps` at least 0 (0: no client-side limit), `--listen-address` a `host:port` with a
 port up to 65535, `--policy-configmap` a NAMESPACE/NAME, and with leader election the Lease's
 name and namespace not empty. `--policy-file` and `--policy-configmap` exclude each other.
@@ -49,6 +50,8 @@ from vscheduler.runtime.settings import (
 )
 
 LOG_LEVELS: Final = ("debug", "info", "warning", "error")
+MAX_BIND_WORKERS: Final = 1000
+"""Each bind worker is a thread and a pooled connection to the API server."""
 DEBUG_VERBOSITY: Final = 4
 """klog's `-v` from which vscheduler logs at `debug`."""
 GO_LONGEST_DURATION: Final = (2**63 - 1) / 1e9
@@ -98,17 +101,32 @@ def _number(text: str, convert: Callable[[str], float], noun: str) -> float:
         value = convert(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be {noun}, got {text!r}") from None
-    if not math.isfinite(value):
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:  # an integer too large for a float is finite still
+        finite = True
+    if not finite:
         raise argparse.ArgumentTypeError(f"must be {noun}, got {text!r}")
     return value
 
 
-def at_least_one(text: str) -> int:
-    """An integer of at least 1."""
+def _int_between(text: str, minimum: int, maximum: int) -> int:
     value = int(_number(text, int, "an integer"))
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {text!r}")
+    if value > maximum:
+        raise argparse.ArgumentTypeError(f"must be at most {maximum}, got {text!r}")
     return value
+
+
+def burst(text: str) -> int:
+    """An integer from 1 to Go's largest int."""
+    return _int_between(text, 1, 2**63 - 1)
+
+
+def bind_workers(text: str) -> int:
+    """Threads (and connections) for the API writes: 1 to MAX_BIND_WORKERS."""
+    return _int_between(text, 1, MAX_BIND_WORKERS)
 
 
 def qps(text: str) -> float:
@@ -173,17 +191,18 @@ def add_run_flags(run: argparse.ArgumentParser) -> None:
     )
     run.add_argument(
         "--kube-api-burst",
-        type=at_least_one,
+        type=burst,
         metavar="N",
         default=d.burst,
         help=f"client burst (default: {d.burst})",
     )
     run.add_argument(
         "--bind-workers",
-        type=at_least_one,
+        type=bind_workers,
         metavar="N",
         default=d.bind_workers,
-        help=f"threads carrying out binds, evictions and status writes (default: {d.bind_workers})",
+        help=f"threads carrying out binds, evictions and status writes, 1 to {MAX_BIND_WORKERS} "
+        f"(default: {d.bind_workers})",
     )
     run.add_argument(
         "--listen-address",
