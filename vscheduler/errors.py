@@ -22,11 +22,19 @@ class ConfigError(VSchedulerError):
     """The scheduler policy is wrong."""
 
 
+def one_line(text: str) -> str:
+    """`text` with every unprintable character (newline, tab, zero-width space) escaped."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+
+
 class PolicyError(ConfigError):
-    """One or more errors in a policy document; `errors` lists each, precisely."""
+    """One or more errors in a policy document; `errors` lists each, precisely, each on one line
+    (a key or value that holds a newline or another unprintable character shows it escaped)."""
 
     def __init__(self, errors: Sequence[str], *, source: str = "policy") -> None:
-        self.errors = tuple(errors)
+        self.errors = tuple(one_line(error) for error in errors)
         self.source = source
         super().__init__(f"{source}: " + "; ".join(self.errors))
 
