@@ -31,11 +31,19 @@ HOSTNAME = "kubernetes.io/hostname"
 
 
 def objects(
-    nodes: int, pods: int, gang: int, anti_affinity: float = 0.0
+    nodes: int, pods: int, gang: int, anti_affinity: float = 0.0, queues: int = 1
 ) -> Iterator[dict[str, object]]:
     """The benchmark cluster as Kubernetes objects. A fraction `anti_affinity` of the gangs
-    (evenly spread) have pods with required anti-affinity to their gang's pods per host."""
+    (evenly spread) have pods with required anti-affinity to their gang's pods per host. With
+    `queues` > 1 the gangs go round-robin to queues `q0`.. of weights 1, 2, ..."""
     every = round(1 / anti_affinity) if anti_affinity else 0
+    for q in range(queues if queues > 1 else 0):
+        yield {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "Queue",
+            "metadata": {"name": f"q{q}"},
+            "spec": {"weight": q + 1, "reclaimable": True},
+        }
     for i in range(nodes):
         labels = {"zone": f"z{i % 3}", "kubernetes.io/hostname": f"node-{i:05d}"}
         yield {
@@ -54,7 +62,7 @@ def objects(
             "apiVersion": "scheduling.volcano.sh/v1beta1",
             "kind": "PodGroup",
             "metadata": {"name": name, "namespace": "bench", "uid": f"pg-{g}"},
-            "spec": {"minMember": gang, "queue": "default"},
+            "spec": {"minMember": gang, "queue": f"q{g % queues}" if queues > 1 else "default"},
             "status": {"phase": "Inqueue"},
         }
         spec: dict[str, object] = {}
@@ -89,9 +97,11 @@ def objects(
             }
 
 
-def write_snapshot(path: str, nodes: int, pods: int, gang: int, anti: float = 0.0) -> None:
+def write_snapshot(
+    path: str, nodes: int, pods: int, gang: int, anti: float = 0.0, queues: int = 1
+) -> None:
     """Writes the cluster as one JSON List."""
-    items = list(objects(nodes, pods, gang, anti))
+    items = list(objects(nodes, pods, gang, anti, queues))
     with open(path, "w", encoding="utf-8") as handle:
         json.dump({"apiVersion": "v1", "kind": "List", "items": items}, handle)
 
@@ -122,17 +132,18 @@ def measure(path: str, policy: str | None) -> dict[str, object]:
 
 
 def run_one(
-    nodes: int, pods: int, gang: int, policy: str | None, anti: float = 0.0
+    nodes: int, pods: int, gang: int, policy: str | None, anti: float = 0.0, queues: int = 1
 ) -> dict[str, object]:
     """Generate, then measure in a fresh interpreter."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "snapshot.json")
-        write_snapshot(path, nodes, pods, gang, anti)
+        write_snapshot(path, nodes, pods, gang, anti, queues)
         cmd = [sys.executable, "-m", "bench.cycle", "--measure", path]
         if policy:
             cmd += ["--policy", policy]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         result: dict[str, object] = json.loads(out)
+        result["queues"] = queues
         return result
 
 
@@ -151,16 +162,21 @@ def main() -> None:
         metavar="FRACTION",
         help="fraction of gangs whose pods repel each other per host (required anti-affinity)",
     )
+    parser.add_argument("--queues", type=int, default=1, help="queues q0.. of weights 1, 2, ...")
     parser.add_argument("--measure", metavar="SNAPSHOT", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
         print(json.dumps(measure(args.measure, args.policy)))
         return
     if args.matrix:
-        runs = [run_one(n, p, args.gang, args.policy) for n in (1000, 5000) for p in (10000, 50000)]
+        runs = [
+            run_one(n, p, args.gang, args.policy, queues=args.queues)
+            for n in (1000, 5000)
+            for p in (10000, 50000)
+        ]
         print(json.dumps({"benchmark": "cycle", "runs": runs}, indent=2))
         return
-    result = run_one(args.nodes, args.pods, args.gang, args.policy, args.anti_affinity)
+    result = run_one(args.nodes, args.pods, args.gang, args.policy, args.anti_affinity, args.queues)
     print(json.dumps({"benchmark": "cycle", **result}, indent=2))
 
 

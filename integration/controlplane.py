@@ -38,7 +38,14 @@ from typing import Any, TypeVar
 REPO_ROOT = Path(__file__).resolve().parent.parent
 VERSIONS_FILE = REPO_ROOT / "integration" / "controlplane" / "versions.env"
 BUILD_SCRIPT = REPO_ROOT / "scripts" / "controlplane"
-BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kubectl", "kwok")
+BINARIES = (
+    "etcd",
+    "kube-apiserver",
+    "kube-controller-manager",
+    "kube-scheduler",
+    "kubectl",
+    "kwok",
+)
 
 #: kwok manages exactly the nodes carrying this annotation (kwok's documented convention).
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"

@@ -34,7 +34,7 @@ from vscheduler.effects.executor import Effects
 from vscheduler.effects.ports import ObjectRef
 from vscheduler.effects.retry import RetryPolicy
 from vscheduler.election import LeaderElector, LeaseRecord, default_identity
-from vscheduler.errors import ClusterError, PolicyError
+from vscheduler.errors import ClusterError, InputError, PolicyError
 from vscheduler.informer.informer import Informer
 from vscheduler.informer.kinds import CLUSTER_KINDS, Kind, config_map
 from vscheduler.informer.ports import Sink
@@ -48,7 +48,13 @@ from vscheduler.obs.logs import setup_logging
 from vscheduler.obs.metrics import SchedulerMetrics
 from vscheduler.obs.usage import UsageLoop
 from vscheduler.runtime.health import CycleHealth
-from vscheduler.runtime.policy import ConfigMapPolicy, FilePolicy, PolicyHolder, Rejection
+from vscheduler.runtime.policy import (
+    ConfigMapPolicy,
+    FilePolicy,
+    PolicyHolder,
+    Rejection,
+    read_policy_file,
+)
 from vscheduler.runtime.scheduler import Scheduler
 from vscheduler.runtime.settings import Settings
 from vscheduler.runtime.watches import ConfigMapWatches
@@ -434,10 +440,11 @@ def run(settings: Settings) -> int:
     clock = SystemClock()
     if settings.policy.file:
         try:
-            with open(settings.policy.file, encoding="utf-8") as handle:
-                builtins.load_pipeline(handle.read(), source=settings.policy.file)
-        except (OSError, PolicyError) as exc:
-            logger.error("policy file %s: %s", settings.policy.file, exc)
+            builtins.load_pipeline(
+                read_policy_file(settings.policy.file), source=settings.policy.file
+            )
+        except (InputError, PolicyError) as exc:
+            logger.error("policy file rejected: %s", exc)
             return 1
     app = App(settings, clock=clock)
     _on_signals(app.stop.set)

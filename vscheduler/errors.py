@@ -22,11 +22,19 @@ class ConfigError(VSchedulerError):
     """The scheduler policy is wrong."""
 
 
+def one_line(text: str) -> str:
+    """`text` with every unprintable character (newline, tab, zero-width space) escaped."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+
+
 class PolicyError(ConfigError):
-    """One or more errors in a policy document; `errors` lists each, precisely."""
+    """One or more errors in a policy document; `errors` lists each, precisely, each on one line
+    (a key or value that holds a newline or another unprintable character shows it escaped)."""
 
     def __init__(self, errors: Sequence[str], *, source: str = "policy") -> None:
-        self.errors = tuple(errors)
+        self.errors = tuple(one_line(error) for error in errors)
         self.source = source
         super().__init__(f"{source}: " + "; ".join(self.errors))
 
@@ -68,7 +76,15 @@ class NotFoundError(ClusterError):
 
 
 class DisruptionBudgetError(ClusterError):
-    """The Eviction API refused: a PodDisruptionBudget allows no disruption now (429)."""
+    """The Eviction API refused: a PodDisruptionBudget allows no disruption now (429).
+    `retry_after`: the seconds the API server asked to wait (its `Retry-After` header, else the
+    Status's `details.retryAfterSeconds`), None when it named none."""
+
+    def __init__(
+        self, message: str, *, status: int | None = None, retry_after: float | None = None
+    ) -> None:
+        self.retry_after = retry_after
+        super().__init__(message, status=status)
 
 
 class ExpiredError(ClusterError):

@@ -33,6 +33,7 @@ from vscheduler.model.cluster import DEFAULT_SCHEDULER_NAME, ClusterSnapshot
 from vscheduler.model.commands import CycleResult, Evict, QueueFigures, ReservationRelease
 from vscheduler.model.facts import EPOCH, PodGroupCondition
 from vscheduler.model.resources import Resources, format_amount
+from vscheduler.runtime.policy import read_policy_file
 from vscheduler.runtime.watches import config_maps_read
 
 Json = dict[str, object]
@@ -78,12 +79,7 @@ def simulate(request: Request) -> Json:
     source = "default policy"
     if request.policy_file is not None:
         source = request.policy_file
-        try:
-            with open(request.policy_file, encoding="utf-8") as handle:
-                policy_text = handle.read()
-        except OSError as exc:
-            msg = f"{request.policy_file}: cannot read the policy: {exc.strerror}"
-            raise InputError(msg) from None
+        policy_text = read_policy_file(request.policy_file)
     pipeline = builtins.load_pipeline(policy_text, source=source)
     for warning in snapshot_warnings(snap):
         request.warn(warning)

@@ -428,3 +428,87 @@ def test_now_sets_the_clock_the_session_stamps_conditions_with(
     [condition] = result["cycles"][0]["podGroups"]["ml/train"]["conditions"]
     assert condition["lastTransitionTime"] == "2026-11-22T10:00:00Z"
     assert condition["transitionID"] == "cycle-1"
+
+
+# --- no traceback from any command --------------------------------------------------------------
+NOT_UTF8 = b"actions: allocate\ntiers:\n- plugins:\n  - name: g\xe4ng\n"
+
+
+def test_validate_config_on_a_file_that_is_not_utf8_is_one_line_naming_the_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes(NOT_UTF8)
+    assert cli.main(["validate-config", str(path)]) == 1
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err == f"{path}: not UTF-8 text (invalid continuation byte at byte 47)\n"
+
+
+def test_validate_config_on_a_missing_file_is_one_line_naming_the_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "nothere.yaml"
+    assert cli.main(["validate-config", str(path)]) == 1
+    assert capsys.readouterr().err == f"{path}: cannot read: No such file or directory\n"
+
+
+def test_simulate_with_a_policy_that_is_not_utf8_is_one_line_naming_the_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes(NOT_UTF8)
+    assert cli.main(["simulate", str(EXAMPLES / "unplaceable"), "--config", str(path)]) == 1
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err == (
+        f"vscheduler: {path}: not UTF-8 text (invalid continuation byte at byte 47)\n"
+    )
+
+
+PREDICATES_WARNING = (
+    "warning: tiers: no 'predicates' plugin: taints, tolerations, node selectors and affinity "
+    "are ignored"
+)
+GANG_WARNING = (
+    "warning: tiers: no 'gang' plugin: gangs may split (a PodGroup's pods bind one by one, "
+    "whatever its minMember)"
+)
+TIERS_WARNING = (
+    "warning: tiers: missing or empty: no plugin runs, so taints, tolerations and affinity are "
+    "ignored and gangs may split"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "warnings"),
+    [
+        pytest.param(
+            "actions: allocate\ntiers:\n- plugins:\n  - name: gang\n",
+            [PREDICATES_WARNING],
+            id="no predicates",
+        ),
+        pytest.param(
+            "actions: allocate\ntiers:\n- plugins:\n  - name: predicates\n",
+            [GANG_WARNING],
+            id="no gang",
+        ),
+        pytest.param(
+            "actions: allocate\ntiers:\n- plugins: []\n",
+            [PREDICATES_WARNING, GANG_WARNING],
+            id="a tier without plugins",
+        ),
+        pytest.param("actions: allocate\n", [TIERS_WARNING], id="no tiers"),
+        pytest.param("actions: allocate\ntiers: []\n", [TIERS_WARNING], id="empty tiers"),
+    ],
+)
+def test_validate_config_warns_about_a_valid_policy_missing_predicates_gang_or_tiers(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, warnings: list[str]
+) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text(text)
+    assert cli.main(["validate-config", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        *(f"{path}: {warning}" for warning in warnings),
+        f"{path}: OK",
+    ]

@@ -25,7 +25,12 @@ class Backfill:
     def execute(self, session: Session) -> None:
         """Place best-effort tasks."""
         hooks, placer = session.hooks, session.placer
-        jobs = [job for group in admitted_jobs(session).values() for job in group]
+        jobs = [
+            job
+            for group in admitted_jobs(session).values()
+            for job in group
+            if job.pending_best_effort_num()  # the others have nothing for backfill
+        ]
         for job in session.ordered_jobs(jobs):
             tasks = session.pending_tasks(job, best_effort=True)
             if not tasks:

@@ -2,7 +2,10 @@
 
 Queues are visited in queue order and each queue's Pending jobs in job order, one job per turn,
 so admission interleaves across queues as Volcano's does. A PodGroup without minResources is
-always admitted. A job not admitted keeps phase Pending and its pods say why.
+always admitted; the implicit job of a pod without a PodGroup is admitted without taking a turn
+(it has no minResources, and admitting it changes nothing another job's admission reads), so a
+cycle's enqueue costs in proportion to the PodGroups waiting, not to the lone pods. A job not
+admitted keeps phase Pending and its pods say why.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ class Enqueue:
         """Admit what the votes allow."""
         hooks = session.hooks
         by_queue: dict[str, list[JobState]] = {}
+        lone: list[JobState] = []
         for job in session.jobs.values():
             if not job.is_pending():
                 continue
@@ -36,7 +40,13 @@ class Enqueue:
             if problem:
                 session.note_job(job, problem)
                 continue
-            by_queue.setdefault(job.queue, []).append(job)
+            if job.facts.synthetic:
+                lone.append(job)
+            else:
+                by_queue.setdefault(job.queue, []).append(job)
+        for job in lone:  # a lone pod's job has no minResources: always admitted, in any order
+            hooks.job_enqueued(job)
+            job.phase = PodGroupPhase.INQUEUE
         queues: PriorityQueue[QueueState] = PriorityQueue(
             hooks.compare_queues, (session.queues[name] for name in sorted(by_queue))
         )
@@ -50,7 +60,7 @@ class Enqueue:
                     hooks.job_enqueued(job)
                     job.phase = PodGroupPhase.INQUEUE
                 else:
-                    session.note_job(job, _not_admitted(job))
+                    session.note_job(job, _not_admitted(job) + session.queue_note(job.queue))
             if pending:
                 queues.push(queue)
 

@@ -108,6 +108,18 @@ class Assumptions:
                 out[uid] = _shown(evict, facts, _releasing)
         return out
 
+    def shown(self, uid: str, facts: TaskFacts) -> TaskFacts:
+        """The facts a snapshot shows for one task (`overlay` for a single uid)."""
+        changes: tuple[tuple[AssumedKind, Callable[[TaskFacts, str], TaskFacts]], ...] = (
+            ("bind", _bound),
+            ("evict", _releasing),
+        )
+        for kind, change in changes:
+            assumption = self._tables[kind].get(uid) or self._held[kind].get(uid)
+            if assumption is not None:
+                facts = change(facts, assumption.node)
+        return facts
+
     def _all(self, kind: AssumedKind) -> Iterator[tuple[str, _Assumption]]:
         yield from self._tables[kind].items()
         yield from self._held[kind].items()

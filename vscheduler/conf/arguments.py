@@ -4,7 +4,8 @@ A plugin builds an `ArgumentReader` over its arguments, asks for each value with
 default, and calls `finish()`: every wrong value and every argument nobody asked for is reported
 together in one `PluginArgsError`. Values are accepted as leniently as Volcano reads them (a YAML
 int, an integral float or a numeric string for an int; `true`/`false` or their string spellings for
-a bool). Also owns Go duration parsing ("30s", "1h30m", "500ms"). Does no I/O.
+a bool). Also owns Go duration parsing ("30s", "1h30m", "500ms") and Go's boolean spellings, which
+`vscheduler run`'s flags share. Does no I/O.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ from vscheduler.conf.suggest import describe, did_you_mean
 from vscheduler.errors import PluginArgsError
 
 _INT_TEXT: Final = re.compile(r"[+-]?[0-9]+")
+_INT64_MIN: Final = -(2**63)
+_INT64_MAX: Final = 2**63 - 1
+_INT_DIGITS: Final = 40
+"""More digits than any 64-bit integer has (and far fewer than Python refuses to convert)."""
 _FLOAT_TEXT: Final = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 # strconv.ParseBool's spellings: Volcano read string-typed arguments with it.
 _BOOL_TEXT: Final[Mapping[str, bool]] = MappingProxyType(
@@ -55,31 +60,50 @@ def parse_go_duration(text: str) -> float:
             raise ValueError(f"invalid duration {text!r}")
         total += float(part.group(1)) * _DURATION_UNIT_SECONDS[part.group(2)]
         position = part.end()
+    if not math.isfinite(total):
+        raise ValueError(f"invalid duration {text!r}")
     return sign * total
 
 
+def parse_go_bool(text: str) -> bool:
+    """The bool in one of Go's strconv.ParseBool spellings ("true", "True", "1", "f", ...).
+
+    Raises ValueError when `text` is not one.
+    """
+    if text not in _BOOL_TEXT:
+        raise ValueError(f"invalid boolean {text!r}")
+    return _BOOL_TEXT[text]
+
+
 def _as_int(value: object) -> int | None:
+    """A 64-bit integer, as Volcano reads one into a Go int, or None."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and _INT_TEXT.fullmatch(value):
-        return int(value)
-    return None
+    integral_float = isinstance(value, float) and math.isfinite(value) and value.is_integer()
+    digits = isinstance(value, str) and _INT_TEXT.fullmatch(value) and len(value) < _INT_DIGITS
+    if not (isinstance(value, int) or integral_float or digits):
+        return None
+    number = int(value)  # type: ignore[call-overload]
+    return number if _INT64_MIN <= number <= _INT64_MAX else None
 
 
 def _as_float(value: object) -> float | None:
+    """A finite float, or None (an integer too large for a float is not a number here)."""
     if isinstance(value, bool):
         return None
+    number: float
     if isinstance(value, int):
-        return float(value)
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, str) and _FLOAT_TEXT.fullmatch(value):
-        return float(value)
-    return None
+        try:
+            number = float(value)
+        except OverflowError:
+            return None
+    elif isinstance(value, float):
+        number = value
+    elif isinstance(value, str) and _FLOAT_TEXT.fullmatch(value):
+        number = float(value)
+    else:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _range_phrase(noun: str, minimum: object | None, maximum: object | None) -> str:

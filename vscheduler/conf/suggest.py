@@ -30,16 +30,19 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     return f"; did you mean {match!r}?" if match is not None else ""
 
 
+DESCRIBED_LENGTH = 60
+"""The longest rendering of a value in a message; longer ones are cut, ending in "..."."""
+
+
 def describe(value: object) -> str:
     """A short, YAML-flavoured rendering of a value for an error message."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, str):
-        return repr(value)
     if isinstance(value, Mapping):
         return "a mapping"
-    if isinstance(value, list | tuple):
+    if isinstance(value, list | tuple | set | frozenset):
         return "a list"
-    return repr(value)
+    text = repr(value)
+    return text if len(text) <= DESCRIBED_LENGTH else text[: DESCRIBED_LENGTH - 3] + "..."

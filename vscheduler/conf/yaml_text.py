@@ -5,6 +5,11 @@ gopkg.in/yaml.v2, which follows YAML 1.1 like PyYAML's SafeLoader, with differen
 a policy: `y`/`n` are booleans too, `1e3` is a number, dates (`2024-01-01`) and `1:30` stay strings,
 and a map's keys keep the text they were written with (Volcano reads them into Go strings). Owns
 only the loading; what the values mean is `parse`'s business.
+
+Whatever the text, loading never raises: besides syntax errors, a value its explicit tag cannot
+take (`!!int abc`, an integer of more than 4300 digits), nesting too deep for the parser, an alias
+inside the node it names (a document containing itself) and aliases expanding to more than
+`MAX_VALUES` values are problems reported with their place where there is one.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ _FLOAT_PATTERN: Final = re.compile(
     r"|[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
 )
 _SHORT_BOOL_PATTERN: Final = re.compile(r"^(?:y|Y|n|N)$")
+MAX_VALUES: Final = 100_000
+"""The most values a document may hold once its aliases are expanded (a policy holds hundreds)."""
 
 
 def _yaml_v2_resolvers() -> dict[Any, list[tuple[str, re.Pattern[str]]]]:
@@ -63,6 +70,18 @@ class _PolicyLoader(yaml.SafeLoader):
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self.duplicates: list[str] = []
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        """A value, or a ConstructorError at the node for a value its tag cannot take."""
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, OverflowError) as exc:
+            tag = str(node.tag).rsplit(":", 1)[-1]
+            reason = str(exc)
+            if "Exceeds the limit" in reason:
+                reason = "more than 4300 digits"
+            problem = f"invalid !!{tag} value: {reason}"
+            raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark) from None
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
         seen: set[str] = set()
@@ -105,9 +124,35 @@ def load_yaml(text: str) -> LoadedYaml:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         detail = exc.problem or exc.context or "malformed YAML"
         return LoadedYaml(None, (f"YAML syntax error{where}: {detail}",), readable=False)
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow (NUL, ...)
+        problem = f"YAML error at character {exc.position}: {str(exc).splitlines()[0]}"
+        return LoadedYaml(None, (problem,), readable=False)
     except yaml.YAMLError as exc:
         return LoadedYaml(None, (f"YAML error: {exc}",), readable=False)
+    except RecursionError:
+        return LoadedYaml(None, ("YAML error: nested too deeply",), readable=False)
     finally:
         if loader is not None:
             loader.dispose()
+    shape = _shape_problem(document)
+    if shape is not None:
+        return LoadedYaml(None, (shape,), readable=False)
     return LoadedYaml(document, tuple(loader.duplicates), readable=True)
+
+
+def _shape_problem(document: object) -> str | None:
+    """A document containing itself, or expanding to too many values (alias bombs), else None."""
+    count = 0
+    stack: list[tuple[object, frozenset[int]]] = [(document, frozenset())]
+    while stack:
+        value, ancestors = stack.pop()
+        count += 1
+        if count > MAX_VALUES:
+            return f"YAML error: the aliases expand to more than {MAX_VALUES} values"
+        if isinstance(value, dict | list | set):
+            if id(value) in ancestors:
+                return "YAML error: an alias refers to a node that contains it"
+            inner = ancestors | {id(value)}
+            items = value.values() if isinstance(value, dict) else value
+            stack.extend((item, inner) for item in items)
+    return None

@@ -24,6 +24,8 @@ from vscheduler.model.resources import CPU, MEMORY, Resources
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 FloatArray = npt.NDArray[np.float64]
+Placed = tuple[list[int], list[IntArray]]
+"""Tasks on nodes: their node indices and request rows, index for index."""
 
 
 class Ledger:
@@ -81,6 +83,28 @@ class Ledger:
     def changed_since(self, position: int) -> list[int]:
         """The node indices changed after `position` (may repeat)."""
         return self._log[position:]
+
+    # --- loading (the session, at open) ---------------------------------------------------------
+    def load(self, occupying: Placed, pipelined: Placed, releasing: Placed) -> None:
+        """The tasks already on nodes when the session opens, at once: each is (node indices,
+        request rows), one entry per task (`releasing` ones are in `occupying` too). Not logged:
+        no evaluation cache exists yet."""
+        width = len(self.dims)
+        for (nodes, rows), targets, pods in (
+            (occupying, (self.used,), True),
+            (pipelined, (self.pipelined,), True),
+            (releasing, (self.releasing,), False),
+        ):
+            if not len(nodes):
+                continue
+            at = np.asarray(nodes, dtype=np.intp)
+            add = np.asarray(rows, dtype=np.int64).reshape(len(at), width)
+            for target in targets:
+                np.add.at(target, at, add)
+            if pods:
+                np.add.at(self.pods_used, at, 1)
+        self.idle = self.allocatable - self.used
+        self.future = self.idle + self.releasing - self.pipelined
 
     # --- mutations (Statement only) -----------------------------------------------------------
     def occupy(self, i: int, req: IntArray, sign: int = 1) -> None:

@@ -22,7 +22,7 @@ from typing import Protocol
 from vscheduler.clock import Clock
 from vscheduler.framework import messages
 from vscheduler.framework.dispatch import Dispatcher, EnabledFlags
-from vscheduler.framework.ledger import IntArray, Ledger
+from vscheduler.framework.ledger import IntArray, Ledger, Placed
 from vscheduler.framework.placement import FitFailure, Placer
 from vscheduler.framework.state import JobState, QueueState, TaskState
 from vscheduler.framework.statement import Statement
@@ -85,6 +85,13 @@ class Session:
         """Pending tasks' reasons found outside node fitting (missing PodGroup, queue, ...)."""
         self.job_notes: dict[str, str] = {}
         """Jobs' reasons (not admitted, invalid), shown on their pending tasks."""
+        self.job_hints: dict[str, str] = {}
+        """What else kept a job's pods pending (preempt's passed-over victims), added at the end
+        of their messages."""
+        self.queue_notes: dict[str, str] = {}
+        """Why a queue has less room than its figures suggest (a queue plugin's note, e.g.
+        other queues' guarantees exceed the cluster): added to the pending messages of its
+        pods that the queue's room refused."""
         self.job_conditions: dict[str, dict[str, PodGroupCondition]] = {}
         self.fit_failures: dict[int, FitFailure] = {}
         self.failed_class: dict[str, int] = {}
@@ -125,6 +132,9 @@ class Session:
     # --- opening ------------------------------------------------------------------------------
     def _load_tasks(self, snapshot: ClusterSnapshot) -> None:
         ledger = self.ledger
+        occupying: Placed = ([], [])
+        pipelined: Placed = ([], [])
+        releasing: Placed = ([], [])
         for facts in snapshot.tasks.values():
             job = self.jobs.get(facts.job)
             task = TaskState(facts, job, self._class_of(facts))
@@ -139,13 +149,14 @@ class Session:
             task.node_index = i
             if i < 0 or facts.status in st.TERMINATED or facts.status is TaskStatus.UNKNOWN:
                 continue
-            req = ledger.vector(facts.resreq)
-            if facts.status is TaskStatus.PIPELINED:
-                ledger.pipeline(i, req)
-                continue
-            ledger.occupy(i, req)
+            req = self.request_row(task)
+            into = pipelined if facts.status is TaskStatus.PIPELINED else occupying
+            into[0].append(i)
+            into[1].append(req)
             if facts.status is TaskStatus.RELEASING:
-                ledger.release(i, req)
+                releasing[0].append(i)
+                releasing[1].append(req)
+        ledger.load(occupying, pipelined, releasing)
 
     def _class_of(self, facts: TaskFacts) -> int:
         return self._class_ids.setdefault(facts.template_key(), len(self._class_ids))
@@ -234,9 +245,9 @@ class Session:
         self._binds.append(Bind(task_uid=task.uid, pod=task.key, node=task.node or ""))
 
     def record_evict(
-        self, task: TaskState, reason: str, *, action: str = "", strategy: str = ""
+        self, task: TaskState, reason: str, *, action: str = "", strategy: str = "", plan: str = ""
     ) -> None:
-        """A committed eviction."""
+        """A committed eviction (`plan`: see `Evict`)."""
         self._evictions.append(
             Evict(
                 task_uid=task.uid,
@@ -245,6 +256,7 @@ class Session:
                 reason=reason,
                 action=action,
                 strategy=strategy,
+                plan=plan,
             )
         )
 
@@ -299,6 +311,19 @@ class Session:
             frames = traceback.extract_tb(exc.__traceback__)
             where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
             self.action_errors.append(f"{action}: podgroup {job.key}: {error}{where}")
+
+    def hint_job(self, job: JobState, hint: str) -> None:
+        """Add `hint` to the end of the job's pending pods' messages (the first hint stays)."""
+        self.job_hints.setdefault(job.key, hint)
+
+    def note_queue(self, name: str, reason: str) -> None:
+        """Why queue `name` has little or no room (the first note stays)."""
+        self.queue_notes.setdefault(name, reason)
+
+    def queue_note(self, name: str) -> str:
+        """`: <note>` for queue `name`, to end a message with; empty without a note."""
+        note = self.queue_notes.get(name)
+        return f": {note}" if note else ""
 
     def note_job(self, job: JobState, reason: str) -> None:
         """Why a job's tasks were not tried (not admitted, invalid, queue missing)."""

@@ -8,12 +8,15 @@ session's business.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 
 from vscheduler.model import status as st
 from vscheduler.model.facts import JobFacts, QueueFacts, TaskFacts
 from vscheduler.model.resources import EMPTY, Resources
 from vscheduler.model.status import PodGroupPhase, TaskStatus
+
+_NONE: Mapping[str, TaskState] = MappingProxyType({})
 
 
 class TaskState:
@@ -70,7 +73,8 @@ class JobState:
         self.facts = facts
         self.phase: PodGroupPhase = facts.phase
         self.tasks: dict[str, TaskState] = {}
-        self._by_status: dict[TaskStatus, dict[str, TaskState]] = {s: {} for s in TaskStatus}
+        self._by_status: dict[TaskStatus, dict[str, TaskState]] = {}
+        """Only the statuses a task has had (a lone pod's job holds one or two)."""
         self.allocated: Resources = EMPTY
         """The sum of the requests of tasks in OCCUPYING or PIPELINED statuses."""
         self._ready = 0
@@ -79,7 +83,7 @@ class JobState:
     def add(self, task: TaskState) -> None:
         """Adds a task at session open."""
         self.tasks[task.uid] = task
-        self._by_status[task.status][task.uid] = task
+        self._by_status.setdefault(task.status, {})[task.uid] = task
         self._count(task, task.status, 1)
         if task.status in st.OCCUPYING or task.status is TaskStatus.PIPELINED:
             self.allocated = self.allocated + task.resreq
@@ -93,7 +97,7 @@ class JobState:
     def move(self, task: TaskState, new: TaskStatus) -> None:
         """Re-index `task` under `new` (the session has checked the transition)."""
         del self._by_status[task.status][task.uid]
-        self._by_status[new][task.uid] = task
+        self._by_status.setdefault(new, {})[task.uid] = task
         self._count(task, task.status, -1)
         self._count(task, new, 1)
         was = task.status in st.OCCUPYING or task.status is TaskStatus.PIPELINED
@@ -137,11 +141,12 @@ class JobState:
     def with_status(self, *statuses: TaskStatus) -> Iterator[TaskState]:
         """The tasks in any of `statuses` (a live view: do not change statuses while iterating)."""
         for status in statuses:
-            yield from self._by_status[status].values()
+            yield from self._by_status.get(status, _NONE).values()
 
     def count(self, *statuses: TaskStatus) -> int:
         """How many tasks are in any of `statuses`."""
-        return sum(len(self._by_status[s]) for s in statuses)
+        by_status = self._by_status
+        return sum(len(by_status[s]) for s in statuses if s in by_status)
 
     def ready_num(self) -> int:
         """Tasks placed (this cycle or before) or finished successfully."""
@@ -149,7 +154,7 @@ class JobState:
 
     def waiting_num(self) -> int:
         """Tasks pipelined onto resources being released."""
-        return len(self._by_status[TaskStatus.PIPELINED])
+        return len(self._by_status.get(TaskStatus.PIPELINED, _NONE))
 
     def pending_best_effort_num(self) -> int:
         """Pending tasks that request nothing (they never block a gang)."""

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import urllib3
+import yaml
 from kubernetes import client as k8s_client, config as k8s_config
 
 from vscheduler.clock import Clock
@@ -80,9 +81,18 @@ def load_configuration(
                 client_configuration=configuration,
                 persist_config=False,
             )
-    except (k8s_config.ConfigException, OSError, ValueError) as exc:
+    except (
+        k8s_config.ConfigException,
+        OSError,
+        ValueError,
+        yaml.YAMLError,
+        TypeError,
+        AttributeError,
+        KeyError,
+    ) as exc:  # a malformed kubeconfig reaches the client's loader as any of these
         source = kubeconfig or "the in-cluster service account or the default kubeconfig"
-        raise ClusterError(f"cannot load the client configuration from {source}: {exc}") from exc
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise ClusterError(f"cannot load the client configuration from {source}: {reason}") from exc
     return configuration
 
 

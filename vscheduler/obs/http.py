@@ -1,9 +1,13 @@
-"""ObsServer: `/metrics`, `/healthz` and `/readyz` over HTTP, in a daemon thread.
+"""ObsServer: `/metrics`, `/healthz`, `/livez` and `/readyz` over HTTP, in a daemon thread.
 
-`/metrics` renders the injected CollectorRegistry in Prometheus' text format; `/healthz` answers
-200 "ok" while `is_healthy()` holds, 500 otherwise; `/readyz` answers 200 "ok" while
-`is_ready()` says so, 503 with its reason ("informers not synced", "not leading") otherwise.
-Anything else is 404. A probe that raises counts as a failed probe, never as a crash.
+`/metrics` renders the injected CollectorRegistry in Prometheus' text format; `/healthz` and
+`/livez` (kube components' name for it since 1.16) answer 200 "ok" while `is_healthy()` holds,
+500 otherwise; `/readyz` answers 200 "ok" while `is_ready()` says so, 503 with its reason
+("informers not synced", "not leading") otherwise. As kube components do, `?verbose` lists the
+checks (`[+]ping ok`, then `livez check passed`, or `[-]scheduler failed: <reason>` and `livez
+check failed`), and `/livez/ping` (`/healthz/ping`, `/readyz/ping`) answers 200 "ok" while the
+server serves at all. Anything else is 404. A probe that raises counts as a failed probe, never
+as a crash. An address that cannot be bound is a `ListenError` naming it.
 
 This module owns the HTTP plumbing only: what "healthy" and "ready" mean belongs to the caller.
 """
@@ -20,6 +24,8 @@ from typing import cast
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
+from vscheduler.errors import VSchedulerError
+
 logger = logging.getLogger(__name__)
 
 Health = Callable[[], bool]
@@ -27,13 +33,20 @@ Readiness = Callable[[], tuple[bool, str]]
 _TEXT = "text/plain; charset=utf-8"
 _POLL = 0.05
 """Seconds between the serving loop's checks for a shutdown request."""
+_MAX_PORT = 65535
+
+
+class ListenError(VSchedulerError):
+    """The address could not be bound (in use, not local, not permitted)."""
 
 
 def parse_address(address: str) -> tuple[str, int]:
     """`host:port` (`:port` and `[v6]:port` too) as a `(host, port)` pair."""
     host, sep, port = address.rpartition(":")
-    if not sep or not port.isdigit():
+    if not sep or not port.isascii() or not port.isdigit():
         raise ValueError(f"listen address {address!r}: expected host:port")
+    if int(port) > _MAX_PORT:
+        raise ValueError(f"listen address {address!r}: port {int(port)} is above {_MAX_PORT}")
     host = host.strip("[]")
     return host or "0.0.0.0", int(port)
 
@@ -56,6 +69,10 @@ class _Server(ThreadingHTTPServer):
         self.registry, self.is_healthy, self.is_ready = registry, is_healthy, is_ready
         super().__init__(address, _Handler)
 
+    def liveness(self) -> tuple[bool, str]:
+        """`is_healthy()` as a probe result."""
+        return self.is_healthy(), "unhealthy"
+
 
 class _Handler(BaseHTTPRequestHandler):
     """Routes one GET."""
@@ -63,21 +80,30 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "vscheduler"
 
     def do_GET(self) -> None:
-        """Serve one of the three paths (the query string is ignored)."""
+        """Serve one of the paths; of the query string only `verbose` counts."""
         server = cast(_Server, self.server)
-        path = self.path.split("?", 1)[0]
+        path, _, query = self.path.partition("?")
+        verbose = "verbose" in {part.partition("=")[0] for part in query.split("&")}
         if path == "/metrics":
             self._reply(200, generate_latest(server.registry), CONTENT_TYPE_LATEST)
-        elif path == "/healthz":
-            self._probe_reply(lambda: (server.is_healthy(), "unhealthy"), failure=500)
+        elif path in ("/healthz", "/livez"):
+            self._probe_reply(path[1:], server.liveness, failure=500, verbose=verbose)
         elif path == "/readyz":
-            self._probe_reply(server.is_ready, failure=503)
+            self._probe_reply("readyz", server.is_ready, failure=503, verbose=verbose)
+        elif path in ("/healthz/ping", "/livez/ping", "/readyz/ping"):
+            self._reply(200, b"ok", _TEXT)
         else:
             self._reply(404, b"not found", _TEXT)
 
-    def _probe_reply(self, check: Readiness, *, failure: int) -> None:
+    def _probe_reply(self, name: str, check: Readiness, *, failure: int, verbose: bool) -> None:
         ok, reason = _probe(check)
-        self._reply(200 if ok else failure, b"ok" if ok else reason.encode(), _TEXT)
+        if not verbose:
+            self._reply(200 if ok else failure, b"ok" if ok else reason.encode(), _TEXT)
+        elif ok:
+            self._reply(200, f"[+]ping ok\n{name} check passed\n".encode(), _TEXT)
+        else:
+            body = f"[+]ping ok\n[-]scheduler failed: {reason}\n{name} check failed\n"
+            self._reply(failure, body.encode(), _TEXT)
 
     def _reply(self, status: int, body: bytes, content_type: str) -> None:
         self.send_response(status)
@@ -120,12 +146,17 @@ class ObsServer:
         """Bind and serve; the bound port (port 0 picks a free one)."""
         if self._server is not None:
             raise RuntimeError("ObsServer already started")
-        server = _Server(
-            self._address,
-            registry=self._registry,
-            is_healthy=self._is_healthy,
-            is_ready=self._is_ready,
-        )
+        try:
+            server = _Server(
+                self._address,
+                registry=self._registry,
+                is_healthy=self._is_healthy,
+                is_ready=self._is_ready,
+            )
+        except (OSError, OverflowError) as exc:
+            host, wanted = self._address
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise ListenError(f"cannot listen on {host}:{wanted}: {reason}") from None
         self._server = server
         self._thread = threading.Thread(
             target=server.serve_forever,
@@ -135,7 +166,7 @@ class ObsServer:
         )
         self._thread.start()
         port: int = server.server_address[1]
-        logger.info("serving /metrics, /healthz, /readyz on %s:%d", self._address[0], port)
+        logger.info("serving /metrics, /healthz, /livez, /readyz on %s:%d", self._address[0], port)
         return port
 
     def stop(self, timeout: float = 1.0) -> None:

@@ -3,8 +3,14 @@
 A new policy text (from the watched ConfigMap or a polled file) is parsed and built with the
 built-in registry; if that succeeds it applies from the next cycle, if not the last good policy
 stays and the rejection is reported (a Warning Event on the ConfigMap, a log line naming every
-error, a metric) through `on_rejected`. Until a valid policy has arrived, the built-in default
-policy is in force (as Volcano falls back to its default configuration).
+error, a metric) through `on_rejected`. A policy that loads but lacks `tiers`, `predicates` or
+`gang` is logged with the same warnings `validate-config` prints. Until a valid policy has
+arrived, the built-in default policy is in force (as Volcano falls back to its default
+configuration).
+
+`read_policy_file` is how every command reads a policy file: a file that cannot be read or is not
+UTF-8 text is an InputError of one line naming the file (and the first bad byte), as snapshot
+files are reported.
 """
 
 from __future__ import annotations
@@ -16,12 +22,24 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 
 from vscheduler import builtins
-from vscheduler.errors import PolicyError
+from vscheduler.conf.advice import policy_warnings
+from vscheduler.errors import InputError, PolicyError
 from vscheduler.framework.registry import Pipeline
 from vscheduler.informer.kinds import Kind
 from vscheduler.informer.ports import Raw, WatchEvent
 
 logger = logging.getLogger(__name__)
+
+
+def read_policy_file(path: str) -> str:
+    """The text of a policy file; InputError (one line, naming the file) if it cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -84,6 +102,9 @@ class PolicyHolder:
             self._pipeline, self._text, self._source = pipeline, text, source
             self.generation += 1
         logger.info("policy %s in force", source)
+        if text is not None:
+            for warning in policy_warnings(builtins.parse(text, source=source)):
+                logger.warning("policy %s: %s", source, warning)
         self._on_loaded(source)
         return True
 
@@ -138,18 +159,23 @@ class FilePolicy:
         self._seen: tuple[float, int] | None = None
 
     def poll(self) -> None:
-        """Offer the file's text to the holder if it changed since the last poll."""
+        """Offer the file's text to the holder if it changed since the last poll; a file that is
+        not UTF-8 text is rejected (reported, the policy in force stays)."""
         try:
             stat = os.stat(self._path)
-            seen = (stat.st_mtime, stat.st_size)
-            if seen == self._seen:
-                return
-            with open(self._path, encoding="utf-8") as handle:
-                text = handle.read()
         except OSError as exc:
             if self._seen is not None:
                 logger.error("policy file %s unreadable (%s); keeping the policy", self._path, exc)
                 self._seen = None
+            return
+        seen = (stat.st_mtime, stat.st_size)
+        if seen == self._seen:
+            return
+        try:
+            text = read_policy_file(self._path)
+        except InputError as exc:
+            self._seen = seen
+            self._holder.reject(Rejection(self._path, (str(exc),)))
             return
         self._seen = seen
         self._holder.offer(text, self._path)

@@ -1,12 +1,14 @@
 """The cycle loop: snapshot -> session -> decisions -> effects, every period or on change.
 
 `run_once` runs one cycle if it may (informers synced, leading) and should (the cache or the
-policy changed since the last cycle); `run` loops until stopped: it waits for the period or for
-the cache to signal a change (then waits `debounce` more, so a burst of watch events becomes one
-cycle). A replica that stops leading mid-cycle drops that cycle's decisions. A cycle that raises
-is reported to the observer (`observe_cycle_failed`, with the pending pods it left unplaced)
-and logged; the loop goes on, and the next cycle tries again. Every failed cycle, and every cycle
-that runs, is told to the `CycleHealth` (the consecutive failures behind `/readyz`).
+policy changed since the last cycle, or `QUIET_PERIOD` passed since the last cycle and the
+cache changed quietly: a placed pod now running, a bind confirmed); `run` loops until stopped:
+it waits for the period or for the cache to signal a change (then waits `debounce` more, so a
+burst of watch events becomes one cycle). A replica that stops leading mid-cycle drops that
+cycle's decisions. A cycle that raises is reported to the observer (`observe_cycle_failed`, with
+the pending pods it left unplaced) and logged; the loop goes on, and the next cycle tries again.
+Every failed cycle, and every cycle that runs, is told to the `CycleHealth` (the consecutive
+failures behind `/readyz`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from vscheduler import loop
-from vscheduler.clock import Clock
+from vscheduler.clock import Clock, perf_counter
 from vscheduler.loop import CycleReport
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult
@@ -28,8 +30,12 @@ from vscheduler.runtime.policy import PolicyHolder
 logger = logging.getLogger(__name__)
 _SLICE = 0.1
 """Seconds the loop waits at a time, so a stop is noticed promptly."""
-BUSY_PERIOD = 5.0
-"""Seconds between cycles while earlier decisions are still being carried out."""
+QUIET_PERIOD = 5.0
+"""Seconds after a cycle before changes no decision depends on (a placed pod now running) run a
+cycle of their own; any other change runs one at once."""
+YIELD_RATIO = 1.0
+"""While earlier decisions are being carried out, the pause after a cycle, relative to how long
+that cycle took."""
 
 
 class Cache(Protocol):
@@ -38,6 +44,11 @@ class Cache(Protocol):
     @property
     def generation(self) -> int:
         """Changes whenever anything a cycle reads changes."""
+        ...
+
+    @property
+    def quiet_generation(self) -> int:
+        """Changes on changes a cycle must see but need not be woken for."""
         ...
 
     @property
@@ -95,7 +106,8 @@ class Scheduler:
         before_cycle: Callable[[], None] = lambda: None,
         period: float = 1.0,
         debounce: float = 0.05,
-        busy_period: float = BUSY_PERIOD,
+        yield_ratio: float = YIELD_RATIO,
+        quiet_period: float = QUIET_PERIOD,
         health: CycleHealth | None = None,
     ) -> None:
         self._cache, self._policy, self._effects = cache, policy, effects
@@ -103,9 +115,13 @@ class Scheduler:
         self._is_synced, self._is_leading = is_synced, is_leading
         self._before_cycle = before_cycle
         self._period, self._debounce = period, debounce
-        self._busy_period = busy_period
+        self._yield_ratio = yield_ratio
+        self._last_cycle_end = 0.0
+        self._last_cycle_seconds = 0.0
         self.health = health if health is not None else CycleHealth()
         self._last: tuple[int, int] | None = None
+        self._last_quiet = 0
+        self._quiet_period = quiet_period
         self.cycles = 0
 
     def run_once(self) -> CycleReport | None:
@@ -114,7 +130,10 @@ class Scheduler:
         if not self._is_synced() or not self._is_leading():
             return None
         seen = (self._cache.generation, self._policy.generation)
-        if seen == self._last:
+        quiet = self._cache.quiet_generation
+        if seen == self._last and (
+            quiet == self._last_quiet or perf_counter() - self._last_cycle_end < self._quiet_period
+        ):
             self._observer.observe_skip()
             return None
         self._cache.changed.clear()
@@ -130,7 +149,8 @@ class Scheduler:
             self.health.failed(f"{type(exc).__name__}: {exc}")
             raise
         self.health.succeeded()
-        self._last = seen
+        self._last, self._last_quiet = seen, quiet
+        self._last_cycle_end, self._last_cycle_seconds = perf_counter(), report.seconds
         for error in report.plugin_errors:
             logger.warning("cycle %d: plugin %s", self.cycles, error)
         for error in report.action_errors:
@@ -164,21 +184,29 @@ class Scheduler:
         """Wait for the next cycle: True when a change wakes it early, False at the period's end
         or on a stop; in short slices so a stop is noticed promptly.
 
-        While earlier decisions are still being carried out (binds queued or in flight), a
-        change does not wake the loop early and the period stretches to `BUSY_PERIOD`: a cycle
-        then would see the same pending pods again and take the interpreter from the bind
-        workers (at 10,000 pods, 0.7 s per cycle)."""
+        A change wakes the loop at once, also while decisions of earlier cycles are still being
+        carried out (the next cycle sees those pods assumed, so it decides only what is new);
+        then it waits, from the end of the last cycle, as long as that cycle took (times
+        `yield_ratio`), so the cycles hold the interpreter at most about half the time during a
+        bind backlog and the bind workers keep the rest. A pod created during a backlog is
+        decided in the next cycle, not after a fixed multi-second wait."""
         waited = 0.0
         while not stop.is_set():
-            busy = self._effects.busy()
-            if waited >= (max(self._period, self._busy_period) if busy else self._period):
+            if waited >= self._period:
                 return False
-            if busy:
-                stop.wait(_SLICE)  # `changed` stays set until a cycle runs: do not spin on it
-            elif self._cache.changed.wait(_SLICE):
+            if self._cache.changed.wait(_SLICE):
+                self._yield_to_workers(stop)
                 return not stop.is_set()
             waited += _SLICE
         return False
+
+    def _yield_to_workers(self, stop: threading.Event) -> None:
+        """While earlier decisions are in flight, keep the gap after the last cycle."""
+        if not self._effects.busy():
+            return
+        gap = self._last_cycle_end + self._last_cycle_seconds * self._yield_ratio - perf_counter()
+        if gap > 0:
+            stop.wait(gap)
 
 
 def pending_pods(snapshot: ClusterSnapshot | None) -> int:

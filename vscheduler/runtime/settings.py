@@ -1,7 +1,8 @@
 """Process settings for `vscheduler run`: frozen, documented, separate from the policy.
 
 Flag names follow kube-scheduler's and Volcano's where they exist (`--kube-api-qps`,
-`--leader-elect-lease-duration`, `--schedule-period`, `--listen-address`).
+`--leader-elect-lease-duration`, `--schedule-period`, `--listen-address`); `runtime.flags` parses
+them, with their syntax, into these Settings. Durations here are seconds.
 """
 
 from __future__ import annotations

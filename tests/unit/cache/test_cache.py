@@ -436,6 +436,57 @@ def test_an_update_that_changes_no_facts_does_not_move_the_generation(
     assert cache.pod_raw("uid-p1") is written
 
 
+def test_the_watch_confirming_an_assumed_bind_is_a_quiet_change(cache: SchedulerCache) -> None:
+    cache.apply(NODE, event("ADDED", raw_node("n1")))
+    cache.apply(POD, event("ADDED", raw_pod("p1", version="1")))
+    cache.assume_binds([("uid-p1", "n1")], held=True)
+    before, quiet = cache.generation, cache.quiet_generation
+    cache.changed.clear()
+    cache.apply(POD, event("MODIFIED", raw_pod("p1", node="n1", version="2")))
+    assert (cache.generation, cache.changed.is_set()) == (before, False)
+    assert cache.quiet_generation == quiet + 1
+    assert cache.snapshot().tasks["uid-p1"].status is TaskStatus.BOUND
+
+
+def test_a_placed_pod_starting_to_run_is_a_quiet_change(cache: SchedulerCache) -> None:
+    cache.apply(POD, event("ADDED", raw_pod("p1", node="n1", version="1")))
+    before, quiet = cache.generation, cache.quiet_generation
+    cache.changed.clear()
+    cache.apply(POD, event("MODIFIED", raw_pod("p1", node="n1", phase="Running", version="2")))
+    assert (cache.generation, cache.changed.is_set()) == (before, False)
+    assert cache.quiet_generation == quiet + 1
+    assert cache.snapshot().tasks["uid-p1"].status is TaskStatus.RUNNING
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param({"phase": "Succeeded"}, id="a pod finishing frees its node"),
+        pytest.param({"cpu": "2"}, id="a request changing"),
+        pytest.param({"node": "n2"}, id="a pod on another node than assumed"),
+    ],
+)
+def test_a_change_a_decision_reads_wakes_the_loop(
+    cache: SchedulerCache, change: dict[str, Any]
+) -> None:
+    cache.apply(POD, event("ADDED", raw_pod("p1", node="n1", phase="Running", version="1")))
+    before = cache.generation
+    cache.changed.clear()
+    fields: dict[str, Any] = {"node": "n1", "phase": "Running", "version": "2", **change}
+    cache.apply(POD, event("MODIFIED", raw_pod("p1", **fields)))
+    assert cache.generation != before
+    assert cache.changed.is_set()
+
+
+def test_a_bind_seen_before_the_cache_assumed_it_wakes_the_loop(cache: SchedulerCache) -> None:
+    cache.apply(POD, event("ADDED", raw_pod("p1", version="1")))
+    before = cache.generation
+    cache.changed.clear()
+    cache.apply(POD, event("MODIFIED", raw_pod("p1", node="n1", version="2")))
+    assert cache.generation != before
+    assert cache.changed.is_set()
+
+
 def test_a_relist_of_unchanged_objects_does_not_move_the_generation(
     cache: SchedulerCache,
 ) -> None:

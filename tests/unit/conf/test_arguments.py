@@ -294,3 +294,45 @@ def test_a_plugin_reads_its_arguments_from_a_parsed_volcano_policy() -> None:
     sla_args = ArgumentReader(sla.arguments, owner="plugin sla")
     assert sla_args.duration("sla-waiting-time", 0.0) == pytest.approx(3723.004005006)
     sla_args.finish()
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        pytest.param(10**400, "1" + "0" * 56 + "...", id="int-too-large-for-a-float"),
+        pytest.param("1e400", "'1e400'", id="string-overflowing-to-infinity"),
+        pytest.param(-(10**400), "-" + "1" + "0" * 55 + "...", id="negative-int-too-large"),
+    ],
+)
+def test_a_float_argument_too_large_for_a_float_is_an_error_not_a_crash(
+    value: object, shown: str
+) -> None:
+    args = reader(**{"overcommit-factor": value})
+    assert args.float("overcommit-factor", 1.2, minimum=1.0) == 1.2
+    assert args.problems == (
+        f"plugin binpack: arguments.overcommit-factor: must be a number >= 1.0, got {shown}",
+    )
+
+
+@pytest.mark.parametrize(
+    "value",
+    [2**63, -(2**63) - 1, "9223372036854775808", "9" * 5000, 1e300],
+    ids=["int64-max-plus-one", "int64-min-minus-one", "string-above-int64", "5000-digits", "1e300"],
+)
+def test_an_int_argument_beyond_64_bits_is_an_error_as_in_volcano(value: object) -> None:
+    args = reader(**{"binpack.weight": value})
+    assert args.int("binpack.weight", 1) == 1
+    (problem,) = args.problems
+    assert problem.startswith("plugin binpack: arguments.binpack.weight: must be an integer, got ")
+    assert len(problem) <= 130
+
+
+def test_the_64_bit_limits_themselves_are_integers() -> None:
+    args = reader(a=2**63 - 1, b=-(2**63))
+    assert (args.int("a", 0), args.int("b", 0)) == (2**63 - 1, -(2**63))
+
+
+@pytest.mark.parametrize("text", ["9" * 400 + "h", "1" + "0" * 320 + "s"])
+def test_a_duration_overflowing_to_infinity_is_malformed(text: str) -> None:
+    with pytest.raises(ValueError, match="invalid duration"):
+        parse_go_duration(text)

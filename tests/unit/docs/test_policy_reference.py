@@ -30,6 +30,7 @@ from vscheduler.conf.schema import (
     VOLCANO_PLUGINS,
 )
 from vscheduler.framework.points import POINTS
+from vscheduler.runtime.foreign_flags import FOREIGN_FLAGS
 
 ROOT = Path(__file__).resolve().parents[3]
 POLICY_DOC = ROOT / "docs" / "policy.md"
@@ -336,13 +337,27 @@ def test_the_readme_lists_every_flag_of_run_with_its_default() -> None:
     rows = [
         line for line in README.read_text(encoding="utf-8").splitlines() if line.startswith("|")
     ]
+    foreign = {f"--{flag.names[0]}" for flag in FOREIGN_FLAGS}
     missing = []
     for option, default in run_options().items():
-        [row] = [r for r in rows if f"`{option}`" in r]
-        shown = str(int(default) if isinstance(default, float) else default)
-        if shown and f"`{shown}`" not in row and option not in NAMED_DEFAULTS:
+        if option in foreign:
+            continue
+        [row] = [r for r in rows if f"`{option}`" in r.split("|")[1]]
+        if default is None or default == argparse.SUPPRESS or option in NAMED_DEFAULTS:
+            continue
+        shown = f"{default:g}" if isinstance(default, float) else str(default).lower()
+        if shown and f"`{shown}`" not in row and f"`{shown}s`" not in row:
             missing.append(f"{option} ({shown})")
     assert missing == []
+
+
+def test_the_migration_guide_lists_every_volcano_flag_accepted_without_effect() -> None:
+    guide = (ROOT / "docs" / "migrating-from-volcano.md").read_text(encoding="utf-8")
+    section = guide[guide.index("\n## Command-line flags") : guide.index("\n## What Volcano")]
+    rows = [line for line in section.splitlines() if line.startswith("| `--")]
+    for flag in FOREIGN_FLAGS:
+        [row] = [r for r in rows if r.startswith(f"| `--{flag.names[0]}`")]
+        assert flag.reason in row
 
 
 NAMED_DEFAULTS = ("--leader-elect-resource-namespace",)

@@ -102,6 +102,7 @@ def test_the_loop_logs_the_plugin_and_the_pod(caplog: pytest.LogCaptureFixture) 
 
     class Cache:
         generation = 1
+        quiet_generation = 0
         changed = __import__("threading").Event()
 
         def snapshot(self) -> Any:
@@ -285,6 +286,7 @@ def test_simulate_and_the_loop_tell_the_action_error_with_the_job(
 
     class Cache:
         generation = 1
+        quiet_generation = 0
         changed = __import__("threading").Event()
 
         def snapshot(self) -> Any:

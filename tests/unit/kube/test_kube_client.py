@@ -68,6 +68,32 @@ def test_a_missing_kubeconfig_is_a_cluster_error_naming_the_file(tmp_path: Path)
         load_configuration(str(missing), environ={})
 
 
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        pytest.param(
+            "garbage: [",
+            "while parsing a flow node expected the node content, but found '<stream end>'",
+            id="not YAML",
+        ),
+        pytest.param("[]\n", "list indices must be integers or slices, not str", id="a list"),
+        pytest.param(
+            "{contexts: 5, current-context: a}\n", "'int' object is not iterable", id="wrong type"
+        ),
+    ],
+)
+def test_a_malformed_kubeconfig_is_one_line_cluster_error_naming_the_file(
+    tmp_path: Path, text: str, reason: str
+) -> None:
+    path = tmp_path / "kubeconfig"
+    path.write_text(text)
+    with pytest.raises(ClusterError) as raised:
+        load_configuration(str(path), environ={})
+    message = str(raised.value)
+    assert message.startswith(f"cannot load the client configuration from {path}: {reason}")
+    assert "\n" not in message
+
+
 @pytest.mark.timeout(10)
 def test_every_request_of_the_adapter_takes_a_rate_limiter_token(
     kubeconfig: Path, apiserver: FakeApiServer, clock: FixedClock

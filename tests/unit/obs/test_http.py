@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 import urllib.error
 import urllib.request
@@ -12,7 +13,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from vscheduler.clock import perf_counter
-from vscheduler.obs.http import ObsServer, parse_address
+from vscheduler.obs.http import ListenError, ObsServer, parse_address
 from vscheduler.obs.metrics import SchedulerMetrics
 
 
@@ -103,8 +104,8 @@ def test_a_probe_that_raises_is_a_failed_probe_not_a_crash(
     assert "probe failed" in caplog.text
 
 
-def test_query_strings_are_ignored_and_other_paths_are_404(base: str) -> None:
-    assert get(base + "/healthz?verbose=1")[::2] == (200, "ok")
+def test_query_strings_other_than_verbose_are_ignored_and_other_paths_are_404(base: str) -> None:
+    assert get(base + "/healthz?watch=1")[::2] == (200, "ok")
     assert get(base + "/")[0] == 404
     assert get(base + "/metrics/extra")[0] == 404
 
@@ -145,3 +146,47 @@ def test_listen_addresses_parse_as_host_and_port(address: str, parsed: tuple[str
 def test_a_listen_address_without_a_numeric_port_is_refused(address: str) -> None:
     with pytest.raises(ValueError, match="expected host:port"):
         parse_address(address)
+
+
+def test_livez_answers_as_kube_components_serve_it(base: str, probes: Probes) -> None:
+    assert get(base + "/livez") == (200, "text/plain; charset=utf-8", "ok")
+    assert get(base + "/livez?verbose")[::2] == (200, "[+]ping ok\nlivez check passed\n")
+    assert get(base + "/livez/ping")[::2] == (200, "ok")
+    probes.healthy = False
+    assert get(base + "/livez")[::2] == (500, "unhealthy")
+    assert get(base + "/livez?verbose=1")[::2] == (
+        500,
+        "[+]ping ok\n[-]scheduler failed: unhealthy\nlivez check failed\n",
+    )
+    assert get(base + "/healthz/ping")[::2] == (200, "ok")
+
+
+def test_readyz_verbose_names_the_reason(base: str) -> None:
+    assert get(base + "/readyz?verbose")[::2] == (
+        503,
+        "[+]ping ok\n[-]scheduler failed: informers not synced\nreadyz check failed\n",
+    )
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:65536", ":70000", "[::1]:99999"])
+def test_a_port_above_65535_is_refused(address: str) -> None:
+    with pytest.raises(ValueError, match="is above 65535"):
+        parse_address(address)
+
+
+def test_an_address_in_use_is_a_listen_error_naming_it(
+    registry: CollectorRegistry, probes: Probes
+) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        server = ObsServer(
+            f"127.0.0.1:{port}",
+            registry=registry,
+            is_healthy=probes.is_healthy,
+            is_ready=probes.is_ready,
+        )
+        with pytest.raises(ListenError) as raised:
+            server.start()
+    assert str(raised.value) == f"cannot listen on 127.0.0.1:{port}: Address already in use"

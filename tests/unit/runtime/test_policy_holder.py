@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+
+import pytest
 
 from vscheduler.informer.kinds import config_map
 from vscheduler.informer.ports import WatchEvent
@@ -87,3 +90,32 @@ def test_a_policy_file_is_reloaded_when_it_changes(tmp_path: Path) -> None:
     path.write_text(OTHER)
     source.poll()
     assert [a.name for a in holder.current.actions] == ["allocate"]
+
+
+def test_a_policy_file_that_is_not_utf8_is_rejected_once_and_the_last_good_policy_stays(
+    tmp_path: Path,
+) -> None:
+    holder, _, rejected = holder_with_log()
+    path = tmp_path / "policy.yaml"
+    path.write_text(GOOD)
+    source = FilePolicy(holder, str(path))
+    source.poll()
+    path.write_bytes(b"actions: allocate\n# caf\xe9 latin-1, longer than before\n")
+    source.poll()
+    source.poll()
+    assert [rejection.errors for rejection in rejected] == [
+        (f"{path}: not UTF-8 text (invalid continuation byte at byte 23)",)
+    ]
+    assert [a.name for a in holder.current.actions] == ["enqueue", "allocate"]
+
+
+def test_a_policy_without_predicates_is_logged_with_validate_configs_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    holder, _, _ = holder_with_log()
+    with caplog.at_level(logging.WARNING, logger="vscheduler.runtime.policy"):
+        assert holder.offer(GOOD, "ConfigMap vscheduler-system/policy")
+    assert [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == [
+        "policy ConfigMap vscheduler-system/policy: tiers: no 'predicates' plugin: taints, "
+        "tolerations, node selectors and affinity are ignored"
+    ]

@@ -22,6 +22,7 @@ class FakeCache:
     def __init__(self, snap: ClusterSnapshot) -> None:
         self.snap = snap
         self.generation = 1
+        self.quiet_generation = 0
         self.changed = threading.Event()
 
     def snapshot(self) -> ClusterSnapshot:
@@ -120,7 +121,7 @@ def test_the_loop_stops_when_asked() -> None:
     assert len(effects.submitted) <= 1
 
 
-def test_while_earlier_binds_are_in_flight_a_change_does_not_wake_the_loop_and_the_period_stretches() -> (
+def test_while_earlier_binds_are_in_flight_a_change_wakes_the_loop_after_a_gap_as_long_as_the_last_cycle() -> (
     None
 ):
     from vscheduler.clock import perf_counter
@@ -135,16 +136,45 @@ def test_while_earlier_binds_are_in_flight_a_change_does_not_wake_the_loop_and_t
         clock=FixedClock(START),
         observer=FakeObserver(),
         is_synced=lambda: True,
-        period=0.2,
-        busy_period=0.6,
+        period=5.0,
     )
+    scheduler._last_cycle_end, scheduler._last_cycle_seconds = perf_counter(), 0.4
     cache.changed.set()
     stop = threading.Event()
     started = perf_counter()
-    assert scheduler._wait(stop) is False  # no early wake-up for the change
-    assert perf_counter() - started >= 0.5  # the busy period, not the 0.2 s period (no spinning)
+    assert scheduler._wait(stop) is True  # the change wakes it, not the 5 s period's end
+    assert perf_counter() - started >= 0.3  # but only after the gap the last cycle earned
     effects.busy = lambda: False  # type: ignore[method-assign]
-    assert scheduler._wait(stop) is True  # the pending change wakes it at once when idle
+    scheduler._last_cycle_end = perf_counter()
+    assert scheduler._wait(stop) is True  # idle: no gap at all
+
+
+def test_a_quiet_change_runs_a_cycle_only_once_the_quiet_period_has_passed() -> None:
+    cache = FakeCache(snapshot(node("n1")))
+    effects, observer = FakeEffects(), FakeObserver()
+
+    def make_loop(quiet_period: float) -> Scheduler:
+        return Scheduler(
+            cache=cache,
+            policy=PolicyHolder(),
+            effects=effects,
+            clock=FixedClock(START),
+            observer=observer,
+            is_synced=lambda: True,
+            quiet_period=quiet_period,
+        )
+
+    patient = make_loop(3600.0)
+    assert patient.run_once() is not None
+    cache.quiet_generation += 1
+    assert patient.run_once() is None  # a placed pod now running: no cycle yet
+    cache.generation += 1
+    assert patient.run_once() is not None  # any other change: a cycle at once
+    eager = make_loop(0.0)
+    assert eager.run_once() is not None
+    cache.quiet_generation += 1
+    assert eager.run_once() is not None  # the quiet period has passed
+    assert eager.run_once() is None  # and nothing changed since
 
 
 def _raise(*_args: object, **_kwargs: object) -> CycleReport:

@@ -1,0 +1,15 @@
+"""Hypothesis profiles for every test: `unit` (the default, bounded) and `nightly` (at length).
+
+HYPOTHESIS_PROFILE=nightly scripts/check --unit runs the property and fuzz tests that take their
+example count from the profile (those without their own `max_examples`) twenty times longer.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import settings
+
+settings.register_profile("unit", max_examples=100)
+settings.register_profile("nightly", max_examples=2000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "unit"))

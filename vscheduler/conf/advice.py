@@ -1,0 +1,33 @@
+"""Warnings about a valid policy that probably does not do what its author wants.
+
+`validate-config` prints them (exit code 0: the policy loads): no `tiers`, or no plugin in them
+(nothing filters, orders or keeps gangs whole); no `predicates` (taints, tolerations, node
+selectors and affinity are ignored); no `gang` (a gang's pods may bind one by one, a part of a
+gang may run). Pure: reads a parsed Policy, decides nothing about validity.
+"""
+
+from __future__ import annotations
+
+from vscheduler.conf.schema import Policy
+
+
+def policy_warnings(policy: Policy) -> tuple[str, ...]:
+    """Each warning a sentence naming the missing key or plugin."""
+    if not policy.tiers:
+        return (
+            "tiers: missing or empty: no plugin runs, so taints, tolerations and affinity are "
+            "ignored and gangs may split",
+        )
+    names = {plugin.name for plugin in policy.plugins()}
+    found: list[str] = []
+    if "predicates" not in names:
+        found.append(
+            "tiers: no 'predicates' plugin: taints, tolerations, node selectors and affinity "
+            "are ignored"
+        )
+    if "gang" not in names:
+        found.append(
+            "tiers: no 'gang' plugin: gangs may split (a PodGroup's pods bind one by one, "
+            "whatever its minMember)"
+        )
+    return tuple(found)
