@@ -252,6 +252,60 @@ def test_a_pod_without_a_podgroup_in_a_missing_queue_says_so(
     _still_scheduling(cluster, scheduler, "good")
 
 
+PREEMPT_POLICY = """\
+actions: "enqueue, allocate, preempt, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins: [{name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder}]
+"""
+
+
+def _clamped_event(
+    cluster: harness.ScopedCluster, namespace: str, kind: str, name: str, field: str
+) -> str:
+    def found() -> list[dict[str, Any]]:
+        return [
+            e
+            for e in harness.events_about(cluster, namespace, kind, name, reason="QuantityClamped")
+            if e["type"] == "Warning" and field in e["message"]
+        ]
+
+    events = harness.wait_for(f"a QuantityClamped event on {kind} {name}", found, TIMEOUT)
+    message: str = events[0]["message"]
+    return message
+
+
+def test_quantities_beyond_int64_under_preempt_leave_the_cluster_scheduling_and_are_warned(
+    cluster: harness.ScopedCluster,
+    start_scheduler: Callable[..., harness.Scheduler],
+    tmp_path: Any,
+) -> None:
+    # The API server accepts both: 1e18 cores on a node and a pod asking 1e16 cores and 9Ei.
+    huge_node = cluster.add_node("node-huge", cpu="1e18", memory="64Gi")["metadata"]["name"]
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(PREEMPT_POLICY)
+    scheduler = start_scheduler(args=[f"--policy-file={policy}"])
+    scheduler.wait_ready(TIMEOUT)
+    harness.create(cluster, harness.pod("huge", "test", cpu="1e16", memory="9Ei"))
+
+    _pending_message(cluster, "huge")  # it fits nowhere: 9Ei of memory is held at 32Ti
+    pod_warning = _clamped_event(
+        cluster, "test", "Pod", "huge", "spec.containers[*].resources.requests.cpu"
+    )
+    assert pod_warning == (
+        f"Pod {_ns(cluster)}/huge: spec.containers[*].resources.requests.cpu: "
+        "1e16 is above the scheduler's ceiling 35184372088832m "
+        "(2^45 scheduler units); it is read as 35184372088832m"
+    )
+    _clamped_event(cluster, "test", "Pod", "huge", "spec.containers[*].resources.requests.memory")
+    node_warning = _clamped_event(cluster, "default", "Node", huge_node, "status.allocatable.cpu")
+    assert node_warning.startswith(f"Node {huge_node}: status.allocatable.cpu: 1e18 is above")
+    for name in ("good-1", "good-2"):
+        _still_scheduling(cluster, scheduler, name)
+    assert scheduler.http("/readyz") == (200, "ok")
+    assert "OverflowError" not in scheduler.log(400)
+
+
 def test_a_queue_guaranteeing_more_than_the_cluster_is_named_on_the_queue_and_the_pods_it_starves(
     cluster: harness.ScopedCluster, start_scheduler: Callable[..., harness.Scheduler]
 ) -> None:

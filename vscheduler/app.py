@@ -23,6 +23,7 @@ import signal
 import threading
 from collections.abc import Callable
 from types import FrameType
+from typing import Literal
 
 from prometheus_client import CollectorRegistry
 
@@ -46,6 +47,7 @@ from vscheduler.obs.http import ObsServer
 from vscheduler.obs.logs import setup_logging
 from vscheduler.obs.metrics import SchedulerMetrics
 from vscheduler.obs.usage import UsageLoop
+from vscheduler.runtime.health import CycleHealth
 from vscheduler.runtime.policy import (
     ConfigMapPolicy,
     FilePolicy,
@@ -104,29 +106,54 @@ def _to_kube(r: LeaseRecord) -> kube_lease.LeaseRecord:
     )
 
 
+INVALID_OBJECT = "InvalidObject"
+"""The reason of the Warning Event on an object the cache could not read."""
+CYCLES_FAILING = "SchedulingCyclesFailing"
+"""The reason of the Warning Event on the scheduler's Lease when cycles keep failing."""
+CYCLES_RECOVERED = "SchedulingCyclesRecovered"
+"""The reason of the Normal Event on the scheduler's Lease when a cycle runs again."""
+QUANTITY_CLAMPED = "QuantityClamped"
+"""The reason of the Warning Event on an object with an amount above the scheduler's ceiling."""
+
+
 class ProblemReporter:
-    """Warning Events (and log lines) for cluster objects the cache could not read, once each."""
+    """Warning Events (and log lines) for cluster objects the cache could not read, and for
+    objects read other than as written (an amount above the scheduler's ceiling), once each."""
 
     def __init__(self, cache: SchedulerCache, writer: KubeWriter) -> None:
         self._cache, self._writer = cache, writer
         self._reported: dict[str, str] = {}
+        self._warned: dict[str, tuple[str, ...]] = {}
 
     def report(self) -> None:
-        """Report every problem not reported yet (or whose message changed)."""
+        """Report every problem and warning not reported yet (or whose message changed)."""
         problems = self._cache.problems()
         for label, message in problems.items():
             if self._reported.get(label) == message or label.startswith("Pod "):
                 continue  # a malformed pod of ours hears it through FailedScheduling already
             self._reported[label] = message
             logger.error("cannot use %s: %s", label, message)
-            ref = _ref_of(self._cache, label)
-            if ref is not None:
-                try:
-                    self._writer.record_event(ref, "Warning", "InvalidObject", message)
-                except ClusterError as exc:
-                    logger.warning("could not record the event for %s: %s", label, exc)
+            self._event(label, INVALID_OBJECT, message)
         for label in set(self._reported) - set(problems):
             del self._reported[label]
+        warnings = self._cache.warnings()
+        for label, held in warnings.items():
+            if self._warned.get(label) == held:
+                continue
+            self._warned[label] = held
+            for message in held:
+                logger.warning("%s", message)
+                self._event(label, QUANTITY_CLAMPED, message)
+        for label in set(self._warned) - set(warnings):
+            del self._warned[label]
+
+    def _event(self, label: str, reason: str, message: str) -> None:
+        ref = _ref_of(self._cache, label)
+        if ref is not None:
+            try:
+                self._writer.record_event(ref, "Warning", reason, message)
+            except ClusterError as exc:
+                logger.warning("could not record the event for %s: %s", label, exc)
 
 
 _API_VERSIONS = {k.name: k.api_version for k in CLUSTER_KINDS}
@@ -206,6 +233,12 @@ class App:
             self.metrics.set_leader(True)
         self.problems = ProblemReporter(self.cache, self.writer)
         self._frozen = False
+        self.health = CycleHealth(
+            settings.unready_after_failed_cycles,
+            on_count=self.metrics.set_consecutive_failed_cycles,
+            on_failing=lambda message: self._scheduler_event("Warning", CYCLES_FAILING, message),
+            on_recovered=lambda message: self._scheduler_event("Normal", CYCLES_RECOVERED, message),
+        )
         self.scheduler = Scheduler(
             cache=self.cache,
             policy=self.policy,
@@ -216,6 +249,7 @@ class App:
             is_leading=self.is_leading,
             before_cycle=self._before_cycle,
             period=settings.period,
+            health=self.health,
         )
         self.http = ObsServer(
             settings.listen_address,
@@ -289,12 +323,29 @@ class App:
         return self.elector is None or self.elector.is_leader()
 
     def readiness(self) -> tuple[bool, str]:
-        """Ready once every informer has synced and, when electing, while leading."""
+        """Ready once every informer has synced and, when electing, while leading, unless the
+        last `--unready-after-failed-cycles` cycles all failed."""
         if not self.gate.is_synced():
             return False, "informers not synced: " + ", ".join(self.gate.pending())
         if not self.is_leading():
             return False, "not leading"
-        return True, "ok"
+        return self.health.readiness()
+
+    def _scheduler_event(self, type_: Literal["Normal", "Warning"], reason: str, text: str) -> None:
+        """An Event about the scheduler itself, on its Lease (named by the leader-election
+        flags, whether or not it elects)."""
+        election = self.settings.leader_election
+        ref = ObjectRef(
+            kind="Lease",
+            api_version="coordination.k8s.io/v1",
+            namespace=election.resource_namespace,
+            name=election.resource_name,
+            uid="",
+        )
+        try:
+            self.writer.record_event(ref, type_, reason, f"{self.identity}: {text}")
+        except ClusterError as exc:
+            logger.warning("could not record the %s event: %s", reason, exc)
 
     def _before_cycle(self) -> None:
         if not self._frozen and self.gate.is_synced():

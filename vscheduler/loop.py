@@ -19,12 +19,16 @@ from vscheduler.model.status import TaskStatus
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class CycleReport:
-    """A cycle's result, the plugin errors it met, and where its time went (seconds)."""
+    """A cycle's result, the plugin errors it met (each once, in order: `plugin point: message`,
+    then `(pod ns/name)` when the hook was asked about one pod), and where its time went."""
 
     result: CycleResult
     seconds: float
     action_seconds: dict[str, float]
     plugin_errors: tuple[str, ...]
+    action_errors: tuple[str, ...] = ()
+    """Jobs an action failed on (`Session.contained`): each job's statement was discarded and the
+    job reported; the action went on with the next job."""
 
 
 def open_session(
@@ -54,8 +58,10 @@ def run_cycle(
     t0 = perf_counter()
     result = session.close()
     timings["closeSession"] = perf_counter() - t0
-    errors = tuple(f"{e.plugin} {e.point}: {e.message}" for e in session.hooks.errors)
-    return CycleReport(result, perf_counter() - started, timings, errors)
+    errors = tuple(dict.fromkeys(str(e) for e in session.hooks.errors))
+    return CycleReport(
+        result, perf_counter() - started, timings, errors, tuple(session.action_errors)
+    )
 
 
 def next_snapshot(snapshot: ClusterSnapshot, result: CycleResult) -> ClusterSnapshot:

@@ -29,7 +29,7 @@ from vscheduler.framework.placement import RESOURCE_FIT
 from vscheduler.framework.results import Code
 from vscheduler.framework.session import Session
 from vscheduler.framework.state import TaskState
-from vscheduler.model.cluster import DEFAULT_SCHEDULER_NAME
+from vscheduler.model.cluster import DEFAULT_SCHEDULER_NAME, ClusterSnapshot
 from vscheduler.model.commands import CycleResult, Evict, QueueFigures, ReservationRelease
 from vscheduler.model.facts import EPOCH, PodGroupCondition
 from vscheduler.model.resources import Resources, format_amount
@@ -51,7 +51,9 @@ class Request:
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
     timings: bool = True
     warn: Callable[[str], None] = lambda _message: None
-    """Told of every plugin error a cycle met (the cycle went on without that plugin's answer)."""
+    """Told of every object's warning (an amount above the scheduler's ceiling, read as the
+    ceiling) and of every plugin error a cycle met (the cycle went on without that plugin's
+    answer)."""
 
 
 def parse_now(text: str) -> dt.datetime:
@@ -79,6 +81,8 @@ def simulate(request: Request) -> Json:
         source = request.policy_file
         policy_text = read_policy_file(request.policy_file)
     pipeline = builtins.load_pipeline(policy_text, source=source)
+    for warning in snapshot_warnings(snap):
+        request.warn(warning)
     for namespace, name in config_maps_read(pipeline):
         book = snap.reservations.get(f"{namespace}/{name}")
         for problem in book.problems if book is not None else ():
@@ -98,6 +102,8 @@ def simulate(request: Request) -> Json:
         report = loop.run_cycle(snap, pipeline, clock=clock, uid=f"cycle-{i + 1}")
         for error in report.plugin_errors:
             request.warn(f"cycle {i + 1}: plugin {error}")
+        for error in report.action_errors:
+            request.warn(f"cycle {i + 1}: action {error}")
         cycles.append(cycle_json(report.result))
         seconds.append(round(report.seconds, 6) if request.timings else 0.0)
         all_binds.update({b.pod: b.node for b in report.result.binds})
@@ -115,6 +121,16 @@ def simulate(request: Request) -> Json:
         "explain": explained,
         "stats": {"cycleSeconds": seconds, "pods": len(snap.tasks), "nodes": len(snap.nodes)},
     }
+
+
+def snapshot_warnings(snap: ClusterSnapshot) -> list[str]:
+    """Every object's warnings (an amount above the scheduler's ceiling), nodes first, then
+    queues, PodGroups and pods, in the snapshot's order."""
+    holders: list[Sequence[str]] = [n.warnings for n in snap.nodes]
+    holders.extend(q.warnings for q in snap.queues.values())
+    holders.extend(j.warnings for j in snap.jobs.values())
+    holders.extend(t.warnings for t in snap.tasks.values())
+    return [warning for held in holders for warning in held]
 
 
 def _task(session: Session, key: str) -> TaskState:

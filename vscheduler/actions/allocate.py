@@ -9,7 +9,9 @@ A job that becomes ready with tasks left goes back into its queue, so other jobs
 
 When a task fits nowhere, its job stops unless tasks of another template could still make the
 gang (Volcano's NeedContinueAllocating, by template rather than by task role); later tasks of a
-template that already failed are not tried again in this turn.
+template that already failed are not tried again in this turn. A task a plugin raised about is
+skipped alone (`Dispatcher.failed_tasks`); its job goes on with its other tasks. An exception
+while placing one job discards that job's statement and reports it (`Session.contained`).
 """
 
 from __future__ import annotations
@@ -58,8 +60,9 @@ class Allocate:
             tasks = pending[job.key]
             if tasks:
                 stmt = session.statement()
-                self._place(session, stmt, job, tasks, waiting, queue)
-                settle(session, stmt, job)
+                with session.contained(NAME, job, stmt.discard):
+                    self._place(session, stmt, job, tasks, waiting, queue)
+                    settle(session, stmt, job)
             if waiting:
                 queues.push(queue)
 
@@ -91,10 +94,14 @@ class Allocate:
             pre = hooks.prefilter(task)
             if pre is not None:
                 session.record_fit_failure(task, placer.failure(task, None, None, pre))
+                if task.uid in hooks.failed_tasks:
+                    continue  # a plugin raised about this task: skip it, not its job
                 break
             choice = placer.choose(task)
             if isinstance(choice, FitFailure):
                 session.record_fit_failure(task, choice)
+                if task.uid in hooks.failed_tasks:
+                    continue
                 failed.add(task.class_id)
                 if _may_continue(job, tasks, failed):
                     continue

@@ -55,22 +55,25 @@ def never_preempts(session: Session, task: TaskState) -> bool:
 def run_job(evictor: Evictor, job: JobState, place_one: PlaceOne) -> list[TaskState]:
     """Try the job's pending tasks in task order while it is starving; settle them together:
     committed when the job is pipelined, discarded otherwise. A task of a template that just
-    failed is not tried again until something is placed. Returns the victims committed."""
+    failed is not tried again until something is placed. Returns the victims committed. An
+    exception on the way discards the job's transaction and reports the job
+    (`Session.contained`)."""
     session = evictor.session
     hooks = session.hooks
     txn = Transaction(evictor.table)
     failed: set[int] = set()
-    for task in session.pending_tasks(job, best_effort=False):
-        if not hooks.is_job_starving(job):
-            break
-        if task.class_id in failed or never_preempts(session, task):
-            continue
-        if place_one(txn, task):
-            failed.clear()
-        else:
-            failed.add(task.class_id)
-    ready = hooks.is_job_ready(job)
-    if txn.settle(ready=ready, pipelined=ready or hooks.is_job_pipelined(job)):
-        return txn.victims
-    evictor.explain_refusals(job)
+    with session.contained(evictor.action, job, txn.discard):
+        for task in session.pending_tasks(job, best_effort=False):
+            if not hooks.is_job_starving(job):
+                break
+            if task.class_id in failed or never_preempts(session, task):
+                continue
+            if place_one(txn, task):
+                failed.clear()
+            else:
+                failed.add(task.class_id)
+        ready = hooks.is_job_ready(job)
+        if txn.settle(ready=ready, pipelined=ready or hooks.is_job_pipelined(job)):
+            return txn.victims
+        evictor.explain_refusals(job)
     return []

@@ -36,18 +36,19 @@ class Backfill:
             if not tasks:
                 continue
             stmt = session.statement()
-            for task in tasks:
-                pre = hooks.prefilter(task)
-                if pre is not None:
-                    session.record_fit_failure(task, placer.failure(task, None, None, pre))
-                    break
-                choice = placer.choose(task)
-                if isinstance(choice, FitFailure):
-                    session.record_fit_failure(task, choice)
-                    break
-                session.record_schedulable(task)
-                stmt.allocate(task, choice.node)
-            settle(session, stmt, job)
+            with session.contained(NAME, job, stmt.discard):
+                for task in tasks:
+                    pre = hooks.prefilter(task)
+                    if pre is not None:
+                        session.record_fit_failure(task, placer.failure(task, None, None, pre))
+                        break
+                    choice = placer.choose(task)
+                    if isinstance(choice, FitFailure):
+                        session.record_fit_failure(task, choice)
+                        break
+                    session.record_schedulable(task)
+                    stmt.allocate(task, choice.node)
+                settle(session, stmt, job)
 
 
 def build(arguments: Mapping[str, object]) -> Backfill:

@@ -55,11 +55,12 @@ class Enqueue:
             queue = queues.pop()
             pending = jobs[queue.name]
             job = pending.pop()
-            if job.facts.min_resources is None or hooks.is_job_enqueueable(job):
-                hooks.job_enqueued(job)
-                job.phase = PodGroupPhase.INQUEUE
-            else:
-                session.note_job(job, _not_admitted(job) + session.queue_note(job.queue))
+            with session.contained(NAME, job):
+                if job.facts.min_resources is None or hooks.is_job_enqueueable(job):
+                    hooks.job_enqueued(job)
+                    job.phase = PodGroupPhase.INQUEUE
+                else:
+                    session.note_job(job, _not_admitted(job) + session.queue_note(job.queue))
             if pending:
                 queues.push(queue)
 

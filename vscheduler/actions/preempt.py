@@ -69,13 +69,21 @@ def _within_job(evictor: Evictor, job: JobState, queue: QueueState) -> None:
     """Volcano's second phase: the job's pending tasks evict its own running tasks."""
     session = evictor.session
     place = _placer(evictor, queue, evictor.table.job_mask(job.key), evict_only=True)
-    for task in session.pending_tasks(job, best_effort=False):
-        if never_preempts(session, task):
-            continue
-        txn = Transaction(evictor.table)
-        if not place(txn, task):
-            return
-        txn.settle(ready=True, pipelined=True)
+    open_txn: list[Transaction] = []
+
+    def undo() -> None:
+        for txn in open_txn:
+            txn.discard()
+
+    with session.contained(NAME, job, undo):
+        for task in session.pending_tasks(job, best_effort=False):
+            if never_preempts(session, task):
+                continue
+            open_txn[:] = [Transaction(evictor.table)]
+            if not place(open_txn[0], task):
+                return
+            open_txn[0].settle(ready=True, pipelined=True)
+            open_txn.clear()
 
 
 def _placer(evictor: Evictor, queue: QueueState, mask: BoolArray, *, evict_only: bool) -> PlaceOne:

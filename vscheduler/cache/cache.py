@@ -2,7 +2,8 @@
 
 Owns: the raw objects and converted facts of every kind in `informer.kinds.CLUSTER_KINDS` (and
 the reservation ConfigMaps, kept raw and read by `cache.reservations`), keyed by namespace/name
-(pods by uid, with a namespace/name index); the problems found converting them; node usage handed
+(pods by uid, with a namespace/name index); the problems found converting them and the warnings
+their facts carry (an amount above the scheduler's ceiling); node usage handed
 in by the collector; assumed binds and evictions until the watch confirms them (with a TTL
 backstop); the pods whose eviction was refused, in backoff (`cache.refusals`, shown in snapshots
 as `TaskFacts.eviction_refused`; a refusal changes the generation without waking the loop);
@@ -317,6 +318,19 @@ class SchedulerCache:
                 if slot.table is not self._jobs or key not in foreign
             }
 
+    def warnings(self) -> dict[str, tuple[str, ...]]:
+        """Every object whose facts carry warnings (an amount above the scheduler's ceiling,
+        read as the ceiling) -> those warnings; labelled as `problems`. An entry goes when the
+        object no longer has them or is deleted."""
+        with self._lock:
+            foreign = self._claims.foreign
+            return {
+                label: held
+                for slot in self._slots.values()
+                for key, (label, held) in slot.table.warnings.items()
+                if slot.table is not self._jobs or key not in foreign
+            }
+
     def pod_raw(self, task_uid: str) -> Raw | None:
         """The pod's raw object as last watched, or None."""
         with self._lock:
@@ -386,8 +400,7 @@ class SchedulerCache:
     def _store(
         self, slot: _Slot[Any], key: str, who: Identity, obj: Raw, result: Converted[Any]
     ) -> bool:
-        problem = (f"{slot.name} {who.key}", result.problem) if result.problem else None
-        changed = slot.table.put(key, obj, result.facts, problem)
+        changed = slot.table.put(key, obj, result.facts, f"{slot.name} {who.key}", result.problem)
         if slot.table is self._pods:
             changed |= self._settle(key, result.facts)
         elif slot.table is self._classes and changed:

@@ -2,8 +2,10 @@
 
 Owns: which converter serves each kind the cache holds; what a converter's `InputError` turns
 into (a malformed pod of this scheduler or PodGroup: minimal facts carrying the message; any
-other malformed object: left out); the converters' shared context (scheduler name, priority
-classes), renewed whenever the priority classes change.
+other malformed object: left out); any other exception a converter raises on one object is
+treated the same way, as that object's problem (`Kind ns/name: cannot be read: Type: message`,
+logged with its traceback), so one odd object never stops a watch; the converters' shared
+context (scheduler name, priority classes), renewed whenever the priority classes change.
 Must not: raise on bad input, store anything, or lock (a `Converters` is used by one thread at
 a time: the cache's, under its lock, or a relist's own).
 """
@@ -11,6 +13,7 @@ a time: the cache's, under its lock, or a relist's own).
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable, Mapping
 from typing import Final, Generic, TypeVar
 
@@ -25,6 +28,7 @@ from vscheduler.model.facts import JobFacts, NodeFacts, PriorityClassFacts, Queu
 
 Raw = Mapping[str, object]
 F = TypeVar("F")
+logger = logging.getLogger(__name__)
 
 KEPT_RAW: Final = ("ResourceQuota", "PodDisruptionBudget", "ConfigMap")
 """Kinds the snapshot carries as raw objects (checked for readable metadata only)."""
@@ -53,35 +57,38 @@ class Converters:
         one, malformed or not, has no facts and no problem."""
         try:
             return Converted(self.pods.convert(obj))
-        except InputError as err:
-            task = malformed_task(obj, who, str(err), scheduler_name=self.scheduler_name)
-            return Converted(task, str(err) if task is not None else "")
+        except Exception as exc:
+            problem = _problem("Pod", who, exc)
+            task = malformed_task(obj, who, problem, scheduler_name=self.scheduler_name)
+            return Converted(task, problem if task is not None else "")
 
     def podgroup(self, obj: Raw, who: Identity) -> Converted[JobFacts]:
         """A malformed PodGroup keeps minimal facts carrying the problem."""
         try:
             return Converted(convert_podgroup(obj, priority_classes=self.classes))
-        except InputError as err:
-            return Converted(malformed_job(obj, who, str(err)), str(err))
+        except Exception as exc:
+            problem = _problem("PodGroup", who, exc)
+            return Converted(malformed_job(obj, who, problem), problem)
 
-    def node(self, obj: Raw, _who: Identity) -> Converted[NodeFacts]:
+    def node(self, obj: Raw, who: Identity) -> Converted[NodeFacts]:
         """A malformed node is left out."""
-        return _left_out_on_error(convert_node, obj)
+        return _left_out_on_error(convert_node, obj, "Node", who)
 
     def queue(self, obj: Raw, who: Identity) -> Converted[QueueFacts]:
         """A malformed queue is kept as a queue carrying its problem (its jobs are told)."""
         try:
             return Converted(convert_queue(obj))
-        except InputError as err:
-            return Converted(QueueFacts(name=who.name, uid=who.uid, problem=str(err)), str(err))
+        except Exception as exc:
+            problem = _problem("Queue", who, exc)
+            return Converted(QueueFacts(name=who.name, uid=who.uid, problem=problem), problem)
 
-    def priority_class(self, obj: Raw, _who: Identity) -> Converted[PriorityClassFacts]:
+    def priority_class(self, obj: Raw, who: Identity) -> Converted[PriorityClassFacts]:
         """A malformed PriorityClass is left out."""
-        return _left_out_on_error(convert_priority_class, obj)
+        return _left_out_on_error(convert_priority_class, obj, "PriorityClass", who)
 
-    def namespace(self, obj: Raw, _who: Identity) -> Converted[str]:
+    def namespace(self, obj: Raw, who: Identity) -> Converted[str]:
         """A Namespace is its name."""
-        return _left_out_on_error(convert_namespace, obj)
+        return _left_out_on_error(convert_namespace, obj, "Namespace", who)
 
 
 ConvertFn = Callable[[Converters, Raw, Identity], Converted[F]]
@@ -91,18 +98,29 @@ ConvertFn = Callable[[Converters, Raw, Identity], Converted[F]]
 def kept_raw(kind: str, *, namespaced: bool) -> ConvertFn[Raw]:
     """The converter of a kind kept raw: the object itself, once its metadata reads."""
 
-    def check(_conv: Converters, obj: Raw, _who: Identity) -> Converted[Raw]:
+    def check(_conv: Converters, obj: Raw, who: Identity) -> Converted[Raw]:
         try:
             check_raw(obj, kind, namespaced=namespaced)
-        except InputError as err:
-            return Converted(None, str(err))
+        except Exception as exc:
+            return Converted(None, _problem(kind, who, exc))
         return Converted(obj)
 
     return check
 
 
-def _left_out_on_error(convert: Callable[[Raw], F], obj: Raw) -> Converted[F]:
+def _left_out_on_error(
+    convert: Callable[[Raw], F], obj: Raw, kind: str, who: Identity
+) -> Converted[F]:
     try:
         return Converted(convert(obj))
-    except InputError as err:
-        return Converted(None, str(err))
+    except Exception as exc:
+        return Converted(None, _problem(kind, who, exc))
+
+
+def _problem(kind: str, who: Identity, exc: Exception) -> str:
+    """The converter's message for an `InputError`; for any other exception (a converter that
+    cannot handle this object), a message naming the object, logged with its traceback."""
+    if isinstance(exc, InputError):
+        return str(exc)
+    logger.error("cannot convert %s %s", kind, who.key, exc_info=exc)
+    return f"{kind} {who.key}: cannot be read: {type(exc).__name__}: {exc}"

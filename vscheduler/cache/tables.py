@@ -1,4 +1,5 @@
-"""The cache's per-kind tables: raw objects, their facts, and the problems found converting them.
+"""The cache's per-kind tables: raw objects, their facts, the problems found converting them and
+the warnings their facts carry.
 
 Owns: storing one kind's objects by key, telling whether an update changed the facts (an update
 that changes only the raw object, such as a resourceVersion or a status this scheduler wrote,
@@ -24,22 +25,30 @@ F = TypeVar("F")
 class Table(Generic[F]):
     """One kind's objects by key; an object left out (malformed) has a raw object but no facts."""
 
-    __slots__ = ("_sorted", "facts", "problems", "raw")
+    __slots__ = ("_sorted", "facts", "problems", "raw", "warnings")
 
     def __init__(self) -> None:
         self.raw: dict[str, Raw] = {}
         self.facts: dict[str, F] = {}
         self.problems: dict[str, tuple[str, str]] = {}
         """key -> (the object's label, `Kind namespace/name`; the converter's message)."""
+        self.warnings: dict[str, tuple[str, tuple[str, ...]]] = {}
+        """key -> (the object's label; its facts' `warnings`), for facts that carry any."""
         self._sorted: tuple[F, ...] | None = None
 
-    def put(self, key: str, raw: Raw, facts: F | None, problem: tuple[str, str] | None) -> bool:
-        """Store one object; whether its facts changed."""
+    def put(self, key: str, raw: Raw, facts: F | None, label: str, problem: str = "") -> bool:
+        """Store one object labelled `label` (`Kind namespace/name`) with its converter's
+        `problem` ('' for none); whether its facts changed."""
         self.raw[key] = raw
-        if problem is None:
-            self.problems.pop(key, None)
+        if problem:
+            self.problems[key] = (label, problem)
         else:
-            self.problems[key] = problem
+            self.problems.pop(key, None)
+        held: tuple[str, ...] = getattr(facts, "warnings", ())
+        if held:
+            self.warnings[key] = (label, held)
+        else:
+            self.warnings.pop(key, None)
         if facts is None:
             return self._drop_facts(key)
         old = self.facts.get(key)
@@ -53,6 +62,7 @@ class Table(Generic[F]):
         """Forget one object; whether it had facts."""
         self.raw.pop(key, None)
         self.problems.pop(key, None)
+        self.warnings.pop(key, None)
         return self._drop_facts(key)
 
     def _drop_facts(self, key: str) -> bool:
@@ -93,7 +103,7 @@ class PodTable(Table[TaskFacts]):
         self._in_order = True
 
     def put(
-        self, key: str, raw: Raw, facts: TaskFacts | None, problem: tuple[str, str] | None
+        self, key: str, raw: Raw, facts: TaskFacts | None, label: str, problem: str = ""
     ) -> bool:
         """Store a pod (by uid); a pod that does not matter (`facts` None) is removed."""
         if facts is None:
@@ -108,7 +118,7 @@ class PodTable(Table[TaskFacts]):
             self._enter(_order_key(facts))
             self._in_order = self._in_order and old is None  # a moved pod keeps its dict slot
         self.by_key[facts.key] = key
-        return super().put(key, raw, facts, problem) or changed
+        return super().put(key, raw, facts, label, problem) or changed
 
     def remove(self, key: str) -> bool:
         """Forget a pod by uid; whether it was held."""

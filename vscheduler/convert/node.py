@@ -2,7 +2,9 @@
 
 Owns: a node's allocatable and capacity (the `pods` entry becomes `max_pods`), taints,
 unschedulable flag, readiness (Volcano's rule: only a Ready condition that is not True makes a
-node not ready) and image sizes.
+node not ready) and image sizes; the warning an allocatable amount above the scheduler's ceiling
+gets (`quantity.CEILING`; capacity is held within it silently, the scheduler fits against
+allocatable).
 Must not: account for the pods on the node (the session ledger does).
 """
 
@@ -24,7 +26,7 @@ from vscheduler.convert.fields import (
     string_list,
 )
 from vscheduler.model.facts import NodeFacts
-from vscheduler.model.quantity import NANO, parse_resource_nanos, to_resources
+from vscheduler.model.quantity import over_ceiling, parse_resource_nanos, to_count, to_resources
 from vscheduler.model.resources import PODS
 
 DEFAULT_MAX_PODS: Final = 110
@@ -43,11 +45,12 @@ def convert_node(obj: Mapping[str, object]) -> NodeFacts:
         else parse_resource_nanos(status["allocatable"], where=f"{label}: status.allocatable")
     )
     pods = allocatable.get(PODS, capacity.get(PODS))
+    read_from = "status.capacity" if status.get("allocatable") is None else "status.allocatable"
     return NodeFacts(
         name=meta.name,
         allocatable=to_resources({n: a for n, a in allocatable.items() if n != PODS}),
         capacity=to_resources({n: a for n, a in capacity.items() if n != PODS}),
-        max_pods=DEFAULT_MAX_PODS if pods is None else -(-pods // NANO),
+        max_pods=DEFAULT_MAX_PODS if pods is None else to_count(pods),
         labels=meta.labels,
         annotations=meta.annotations,
         taints=placement.taints(spec, label),
@@ -55,6 +58,7 @@ def convert_node(obj: Mapping[str, object]) -> NodeFacts:
         ready=_ready(status, label),
         images=_images(status, label),
         created=meta.created,
+        warnings=over_ceiling(allocatable, where=f"{label}: {read_from}"),
     )
 
 

@@ -3,6 +3,7 @@
 Owns: which pods matter to this scheduler; a pod's task status (Volcano's mapping); its job
 (PodGroup annotation, else a job of its own); its priority (spec.priority, else its class's,
 else the global default's), preemptability (`volcano.sh/preemptable`), index and task role;
+the warning a request above the scheduler's ceiling gets (`quantity.CEILING`);
 `pod_request` and `qos_class` over a bare spec (the arithmetic is in `podresources`; node
 placement constraints in `placement`, inter-pod ones in `podaffinity`).
 Must not: look at nodes, PodGroups or Queues (a missing PodGroup is the scheduler's to report).
@@ -40,6 +41,7 @@ from vscheduler.convert.podresources import (
     summarize,
 )
 from vscheduler.model.facts import PriorityClassFacts, TaskFacts, Toleration
+from vscheduler.model.quantity import over_ceiling, to_resources
 from vscheduler.model.resources import Resources
 from vscheduler.model.status import QoSClass, TaskStatus
 
@@ -49,6 +51,9 @@ PREEMPTABLE_KEY: Final = "volcano.sh/preemptable"
 TASK_SPEC_KEY: Final = "volcano.sh/task-spec"
 COMPLETION_INDEX_KEY: Final = "batch.kubernetes.io/job-completion-index"
 DEFAULT_SCHEDULER: Final = "default-scheduler"
+REQUESTS_FIELD: Final = "spec.containers[*].resources.requests"
+"""How a warning names a pod's effective request (its containers', init containers' and
+pod-level requests and overhead, combined as Kubernetes' `PodRequests` combines them)."""
 
 _MEMO_LIMIT: Final = 65536
 _PHASES: Final = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
@@ -121,7 +126,7 @@ class PodConverter:
         resources = read_pod_resources(spec, label, self._lists)
         priority, class_name = _priority(spec, label, self._classes)
         job, group_name = _job(meta) if ours else ("", None)
-        resreq, qos = summarize(resources)
+        requested, qos = summarize(resources)
         preemptable, opt_out = preemptable_flags(meta.annotations, meta.labels)
         pod_affinity, problem = podaffinity.pod_affinity(spec, meta.namespace, label)
         return TaskFacts(
@@ -130,7 +135,7 @@ class PodConverter:
             name=meta.name,
             job=job,
             group_name=group_name,
-            resreq=resreq,
+            resreq=to_resources(requested),
             status=task_status,
             node_name=node_name,
             scheduler_name=pod_scheduler,
@@ -156,6 +161,7 @@ class PodConverter:
             owner=_owner(obj, label),
             started=_started(status, label),
             problem=problem,
+            warnings=over_ceiling(requested, where=f"{label}: {REQUESTS_FIELD}"),
         )
 
     def _read_tolerations(self, spec: Raw, label: str) -> tuple[Toleration, ...]:

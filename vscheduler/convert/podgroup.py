@@ -46,6 +46,7 @@ def convert_podgroup(
     min_resources = spec.get("minResources")
     class_name = string(spec, "priorityClassName", label, "spec")
     priority, _ = resolve_priority(class_name, priority_classes)
+    warnings: list[str] = []
     return JobFacts(
         uid=meta.uid,
         namespace=meta.namespace,
@@ -55,13 +56,16 @@ def convert_podgroup(
         min_task_member=_min_task_member(spec, label),
         min_resources=None
         if min_resources is None
-        else parse_resource_list(min_resources, where=f"{label}: spec.minResources"),
+        else parse_resource_list(
+            min_resources, where=f"{label}: spec.minResources", warnings=warnings
+        ),
         priority_class_name=class_name,
         priority=priority,
         phase=PodGroupPhase(choice(status, "phase", label, "status", _PHASES, "Pending")),
         conditions=_conditions(status, label),
         created=meta.created,
         annotations=meta.annotations,
+        warnings=tuple(warnings),
     )
 
 

@@ -177,10 +177,10 @@ def _containers(spec: Raw, key: str, label: str, lists: ListCache) -> tuple[Cont
     return tuple(out)
 
 
-def summarize(res: PodResources) -> tuple[Resources, QoSClass]:
-    """(`effective_request`, `qos_of`) in one pass over the containers of a plain pod."""
+def summarize(res: PodResources) -> tuple[Mapping[str, int], QoSClass]:
+    """(`effective_nanos`, `qos_of`) in one pass over the containers of a plain pod."""
     if res.init_containers or res.pod_requests or res.pod_limits or res.overhead:
-        return effective_request(res), qos_of(res)
+        return effective_nanos(res), qos_of(res)
     total: dict[str, int] = {}
     cpu_requested = memory_requested = cpu_limited = memory_limited = 0
     guaranteed = True
@@ -196,13 +196,18 @@ def summarize(res: PodResources) -> tuple[Resources, QoSClass]:
         cpu_limited += cpu
         memory_limited += memory
         guaranteed = guaranteed and cpu > 0 and memory > 0
-    return to_resources(total), _qos_class(
+    return total, _qos_class(
         guaranteed, (cpu_requested, memory_requested), (cpu_limited, memory_limited)
     )
 
 
 def effective_request(res: PodResources) -> Resources:
     """Kubernetes' `PodRequests`: what the scheduler must find free on a node."""
+    return to_resources(effective_nanos(res))
+
+
+def effective_nanos(res: PodResources) -> dict[str, int]:
+    """`effective_request` exactly, in nano-units (before the scheduler's ceiling)."""
     total: dict[str, int] = {}
     for container in res.containers:
         _add(total, container.requests)
@@ -220,7 +225,7 @@ def effective_request(res: PodResources) -> Resources:
     _max(total, init_peak)
     total.update(res.pod_requests)
     _add(total, res.overhead)
-    return to_resources(total)
+    return total
 
 
 def _add(total: dict[str, int], more: Mapping[str, int]) -> None:

@@ -34,15 +34,16 @@ def convert_queue(obj: Mapping[str, object]) -> QueueFacts:
     spec = mapping(obj, "spec", label, "")
     status = mapping(obj, "status", label, "")
     guarantee = mapping(spec, "guarantee", label, "spec")
+    warnings: list[str] = []
     return QueueFacts(
         name=meta.name,
         uid=meta.uid,
         weight=integer(spec, "weight", label, "spec", 1, minimum=1, maximum=INT32_MAX),
-        capability=_optional_list(spec, "capability", label),
+        capability=_optional_list(spec, "capability", label, warnings),
         guarantee=parse_resource_list(
-            guarantee.get("resource"), where=f"{label}: spec.guarantee.resource"
+            guarantee.get("resource"), where=f"{label}: spec.guarantee.resource", warnings=warnings
         ),
-        deserved=_optional_list(spec, "deserved", label),
+        deserved=_optional_list(spec, "deserved", label, warnings),
         reclaimable=boolean(spec, "reclaimable", label, "spec", True),
         state=choice(status, "state", label, "status", _STATES, "Open"),
         parent=string(spec, "parent", label, "spec"),
@@ -50,12 +51,15 @@ def convert_queue(obj: Mapping[str, object]) -> QueueFacts:
             spec, "priority", label, "spec", 0, minimum=-INT32_MAX - 1, maximum=INT32_MAX
         ),
         created=meta.created,
+        warnings=tuple(warnings),
     )
 
 
-def _optional_list(spec: Mapping[str, object], key: str, label: str) -> Resources | None:
+def _optional_list(
+    spec: Mapping[str, object], key: str, label: str, warnings: list[str]
+) -> Resources | None:
     """A ResourceList that means "no limit" when absent or empty (Volcano omits empty lists)."""
     raw = spec.get(key)
     if raw is None or raw == {}:
         return None
-    return parse_resource_list(raw, where=f"{label}: spec.{key}")
+    return parse_resource_list(raw, where=f"{label}: spec.{key}", warnings=warnings)

@@ -4,13 +4,20 @@ Built at session open from the policy's tiers: a plugin instance serves a point 
 point's method and the point's flag is enabled in its policy entry. Exceptions raised inside a
 hook never escape: they are recorded on `errors` and the hook counts as the conservative answer
 (a failed filter, a REJECT vote, "not ready", an order of 0).
+
+A hook that raises while asked about one task (`TASK_POINTS`: pre-predicates, predicates, scores,
+the queue's allocatable and preemptive votes, victim selection for a preemptor, best node) is
+recorded with that task, and the task is put in `failed_tasks`: the actions skip it for the rest
+of the session and it is reported pending with the plugin's error (`task_error`). The other
+tasks are scheduled as usual. A notification hook (`allocateEvent`, `deallocateEvent`) that
+raises is recorded with its task, but the decision it was told of stands.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Final, Protocol
 
 from vscheduler.framework import points
 from vscheduler.framework.results import ABSTAIN, Abstain, Code, Status, Vote
@@ -41,13 +48,41 @@ class Hook:
 Tiers = tuple[tuple[Hook, ...], ...]
 
 
+TASK_POINTS: Final = frozenset(
+    {
+        "prePredicate",
+        "predicate",
+        "nodeOrder",
+        "batchNodeOrder",
+        "allocatable",
+        "preemptive",
+        "preemptable",
+        "reclaimable",
+        "bestNode",
+    }
+)
+"""Points whose hook is asked about one task: a hook raising there skips that task."""
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class PluginError:
-    """A plugin hook raised: which plugin, at which point, and what."""
+    """A plugin hook raised: which plugin, at which point, and what (and about which pod)."""
 
     plugin: str
     point: str
     message: str
+    task: str = ""
+    """`namespace/name` of the pod the hook was asked about, or empty."""
+
+    def __str__(self) -> str:
+        """`plugin point: message`, then `(pod ns/name)` when about one pod."""
+        text = f"{self.plugin} {self.point}: {self.message}"
+        return f"{text} (pod {self.task})" if self.task else text
+
+
+def task_error(error: PluginError) -> str:
+    """The pending message of a task skipped because a plugin raised about it."""
+    return f"plugin {error.plugin} failed at {error.point} for this pod: {error.message}"
 
 
 def collect(tiers: Sequence[Sequence[tuple[EnabledFlags, object]]], point: points.Point) -> Tiers:
@@ -70,6 +105,8 @@ class Dispatcher:
     def __init__(self, tiers: Sequence[Sequence[tuple[EnabledFlags, object]]]) -> None:
         self.tiers: dict[str, Tiers] = {p.name: collect(tiers, p) for p in points.POINTS}
         self.errors: list[PluginError] = []
+        self.failed_tasks: dict[str, str] = {}
+        """Task uid -> `task_error` of the first hook that raised about it (at `TASK_POINTS`)."""
 
     def hooks(self, point: str) -> tuple[Hook, ...]:
         """Every hook of `point`, tiers flattened."""
@@ -79,12 +116,20 @@ class Dispatcher:
         """Whether any plugin serves `point`."""
         return any(self.tiers[point])
 
-    def record_failure(self, hook: Hook, point: str, exc: Exception) -> None:
-        """Note that `hook` raised at `point` (the cycle goes on)."""
-        self._failed(hook, point, exc)
+    def record_failure(
+        self, hook: Hook, point: str, exc: Exception, task: TaskState | None = None
+    ) -> None:
+        """Note that `hook` raised at `point`, about `task` if given (the cycle goes on)."""
+        self._failed(hook, point, exc, task)
 
-    def _failed(self, hook: Hook, point: str, exc: Exception) -> None:
-        self.errors.append(PluginError(hook.plugin, point, f"{type(exc).__name__}: {exc}"))
+    def _failed(self, hook: Hook, point: str, exc: Exception, *args: object) -> None:
+        task = next((a for a in args if isinstance(a, TaskState)), None)
+        error = PluginError(
+            hook.plugin, point, f"{type(exc).__name__}: {exc}", task.key if task else ""
+        )
+        self.errors.append(error)
+        if task is not None and point in TASK_POINTS:
+            self.failed_tasks.setdefault(task.uid, task_error(error))
 
     # --- ordering: first non-zero -------------------------------------------------------------
     def _first_nonzero(self, point: str, a: object, b: object) -> int:
@@ -126,7 +171,7 @@ class Dispatcher:
                 try:
                     result = hook.fn(*args)
                 except Exception as exc:
-                    self._failed(hook, point, exc)
+                    self._failed(hook, point, exc, *args)
                     return Status(Code.ERROR, f"plugin {hook.plugin} failed: {exc}", hook.plugin)
                 if isinstance(result, Status):
                     return dataclasses.replace(result, plugin=hook.plugin)
@@ -147,7 +192,7 @@ class Dispatcher:
                     if not hook.fn(*args):
                         return False
                 except Exception as exc:
-                    self._failed(hook, point, exc)
+                    self._failed(hook, point, exc, *args)
                     return False
         return default
 
@@ -166,7 +211,7 @@ class Dispatcher:
                 if not hook.fn(queue, task):
                     return hook.plugin
             except Exception as exc:
-                self._failed(hook, "allocatable", exc)
+                self._failed(hook, "allocatable", exc, task)
                 return hook.plugin
         return None
 
@@ -233,7 +278,7 @@ class Dispatcher:
                 try:
                     hook.fn(*args)
                 except Exception as exc:
-                    self._failed(hook, point, exc)
+                    self._failed(hook, point, exc, *args)
 
     def job_enqueued(self, job: JobState) -> None:
         """Tell every jobEnqueued plugin."""
@@ -259,7 +304,7 @@ class Dispatcher:
                 try:
                     node = hook.fn(task, scores)
                 except Exception as exc:
-                    self._failed(hook, "bestNode", exc)
+                    self._failed(hook, "bestNode", exc, task)
                     continue
                 if isinstance(node, str):
                     return node
@@ -273,7 +318,7 @@ class Dispatcher:
                 try:
                     answer = hook.fn(*args)
                 except Exception as exc:
-                    self._failed(hook, point, exc)
+                    self._failed(hook, point, exc, args[0])
                     chosen = {}
                     break
                 if isinstance(answer, Abstain):
@@ -338,4 +383,4 @@ def _tie(a: tuple[object, str], b: tuple[object, str]) -> int:
     return -1 if a < b else 1
 
 
-__all__ = ["ABSTAIN", "Dispatcher", "Hook", "PluginError"]
+__all__ = ["ABSTAIN", "TASK_POINTS", "Dispatcher", "Hook", "PluginError", "task_error"]

@@ -5,8 +5,9 @@ A pod that found no node gets kube-scheduler's aggregate of its nodes' failures
 with reasons ordered by how many nodes gave them (then alphabetically), and, when its job is a
 gang that is not ready, the gang's shortfall. A pod that found a node but whose gang could not
 start gets the gang's shortfall alone. Reasons found outside node fitting (missing PodGroup or
-queue, a job not admitted, a malformed pod) are given as they are. A job's hint (preempt or
-reclaim passed over pods whose eviction was refused) ends the message after a `;`.
+queue, a job not admitted, a malformed pod, a plugin that raised about the pod) are given as they
+are. A job's hint (preempt or reclaim passed over pods whose eviction was refused) ends the
+message after a `;`.
 """
 
 from __future__ import annotations
@@ -89,6 +90,9 @@ def unschedulable(session: Session) -> dict[str, str]:
 def _message(session: Session, task: TaskState, by_class: dict[int, str]) -> str:
     if task.facts.problem:
         return task.facts.problem
+    failed = session.hooks.failed_tasks.get(task.uid)
+    if failed is not None:
+        return failed
     job = task.job
     if job is not None and job.key in session.job_notes:
         return session.job_notes[job.key]

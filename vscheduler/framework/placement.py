@@ -7,7 +7,9 @@ class computes these for every node at once (vectorised); later tasks recompute 
 the ledger logged as changed since. Plugins must honour that contract: a predicate's or a
 node-order score's answer for a node depends only on the task's template and on that node's
 state. A plugin that cannot promise it sets `node_local = False` and is re-evaluated in full for
-every task; batch node-order scorers are always evaluated over the feasible set.
+every task; batch node-order scorers are always evaluated over the feasible set. A class
+evaluated while a plugin raised about its task is not kept: the next task of the class is
+evaluated afresh.
 
 Choosing among feasible nodes follows Volcano: nodes whose idle fits come first; only if none
 does, nodes whose future idle fits (the task is then pipelined). The highest total score wins,
@@ -18,7 +20,7 @@ that cheap), so the adaptive `percentageOfNodesToFind` sampling of kube-schedule
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -83,7 +85,8 @@ class Placer:
         batch_scorers: Sequence[Hook],
         node_local: dict[str, bool],
         explainers: dict[str, Callable[..., object]],
-        report: Callable[[Hook, str, Exception], None],
+        report: Callable[[Hook, str, Exception, TaskState], None],
+        failed_tasks: Mapping[str, str] | None = None,
     ) -> None:
         self.ledger = ledger
         self.local_filters = [h for h in filters if node_local.get(h.plugin, True)]
@@ -95,6 +98,8 @@ class Placer:
         self.explainers = explainers
         self.report = report
         """Where a raising plugin is recorded (the dispatcher's error list)."""
+        self.failed_tasks: Mapping[str, str] = failed_tasks if failed_tasks is not None else {}
+        """Tasks a plugin raised about (the dispatcher's): `choose` finds them no node."""
         self._classes: dict[int, ClassEval] = {}
         self._all: IntArray = np.arange(len(ledger), dtype=np.int64)
 
@@ -130,6 +135,8 @@ class Placer:
                 idx = np.array(sorted(set(changed)), dtype=np.int64)
             self._refresh(cached, task, idx)
             cached.synced = ledger.log_position
+        if task.uid in self.failed_tasks:  # a plugin raised: its answers are not the class's
+            self._classes.pop(task.class_id, None)
         return cached
 
     def _refresh(self, c: ClassEval, task: TaskState, idx: IntArray) -> None:
@@ -151,7 +158,7 @@ class Placer:
             try:
                 ok &= np.asarray(hook.fn(task, idx), dtype=np.bool_)
             except Exception as exc:
-                self.report(hook, "predicate", exc)
+                self.report(hook, "predicate", exc, task)
                 ok[:] = False
         return ok
 
@@ -160,7 +167,7 @@ class Placer:
         try:
             result = hook.fn(task, idx)
         except Exception as exc:
-            self.report(hook, "nodeOrder", exc)
+            self.report(hook, "nodeOrder", exc, task)
             return np.zeros(len(idx), dtype=np.float64)
         return None if result is None else np.asarray(result, dtype=np.float64)
 
@@ -178,8 +185,16 @@ class Placer:
         return c, ok
 
     def choose(self, task: TaskState) -> Choice | FitFailure:
-        """The best node for `task`, or why there is none."""
+        """The best node for `task`, or why there is none (none for a task a plugin raised
+        about, now or earlier in the session)."""
         c = self._evaluate(task)
+        choice = self._choose(task, c)
+        failed = self.failed_tasks.get(task.uid)
+        if failed is not None:
+            return self.failure(task, None, None, Status(Code.ERROR, failed))
+        return choice
+
+    def _choose(self, task: TaskState, c: ClassEval) -> Choice | FitFailure:
         if self.global_filters or self.global_scorers or c.batch:
             return self._choose_slow(task, c)
         for scores, fits_idle in ((c.idle_score, True), (c.future_score, False)):
@@ -231,7 +246,7 @@ class Placer:
                     continue
                 status = why(task, i) if why is not None else None
             except Exception as exc:
-                self.report(hook, "predicate", exc)
+                self.report(hook, "predicate", exc, task)
                 return Status(Code.ERROR, f"plugin {hook.plugin} failed: {exc}", hook.plugin)
             if isinstance(status, Status):
                 return dataclasses.replace(status, plugin=hook.plugin)

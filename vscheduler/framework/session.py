@@ -3,14 +3,20 @@
 Opened on a `ClusterSnapshot` and the policy's plugin tiers; actions read it and change it only
 through Statements; `close()` returns the `CycleResult`. It does no I/O and reads time only
 from the clock it is handed.
+
+`contained(action, job, undo)` is the actions' boundary around one job: an exception while an
+action works on one job undoes that job's statement, reports the job (its pending pods carry the
+error) and lets the action go on with the next job; `action_errors` lists each one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import functools
-from collections.abc import Iterable, Sequence
+import traceback
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Protocol
 
 from vscheduler.clock import Clock
@@ -90,6 +96,8 @@ class Session:
         self.fit_failures: dict[int, FitFailure] = {}
         self.failed_class: dict[str, int] = {}
         self.schedulable: set[str] = set()
+        self.action_errors: list[str] = []
+        """`action: podgroup ns/name: Type: message (at file:line)`, one per contained failure."""
         self.victim_notes: dict[str, tuple[str, str]] = {}
         """task uid -> (strategy, reason): why a victim-tasks plugin proposed it (shuffle puts
         them on the eviction; the strategy labels the metrics)."""
@@ -118,6 +126,7 @@ class Session:
             node_local={n: bool(getattr(p, "node_local", True)) for n, p in self.plugins.items()},
             explainers={h.plugin: h.fn for h in self.hooks.hooks("predicateReason")},
             report=self.hooks.record_failure,
+            failed_tasks=self.hooks.failed_tasks,
         )
 
     # --- opening ------------------------------------------------------------------------------
@@ -173,11 +182,13 @@ class Session:
         return sorted(jobs, key=functools.cmp_to_key(self.hooks.compare_jobs))
 
     def pending_tasks(self, job: JobState, *, best_effort: bool) -> list[TaskState]:
-        """The job's pending tasks of one kind, in task order, leaving out malformed pods."""
+        """The job's pending tasks of one kind, in task order, leaving out malformed pods and
+        pods a plugin raised about (`hooks.failed_tasks`)."""
+        failed = self.hooks.failed_tasks
         tasks = [
             t
             for t in job.with_status(TaskStatus.PENDING)
-            if t.facts.best_effort == best_effort and not t.facts.problem
+            if t.facts.best_effort == best_effort and not t.facts.problem and t.uid not in failed
         ]
         return sorted(tasks, key=functools.cmp_to_key(self.hooks.compare_tasks))
 
@@ -283,6 +294,23 @@ class Session:
     def note_task(self, task: TaskState, reason: str) -> None:
         """Why a pending task was not tried."""
         self.notes.setdefault(task.uid, reason)
+
+    @contextlib.contextmanager
+    def contained(
+        self, action: str, job: JobState, undo: Callable[[], None] = lambda: None
+    ) -> Iterator[None]:
+        """Run an action's work on `job`; if it raises, call `undo` (discard the job's
+        statement), report the job and swallow the exception, so the action goes on."""
+        try:
+            yield
+        except Exception as exc:
+            with contextlib.suppress(Exception):  # a statement already settled cannot be undone
+                undo()
+            error = f"{type(exc).__name__}: {exc}"
+            self.job_notes[job.key] = f"{action} failed for podgroup {job.key}: {error}"
+            frames = traceback.extract_tb(exc.__traceback__)
+            where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+            self.action_errors.append(f"{action}: podgroup {job.key}: {error}{where}")
 
     def hint_job(self, job: JobState, hint: str) -> None:
         """Add `hint` to the end of the job's pending pods' messages (the first hint stays)."""

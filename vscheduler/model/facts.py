@@ -127,6 +127,9 @@ class TaskFacts:
     """`status.startTime`: when the kubelet accepted the pod, or None if not started."""
     problem: str = ""
     """Why this pod cannot be scheduled whatever the nodes (e.g. a malformed annotation)."""
+    warnings: tuple[str, ...] = ()
+    """What was read other than as written (an amount above the scheduler's ceiling, held at
+    it), each naming the field; reported as Warning Events, the object is still scheduled."""
 
     @property
     def key(self) -> str:
@@ -187,6 +190,9 @@ class NodeFacts:
     images: Mapping[str, int] = dataclasses.field(default_factory=dict)
     """Image name (every name the node reports for it) -> size in bytes."""
     created: dt.datetime = EPOCH
+    warnings: tuple[str, ...] = ()
+    """What was read other than as written (an amount above the scheduler's ceiling, held at
+    it), each naming the field; reported as Warning Events, the object is still scheduled."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -222,6 +228,9 @@ class JobFacts:
     """True for a pod without a PodGroup: no PodGroup object exists to update."""
     problem: str = ""
     """Why this job cannot be scheduled (a malformed PodGroup field), or empty."""
+    warnings: tuple[str, ...] = ()
+    """What was read other than as written (an amount above the scheduler's ceiling, held at
+    it), each naming the field; reported as Warning Events, the object is still scheduled."""
 
     @property
     def key(self) -> str:
@@ -246,6 +255,9 @@ class QueueFacts:
     created: dt.datetime = EPOCH
     problem: str = ""
     """Why this queue cannot take jobs (a malformed Queue field), or empty."""
+    warnings: tuple[str, ...] = ()
+    """What was read other than as written (an amount above the scheduler's ceiling, held at
+    it), each naming the field; reported as Warning Events, the object is still scheduled."""
 
     @property
     def is_open(self) -> bool:

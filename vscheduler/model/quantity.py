@@ -2,7 +2,17 @@
 
 Owns: the grammar of apimachinery's `resource.ParseQuantity`, its rounding (a non-zero amount is
 rounded up in magnitude to a whole nano-unit; binary-suffixed amounts are capped at 2^63-1), the
-rounding of `Quantity.MilliValue` / `Quantity.Value`, and turning a ResourceList into `Resources`.
+rounding of `Quantity.MilliValue` / `Quantity.Value`, turning a ResourceList into `Resources`,
+and the scheduler's ceiling on one amount.
+
+The ceiling: `Resources` never holds an amount above `CEILING` = 2^45 scheduler units
+(35,184,372,088,832 millicores of cpu, 32 TiB of memory, 2^45 of any other resource or pods).
+The API server accepts far larger quantities (`cpu: 1e18`, `memory: 9Ei`, `1e2000`); a larger
+amount is read as the ceiling, and `over_ceiling` words the warning the object is given. (An
+exponent beyond 10^1000 nano-units is read as 10^1000 before that: `SATURATED_NANOS`.) With every
+amount at most 2^45, a sum over 2^18 (262,144) objects -- above Kubernetes' limits of 150,000
+pods and 5,000 nodes per cluster -- stays below 2^63, so the session's int64 arrays (the node
+ledger, victim sums) never overflow.
 
 Internally an amount is an integer count of nano-units, which is exact: every amount Kubernetes
 can hold is a whole number of nano-units. Sums are taken in nano-units and rounded once at the
@@ -26,9 +36,13 @@ from vscheduler.model.resources import CPU, Resources
 NANO: Final = 10**9
 """Nano-units per unit."""
 
+CEILING: Final = 2**45
+"""The largest amount of one resource of one object the scheduler holds (see the docstring)."""
 _MAX_BINARY_NANOS: Final = (2**63 - 1) * NANO
 _MAX_DIGITS: Final = 4000
 _MAX_SHIFT: Final = 1000
+SATURATED_NANOS: Final = 10**_MAX_SHIFT
+"""What an amount beyond 10^991 units (`1e2000`) is read as: far above `CEILING` anyway."""
 
 _SIMPLE: Final = re.compile(r"([1-9][0-9]{0,14})(|m|k|M|G|T|Ki|Mi|Gi|Ti)")
 """The common forms (`500m`, `2`, `1Gi`), read without the general grammar."""
@@ -129,21 +143,66 @@ def parse_resource_nanos(raw: object, *, where: str) -> dict[str, int]:
 
 
 def to_resources(nanos: Mapping[str, int]) -> Resources:
-    """`Resources` from exact nano-unit amounts (cpu in millicores, the rest in base units)."""
+    """`Resources` from exact nano-unit amounts (cpu in millicores, the rest in base units),
+    each held within +-`CEILING`."""
     out: dict[str, int] = {}
     for name, amount in nanos.items():
         unit = 1_000_000 if name == CPU else NANO
-        out[name] = -(-amount // unit) if amount >= 0 else amount // unit
+        held = -(-amount // unit) if amount >= 0 else amount // unit
+        out[name] = max(-CEILING, min(held, CEILING))
     return Resources(out)
 
 
-def parse_resource_list(raw: object, *, where: str) -> Resources:
+def to_count(nanos: int) -> int:
+    """A count (a node's `pods`) in whole units, rounded up, held within `CEILING`."""
+    return min(-(-nanos // NANO), CEILING)
+
+
+def over_ceiling(nanos: Mapping[str, int], *, where: str) -> tuple[str, ...]:
+    """A warning for every amount of `nanos` above `CEILING`, naming `where` + "." + the resource,
+    the amount and the ceiling it is read as (resources in name order)."""
+    out = []
+    for name in sorted(nanos):
+        amount = nanos[name]
+        unit = 1_000_000 if name == CPU else NANO
+        if -(-amount // unit) > CEILING:
+            ceiling = _shown(name, CEILING * unit)
+            out.append(
+                f"{where}.{name}: {_shown(name, amount)} is above the scheduler's ceiling "
+                f"{ceiling} (2^45 scheduler units); it is read as {ceiling}"
+            )
+    return tuple(out)
+
+
+def _shown(name: str, nanos: int) -> str:
+    """An amount as an exact quantity: whole units when whole, else millicores for cpu; six
+    trailing zeros or more as an exponent (`1e16`, `9223372036854775807`, `35184372088832m`)."""
+    if nanos >= SATURATED_NANOS:
+        return f"more than 1e{_MAX_SHIFT - 9}"
+    if nanos % NANO == 0:
+        return _exponent(str(nanos // NANO))
+    if name == CPU:
+        return f"{_exponent(str(-(-nanos // 1_000_000)))}m"
+    return _exponent(str(-(-nanos // NANO)))
+
+
+def _exponent(digits: str) -> str:
+    significant = digits.rstrip("0")
+    zeros = len(digits) - len(significant)
+    return f"{significant}e{zeros}" if zeros >= 6 else digits
+
+
+def parse_resource_list(raw: object, *, where: str, warnings: list[str] | None = None) -> Resources:
     """A ResourceList (`{cpu: 500m, memory: 1Gi}`) as `Resources`.
 
     `where` names the field, e.g. `Pod default/p1: spec.containers[0].resources.requests`;
-    every error message starts with `where` + "." + the resource name.
+    every error message starts with `where` + "." + the resource name. An amount above
+    `CEILING` is read as the ceiling, and its warning (`over_ceiling`) is appended to `warnings`.
     """
-    return to_resources(parse_resource_nanos(raw, where=where))
+    nanos = parse_resource_nanos(raw, where=where)
+    if warnings is not None:
+        warnings.extend(over_ceiling(nanos, where=where))
+    return to_resources(nanos)
 
 
 # --- the grammar ------------------------------------------------------------------------------
@@ -181,8 +240,8 @@ def _scale10(text: str, mantissa: int, ndigits: int, exponent: int) -> int:
         return 0
     shift = exponent + 9
     if shift >= 0:
-        if shift > _MAX_SHIFT:
-            raise _invalid(text, "exponent too large")
+        if shift > _MAX_SHIFT:  # the API server accepts it; no amount that large means more
+            return SATURATED_NANOS
         scale: int = 10**shift
         return mantissa * scale
     drop = -shift

@@ -133,6 +133,9 @@ _HELP: Final = {
     "bind_failures": "Binds that failed, by reason",
     "bind_duration_seconds": "Duration of one bind, retries included",
     "cycles": "Scheduling cycles run, by result",
+    "consecutive_failed_cycles": (
+        "Scheduling cycles that failed in a row since the last one that ran (0 when the last ran)"
+    ),
     "cycle_skipped": "Cycles skipped because nothing changed",
     "config_reloads": "Policy reloads, by result",
     "config_last_reload_success_timestamp_seconds": "Unix time of the last good policy reload",
@@ -208,6 +211,7 @@ class _OwnMetrics:
         self.bind_duration = _histogram(r, "bind_duration_seconds", BIND_BUCKETS_S)
         self.cycles = _counter(r, "cycles", "result")
         self.skipped = _counter(r, "cycle_skipped")
+        self.failing = _gauge(r, "consecutive_failed_cycles")
         self.reloads = _counter(r, "config_reloads", "result")
         self.reload_time = _gauge(r, "config_last_reload_success_timestamp_seconds")
         self.plugin_errors = _counter(r, "plugin_errors", "plugin", "point")
@@ -274,7 +278,8 @@ class SchedulerMetrics:
         if victims:  # one attempt per preemptor: the reason names it ("preempt by ns/pod")
             v.preemptions.inc(len({e.reason for e in victims}))
             v.victims.set(len(victims))
-        self._own.cycles.labels("plugin_error" if report.plugin_errors else "success").inc()
+        contained = report.plugin_errors or report.action_errors
+        self._own.cycles.labels("plugin_error" if contained else "success").inc()
         self._queues.observe(report.result.queues)
 
     def observe_cycle_failed(self, pending_pods: int) -> None:
@@ -282,6 +287,10 @@ class SchedulerMetrics:
         an attempt with result `error`."""
         self._own.cycles.labels("error").inc()
         self._volcano.attempts.labels("error").inc(pending_pods)
+
+    def set_consecutive_failed_cycles(self, count: int) -> None:
+        """Cycles that failed in a row since the last one that ran."""
+        self._own.failing.set(count)
 
     def observe_skip(self) -> None:
         """A cycle was skipped because nothing changed."""

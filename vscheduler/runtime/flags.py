@@ -22,7 +22,8 @@ Ranges are checked while parsing, so a wrong value is a usage error naming the f
 period, as kube's validation requires), `--bind-workers` from 1 to 1000, `--kube-api-burst` at
 least 1,
 `--kube-api-qps` at least 0 (0: no client-side limit), `--listen-address` a `host:port` with a
-port up to 65535, `--policy-configmap` a NAMESPACE/NAME, and with leader election the Lease's
+port up to 65535, `--unready-after-failed-cycles` at least 1, `--policy-configmap` a
+NAMESPACE/NAME, and with leader election the Lease's
 name and namespace not empty. `--policy-file` and `--policy-configmap` exclude each other.
 
 Owns the flags and their translation into `Settings`; starts nothing.
@@ -129,6 +130,11 @@ def bind_workers(text: str) -> int:
     return _int_between(text, 1, MAX_BIND_WORKERS)
 
 
+def failed_cycles(text: str) -> int:
+    """A count of consecutive failed cycles: 1 to 2^31-1."""
+    return _int_between(text, 1, 2**31 - 1)
+
+
 def qps(text: str) -> float:
     """Queries per second: a number of at least 0 (0: no client-side limit)."""
     value = _number(text, float, "a number")
@@ -211,6 +217,14 @@ def add_run_flags(run: argparse.ArgumentParser) -> None:
         metavar="HOST:PORT",
         help="where /metrics, /healthz, /livez and /readyz are served "
         f"(default: {d.listen_address})",
+    )
+    run.add_argument(
+        "--unready-after-failed-cycles",
+        type=failed_cycles,
+        metavar="N",
+        default=d.unready_after_failed_cycles,
+        help="/readyz answers 503 after N scheduling cycles in a row failed "
+        f"(default: {d.unready_after_failed_cycles})",
     )
     _election_flags(run, le)
     run.add_argument(
@@ -396,6 +410,7 @@ def settings(args: argparse.Namespace) -> Settings:
         burst=args.kube_api_burst,
         bind_workers=args.bind_workers,
         listen_address=args.listen_address,
+        unready_after_failed_cycles=args.unready_after_failed_cycles,
         leader_election=LeaderElection(
             enabled=args.leader_elect,
             lease_duration=args.leader_elect_lease_duration,

@@ -7,6 +7,8 @@ it waits for the period or for the cache to signal a change (then waits `debounc
 burst of watch events becomes one cycle). A replica that stops leading mid-cycle drops that
 cycle's decisions. A cycle that raises is reported to the observer (`observe_cycle_failed`, with
 the pending pods it left unplaced) and logged; the loop goes on, and the next cycle tries again.
+Every failed cycle, and every cycle that runs, is told to the `CycleHealth` (the consecutive
+failures behind `/readyz`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from vscheduler.loop import CycleReport
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult
 from vscheduler.model.status import TaskStatus
+from vscheduler.runtime.health import CycleHealth
 from vscheduler.runtime.policy import PolicyHolder
 
 logger = logging.getLogger(__name__)
@@ -105,6 +108,7 @@ class Scheduler:
         debounce: float = 0.05,
         yield_ratio: float = YIELD_RATIO,
         quiet_period: float = QUIET_PERIOD,
+        health: CycleHealth | None = None,
     ) -> None:
         self._cache, self._policy, self._effects = cache, policy, effects
         self._clock, self._observer = clock, observer
@@ -114,6 +118,7 @@ class Scheduler:
         self._yield_ratio = yield_ratio
         self._last_cycle_end = 0.0
         self._last_cycle_seconds = 0.0
+        self.health = health if health is not None else CycleHealth()
         self._last: tuple[int, int] | None = None
         self._last_quiet = 0
         self._quiet_period = quiet_period
@@ -139,13 +144,17 @@ class Scheduler:
             report = loop.run_cycle(
                 snapshot, self._policy.current, clock=self._clock, uid=f"cycle-{self.cycles}"
             )
-        except Exception:
+        except Exception as exc:
             self._observer.observe_cycle_failed(pending_pods(snapshot))
+            self.health.failed(f"{type(exc).__name__}: {exc}")
             raise
+        self.health.succeeded()
         self._last, self._last_quiet = seen, quiet
         self._last_cycle_end, self._last_cycle_seconds = perf_counter(), report.seconds
         for error in report.plugin_errors:
             logger.warning("cycle %d: plugin %s", self.cycles, error)
+        for error in report.action_errors:
+            logger.error("cycle %d: action %s", self.cycles, error)
         if not self._is_leading():
             logger.warning("lost the lease during cycle %d: its decisions are dropped", self.cycles)
             return None

@@ -57,6 +57,8 @@ class Settings:
     bind_workers: int = 16
     listen_address: str = "0.0.0.0:8080"
     """Where /metrics, /healthz and /readyz are served."""
+    unready_after_failed_cycles: int = 3
+    """Consecutive failed scheduling cycles after which /readyz answers 503."""
     leader_election: LeaderElection = LeaderElection()
     assume_ttl: float = 30.0
     """Seconds an assumed bind or eviction waits for the watch to confirm it."""

@@ -160,7 +160,7 @@ def test_a_disabled_flag_removes_the_plugin_from_that_point_only() -> None:
     assert d.is_job_enqueueable(job()) is False
 
 
-def test_a_raising_predicate_fails_its_nodes_and_is_recorded_not_raised() -> None:
+def test_a_raising_predicate_skips_its_task_and_is_recorded_with_it_not_raised() -> None:
     from vscheduler import loop
     from vscheduler.clock import FixedClock
     from vscheduler.framework.registry import Pipeline
@@ -184,9 +184,9 @@ def test_a_raising_predicate_fails_its_nodes_and_is_recorded_not_raised() -> Non
     report = loop.run_cycle(snap, pipeline, clock=FixedClock(START))
     assert report.result.binds == ()
     assert report.result.unschedulable["default/p"] == (
-        "0/1 nodes are available: 1 plugin exploding failed: kaboom."
+        "plugin exploding failed at predicate for this pod: RuntimeError: kaboom"
     )
-    assert report.plugin_errors[0] == "exploding predicate: RuntimeError: kaboom"
+    assert report.plugin_errors[0] == "exploding predicate: RuntimeError: kaboom (pod default/p)"
 
 
 def test_every_session_gets_fresh_plugin_instances_from_the_same_factory() -> None:

@@ -1,0 +1,174 @@
+"""Fuzzing: odd objects the API server accepts, through conversion and whole cycles (the cache's
+path, as `vscheduler run` takes them, and `simulate`'s). No exception escapes; every object that
+cannot be used is named (the cache's problems, the pod's pending message, simulate's error).
+
+25 examples per test by default, 500 with `HYPOTHESIS_PROFILE=nightly` (bench/README.md).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from vscheduler import builtins, loop, simulate
+from vscheduler.cache.cache import SchedulerCache
+from vscheduler.clock import FixedClock
+from vscheduler.convert.files import SourcedObject
+from vscheduler.convert.snapshot import build_snapshot
+from vscheduler.errors import InputError
+from vscheduler.framework.registry import Pipeline
+from vscheduler.informer.kinds import (
+    NAMESPACE,
+    NODE,
+    PDB,
+    POD,
+    PODGROUP,
+    PRIORITY_CLASS,
+    QUEUE,
+    RESOURCE_QUOTA,
+    Kind,
+)
+from vscheduler.model.cluster import ClusterSnapshot
+from vscheduler.model.status import TaskStatus
+from vscheduler.testing.strategies import SCHEDULER, clusters
+
+NOW = dt.datetime(2026, 1, 1, 0, 5, tzinfo=dt.UTC)
+PREEMPTING = """\
+actions: "enqueue, allocate, preempt, reclaim, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}, {name: sla}]
+- plugins: [{name: overcommit}, {name: drf}, {name: predicates}, {name: proportion},
+            {name: nodeorder}, {name: binpack}]
+"""
+CAPACITY = """\
+actions: "enqueue, allocate, preempt, reclaim, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins: [{name: drf}, {name: predicates}, {name: capacity}, {name: nodeorder}]
+"""
+GUARDED = """\
+actions: "enqueue, allocate, preempt, reclaim, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}, {name: pdb}, {name: tdm}]
+- plugins: [{name: resourcequota}, {name: drf}, {name: predicates}, {name: proportion},
+            {name: nodeorder}]
+"""
+PIPELINES: dict[str, Pipeline] = {
+    "default": builtins.load_pipeline(None),
+    "preempting": builtins.load_pipeline(PREEMPTING),
+    "capacity": builtins.load_pipeline(CAPACITY),
+    "guarded": builtins.load_pipeline(GUARDED),
+}
+KINDS: dict[str, Kind] = {
+    "PriorityClass": PRIORITY_CLASS,
+    "Namespace": NAMESPACE,
+    "ResourceQuota": RESOURCE_QUOTA,
+    "PodDisruptionBudget": PDB,
+    "Queue": QUEUE,
+    "Node": NODE,
+    "PodGroup": PODGROUP,
+    "Pod": POD,
+}
+NIGHTLY = os.environ.get("HYPOTHESIS_PROFILE") == "nightly"
+FUZZ = settings(
+    max_examples=500 if NIGHTLY else 25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+"""25 examples per test in the unit suite (a whole cluster per example is costly to draw),
+500 with `HYPOTHESIS_PROFILE=nightly`."""
+
+
+def label(obj: dict[str, Any]) -> str:
+    meta = obj["metadata"]
+    key = f"{meta['namespace']}/{meta['name']}" if "namespace" in meta else meta["name"]
+    return f"{obj['kind']} {key}"
+
+
+def through_cache(objects: list[dict[str, Any]]) -> SchedulerCache:
+    cache = SchedulerCache(clock=FixedClock(NOW), scheduler_name=SCHEDULER)
+    for kind_name, kind in KINDS.items():
+        cache.replace(kind, [o for o in objects if o["kind"] == kind_name])
+    return cache
+
+
+def cycles(snap: ClusterSnapshot, pipeline: Pipeline, count: int = 2) -> None:
+    """Run `count` cycles; after each, every pending pod of ours is bound, pipelined or named
+    with a message, and a pod the converter rejected carries its problem."""
+    clock = FixedClock(NOW)
+    for i in range(count):
+        report = loop.run_cycle(snap, pipeline, clock=clock, uid=f"cycle-{i + 1}")
+        result = report.result
+        placed = {b.pod for b in result.binds} | set(result.pipelined)
+        for task in snap.tasks.values():
+            if task.scheduler_name != SCHEDULER or task.status is not TaskStatus.PENDING:
+                continue
+            if task.node_name is not None:
+                continue
+            assert task.key in placed or result.unschedulable.get(task.key), task.key
+            if task.problem:
+                assert result.unschedulable[task.key] == task.problem
+        simulate.render({**simulate.cycle_json(result), "cycles": [], "explain": {}}, "json")
+        simulate.render_table(
+            {
+                "cycles": [simulate.cycle_json(result)],
+                "explain": {},
+                "stats": {"cycleSeconds": [0.0], "pods": len(snap.tasks), "nodes": 1},
+            }
+        )
+        snap = loop.next_snapshot(snap, result)
+        clock.advance(1.0)
+
+
+@FUZZ
+@given(clusters())
+def test_conversion_through_the_cache_never_raises_and_names_every_object_it_cannot_use(
+    objects: list[dict[str, Any]],
+) -> None:
+    cache = through_cache(objects)
+    snap = cache.snapshot()
+    labels = {label(o) for o in objects}
+    assert set(cache.problems()) <= labels
+    assert set(cache.warnings()) <= labels
+    problems = cache.problems()
+    for task in snap.tasks.values():  # a pod the converter rejected keeps its problem
+        if f"Pod {task.key}" in problems:
+            assert task.problem == problems[f"Pod {task.key}"]
+    for obj in objects:
+        name = obj["metadata"]["name"]
+        if obj["kind"] == "Node" and label(obj) not in problems:
+            assert any(n.name == name for n in snap.nodes)
+        elif obj["kind"] == "Queue":  # kept, malformed or not: its jobs are told
+            assert snap.queues[name].problem == problems.get(label(obj), "")
+        elif obj["kind"] == "PodGroup":
+            job = snap.jobs.get(f"default/{name}")  # None: another scheduler's (its pods say so)
+            assert (job.problem if job else "") == problems.get(label(obj), "")
+
+
+@FUZZ
+@given(clusters(), st.sampled_from(sorted(PIPELINES)))
+def test_whole_cycles_on_what_the_cache_holds_never_raise_and_name_every_pending_pod(
+    objects: list[dict[str, Any]], policy: str
+) -> None:
+    cycles(through_cache(objects).snapshot(), PIPELINES[policy])
+
+
+@FUZZ
+@given(clusters(), st.sampled_from(sorted(PIPELINES)))
+def test_simulates_path_either_names_the_object_it_rejects_or_runs_every_cycle(
+    objects: list[dict[str, Any]], policy: str
+) -> None:
+    sourced = [SourcedObject(f"cluster.yaml#{i + 1}", o) for i, o in enumerate(objects)]
+    try:
+        snap = build_snapshot(sourced, scheduler_name=SCHEDULER, taken_at=NOW)
+    except InputError as err:
+        rejected = str(err)
+    else:
+        simulate.snapshot_warnings(snap)
+        cycles(snap, PIPELINES[policy])
+        return
+    number = int(rejected.split("#", 1)[1].split(":", 1)[0])
+    assert rejected.startswith(f"cluster.yaml#{number}: {label(objects[number - 1])}"), rejected

@@ -1,0 +1,579 @@
+"""Hypothesis strategies for raw cluster objects the API server accepts, odd ones included.
+
+Owns: raw (JSON-shaped) Nodes, Pods, PodGroups, Queues and PriorityClasses as a user or a
+controller could create them: extreme and odd quantities (`1e3`, `0.0001`, `9Ei`, `1e18`,
+extended resources), empty and garbage annotations (on the keys vscheduler reads too), odd
+affinity terms, tolerations and spread constraints, PodGroups whose minMember exceeds their
+pods or whose minResources name unknown resources, queues with no, huge or odd capability,
+nodes without allocatable (or without any status), ResourceQuotas and PodDisruptionBudgets with
+odd amounts and selectors; and `clusters()`, a whole consistent set of
+them (unique names, pods naming existing or missing PodGroups, queues and nodes).
+Must not: produce what the API server's validation rejects for the fields it validates (a
+negative request, an unparsable quantity, an empty topologyKey), or import the scheduler: the
+objects are raw dicts, fed to the converters and cycles by the tests.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Final
+
+from hypothesis import strategies as st
+
+Raw = dict[str, Any]
+SCHEDULER: Final = "vscheduler"
+NAMESPACES: Final = ("default", "team-a")
+NODE_NAMES: Final = ("n0", "n1", "n2")
+QUEUE_NAMES: Final = ("q0", "q1")
+GROUP_NAMES: Final = ("g0", "g1", "g2")
+CLASS_NAMES: Final = ("high", "low")
+"""The names a cluster draws its objects from; a reference may name one not drawn (missing)."""
+
+ODD_QUANTITIES: Final = (
+    "0",
+    "1",
+    "1e3",
+    "0.0001",
+    "1n",
+    "1u",
+    "500m",
+    "1.5",
+    "2Gi",
+    "0.5Ki",
+    "9Ei",
+    "8Ei",
+    "1e18",
+    "1e16",
+    "10P",
+    "1E",
+    "123456789012345678901234567890",
+    "1e30",
+    "1e2000",
+    "99999999999999999999m",
+    "1.000000000000000000001",
+    "+5",
+    "5e-3",
+    "100Mi",
+)
+SUFFIXES: Final = (
+    *("", "n", "u", "m", "k", "M", "G", "T", "P", "E"),
+    *("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"),
+    *("e3", "e-3", "e18", "E9", "e0"),
+)
+RESOURCE_NAMES: Final = (
+    "cpu",
+    "memory",
+    "ephemeral-storage",
+    "pods",
+    "hugepages-2Mi",
+    "nvidia.com/gpu",
+    "example.com/foo",
+    "vendor.io/weird-thing",
+)
+GARBAGE: Final = (
+    "",
+    " ",
+    "true",
+    "false",
+    "0",
+    "-1",
+    "1h30m",
+    "1hr",
+    "yes",
+    "Not A/Name!",
+    "x" * 300,
+)
+ANNOTATION_KEYS: Final = (
+    "scheduling.k8s.io/group-name",
+    "scheduling.volcano.sh/group-name",
+    "scheduling.volcano.sh/queue-name",
+    "volcano.sh/preemptable",
+    "volcano.sh/task-spec",
+    "volcano.sh/sla-waiting-time",
+    "sla-waiting-time",
+    "volcano.sh/revocable-zone",
+    "batch.kubernetes.io/job-completion-index",
+    "example.com/anything",
+)
+OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+LABEL_KEYS: Final = ("zone", "disk", "kubernetes.io/hostname", "example.com/odd-key", "app")
+LABEL_VALUES: Final = ("a", "b", "ssd", "1", "100", "", "x-y.z")
+
+
+@functools.cache
+def quantities() -> st.SearchStrategy[str]:
+    """A non-negative quantity the API server parses: the odd ones above, or made up."""
+    made = st.builds(
+        lambda whole, frac, suffix: f"{whole}{'.' + frac if frac else ''}{suffix}",
+        st.integers(0, 10**20).map(str),
+        st.sampled_from(("", "0", "5", "0001", "123456789")),
+        st.sampled_from(SUFFIXES),
+    )
+    return st.one_of(st.sampled_from(ODD_QUANTITIES), made)
+
+
+@functools.cache
+def resource_lists(*, names: tuple[str, ...] = RESOURCE_NAMES) -> st.SearchStrategy[Raw]:
+    """A ResourceList: resource name -> quantity (empty included)."""
+    return st.dictionaries(st.sampled_from(names), quantities(), max_size=4)
+
+
+@functools.cache
+def annotation_maps() -> st.SearchStrategy[dict[str, str]]:
+    """Empty, garbage, or plausible values on the keys vscheduler reads (and others)."""
+    value = st.one_of(st.sampled_from(GARBAGE), st.text(max_size=20))
+    return st.dictionaries(st.sampled_from(ANNOTATION_KEYS), value, max_size=4)
+
+
+@functools.cache
+def labels() -> st.SearchStrategy[dict[str, str]]:
+    """A few labels from a small vocabulary (so selectors sometimes match)."""
+    return st.dictionaries(st.sampled_from(LABEL_KEYS), st.sampled_from(LABEL_VALUES), max_size=3)
+
+
+@functools.cache
+def _requirement(key_field: str = "key") -> st.SearchStrategy[Raw]:
+    def build(key: str, operator: str, values: list[str], number: int) -> Raw:
+        out: Raw = {key_field: key, "operator": operator}
+        if operator in ("In", "NotIn"):
+            out["values"] = values or ["a"]
+        elif operator in ("Gt", "Lt"):
+            out["values"] = [str(number)]
+        return out
+
+    return st.builds(
+        build,
+        st.sampled_from(LABEL_KEYS),
+        st.sampled_from(OPERATORS),
+        st.lists(st.sampled_from(LABEL_VALUES), max_size=3),
+        st.integers(-(10**12), 10**12),
+    )
+
+
+@functools.cache
+def _node_selector_term() -> st.SearchStrategy[Raw]:
+    fields = st.builds(
+        lambda op, values: {"key": "metadata.name", "operator": op, "values": values},
+        st.sampled_from(("In", "NotIn")),
+        st.lists(st.sampled_from(("n0", "n1", "missing")), min_size=1, max_size=2),
+    )
+    return st.fixed_dictionaries(
+        {},
+        optional={
+            "matchExpressions": st.lists(
+                _requirement().filter(lambda r: r["operator"] in OPERATORS), max_size=3
+            ),
+            "matchFields": st.lists(fields, max_size=1),
+        },
+    )
+
+
+@functools.cache
+def _label_selector() -> st.SearchStrategy[Raw]:
+    return st.fixed_dictionaries(
+        {},
+        optional={
+            "matchLabels": labels(),
+            "matchExpressions": st.lists(
+                _requirement().filter(lambda r: r["operator"] not in ("Gt", "Lt")), max_size=2
+            ),
+        },
+    )
+
+
+@functools.cache
+def _pod_affinity_term() -> st.SearchStrategy[Raw]:
+    return st.fixed_dictionaries(
+        {"topologyKey": st.sampled_from(LABEL_KEYS)},
+        optional={
+            "labelSelector": _label_selector(),
+            "namespaces": st.lists(st.sampled_from((*NAMESPACES, "elsewhere")), max_size=2),
+            "namespaceSelector": _label_selector(),
+            "matchLabelKeys": st.lists(st.sampled_from(("app", "zone")), max_size=1),
+        },
+    )
+
+
+@functools.cache
+def affinities() -> st.SearchStrategy[Raw]:
+    """Node affinity, pod affinity and anti-affinity, required and preferred, odd terms too."""
+    weighted_term = st.builds(
+        lambda w, t: {"weight": w, "podAffinityTerm": t}, st.integers(1, 100), _pod_affinity_term()
+    )
+    pod_side = st.fixed_dictionaries(
+        {},
+        optional={
+            "requiredDuringSchedulingIgnoredDuringExecution": st.lists(
+                _pod_affinity_term(), max_size=2
+            ),
+            "preferredDuringSchedulingIgnoredDuringExecution": st.lists(weighted_term, max_size=2),
+        },
+    )
+    node_side = st.fixed_dictionaries(
+        {},
+        optional={
+            "requiredDuringSchedulingIgnoredDuringExecution": st.builds(
+                lambda terms: {"nodeSelectorTerms": terms},
+                st.lists(_node_selector_term(), min_size=1, max_size=2),
+            ),
+            "preferredDuringSchedulingIgnoredDuringExecution": st.lists(
+                st.builds(
+                    lambda w, t: {"weight": w, "preference": t},
+                    st.integers(1, 100),
+                    _node_selector_term(),
+                ),
+                max_size=2,
+            ),
+        },
+    )
+    return st.fixed_dictionaries(
+        {},
+        optional={"nodeAffinity": node_side, "podAffinity": pod_side, "podAntiAffinity": pod_side},
+    )
+
+
+@functools.cache
+def _tolerations() -> st.SearchStrategy[list[Raw]]:
+    toleration = st.fixed_dictionaries(
+        {},
+        optional={
+            "key": st.sampled_from(("dedicated", "node.kubernetes.io/unreachable", "")),
+            "operator": st.sampled_from(("Exists", "Equal")),
+            "value": st.sampled_from(("gpu", "")),
+            "effect": st.sampled_from(("NoSchedule", "PreferNoSchedule", "NoExecute", "")),
+            "tolerationSeconds": st.integers(0, 10**6),
+        },
+    )
+    return st.lists(toleration, max_size=2)
+
+
+@functools.cache
+def _spread() -> st.SearchStrategy[list[Raw]]:
+    constraint = st.fixed_dictionaries(
+        {
+            "maxSkew": st.integers(1, 5),
+            "topologyKey": st.sampled_from(LABEL_KEYS),
+            "whenUnsatisfiable": st.sampled_from(("DoNotSchedule", "ScheduleAnyway")),
+        },
+        optional={
+            "labelSelector": _label_selector(),
+            "minDomains": st.integers(1, 5),
+            "nodeAffinityPolicy": st.sampled_from(("Honor", "Ignore")),
+            "nodeTaintsPolicy": st.sampled_from(("Honor", "Ignore")),
+            "matchLabelKeys": st.lists(st.sampled_from(("app",)), max_size=1),
+        },
+    )
+    return st.lists(constraint, max_size=2)
+
+
+@functools.cache
+def _container(name: str) -> st.SearchStrategy[Raw]:
+    return st.builds(
+        lambda requests, limits: {
+            "name": name,
+            "image": "busybox",
+            "resources": {
+                **({"requests": requests} if requests is not None else {}),
+                **({"limits": limits} if limits is not None else {}),
+            },
+        },
+        st.none() | resource_lists(),
+        st.none() | resource_lists(),
+    )
+
+
+@functools.cache
+def nodes() -> st.SearchStrategy[Raw]:
+    """A Node (named by `clusters`): odd allocatable, no allocatable, or no status at all."""
+    status = st.fixed_dictionaries(
+        {},
+        optional={
+            "allocatable": resource_lists(),
+            "capacity": resource_lists(),
+            "conditions": st.lists(
+                st.fixed_dictionaries(
+                    {
+                        "type": st.sampled_from(("Ready", "MemoryPressure")),
+                        "status": st.sampled_from(("True", "False", "Unknown")),
+                    }
+                ),
+                max_size=2,
+            ),
+        },
+    )
+    spec = st.fixed_dictionaries(
+        {},
+        optional={
+            "unschedulable": st.booleans(),
+            "taints": st.lists(
+                st.fixed_dictionaries(
+                    {
+                        "key": st.sampled_from(("dedicated", "example.com/odd")),
+                        "effect": st.sampled_from(("NoSchedule", "PreferNoSchedule", "NoExecute")),
+                    },
+                    optional={"value": st.sampled_from(("gpu", ""))},
+                ),
+                max_size=2,
+            ),
+        },
+    )
+    return st.builds(
+        lambda lbls, ann, sp, stat: {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"labels": lbls, "annotations": ann},
+            "spec": sp,
+            **({"status": stat} if stat is not None else {}),
+        },
+        labels(),
+        annotation_maps(),
+        spec,
+        st.none() | status,
+    )
+
+
+@functools.cache
+def pods() -> st.SearchStrategy[Raw]:
+    """A pod (named by `clusters`) of this scheduler, sometimes of another or already on a node,
+    odd in every field vscheduler reads; it names PodGroups, queues, nodes and classes from
+    the cluster's vocabulary (which may not exist)."""
+    group_annotations: st.SearchStrategy[dict[str, str]] = st.one_of(
+        st.just({}),
+        st.sampled_from((*GROUP_NAMES, "missing-group")).map(
+            lambda g: {"scheduling.k8s.io/group-name": g}
+        ),
+    )
+    queue_annotation: st.SearchStrategy[dict[str, str]] = st.one_of(
+        st.just({}),
+        st.sampled_from((*QUEUE_NAMES, "missing-queue")).map(
+            lambda q: {"scheduling.volcano.sh/queue-name": q}
+        ),
+    )
+    containers = st.lists(st.sampled_from(("c0", "c1", "c2")), min_size=1, max_size=3, unique=True)
+    spec = st.fixed_dictionaries(
+        {
+            "schedulerName": st.sampled_from(
+                (SCHEDULER, SCHEDULER, SCHEDULER, "default-scheduler")
+            ),
+            "containers": containers.flatmap(
+                lambda names: st.tuples(*(_container(n) for n in names)).map(list)
+            ),
+        },
+        optional={
+            "initContainers": st.lists(_container("init"), max_size=1),
+            "overhead": resource_lists(names=("cpu", "memory")),
+            "nodeSelector": labels(),
+            "affinity": affinities(),
+            "tolerations": _tolerations(),
+            "topologySpreadConstraints": _spread(),
+            "priorityClassName": st.sampled_from((*CLASS_NAMES, "")),
+            "nodeName": st.sampled_from((*NODE_NAMES, "gone-node")),
+            "hostNetwork": st.booleans(),
+        },
+    )
+    return st.builds(
+        lambda lbls, ann, grp, que, sp, phase, ts: {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "creationTimestamp": f"2026-01-01T00:00:{ts:02d}Z",
+                "labels": lbls,
+                "annotations": {**ann, **grp, **que},
+            },
+            "spec": sp,
+            "status": {"phase": "Running" if sp.get("nodeName") and phase == "Pending" else phase},
+        },
+        labels(),
+        annotation_maps(),
+        group_annotations,
+        queue_annotation,
+        spec,
+        st.sampled_from(("Pending", "Pending", "Running", "Succeeded", "Failed")),
+        st.integers(0, 59),
+    )
+
+
+@functools.cache
+def podgroups() -> st.SearchStrategy[Raw]:
+    """A PodGroup (named by `clusters`): minMember from 0 to far above its pods, minResources
+    with unknown names, a queue that exists or not, garbage annotations."""
+    spec = st.fixed_dictionaries(
+        {"minMember": st.integers(0, 2**31 - 1) | st.integers(0, 5)},
+        optional={
+            "queue": st.sampled_from((*QUEUE_NAMES, "missing-queue", "")),
+            "minResources": resource_lists(
+                names=(*RESOURCE_NAMES, "unknown.io/thing", "requests.cpu", "count/pods")
+            ),
+            "minTaskMember": st.dictionaries(
+                st.sampled_from(("worker", "ps", "")), st.integers(0, 10), max_size=2
+            ),
+            "priorityClassName": st.sampled_from((*CLASS_NAMES, "missing-class")),
+        },
+    )
+    return st.builds(
+        lambda ann, sp, phase: {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"creationTimestamp": "2026-01-01T00:00:00Z", "annotations": ann},
+            "spec": sp,
+            **({"status": {"phase": phase}} if phase else {}),
+        },
+        annotation_maps(),
+        spec,
+        st.sampled_from(("", "Pending", "Inqueue", "Running", "Unknown")),
+    )
+
+
+@functools.cache
+def queues() -> st.SearchStrategy[Raw]:
+    """A Queue (named by `clusters`): capability missing, empty, huge or naming odd resources;
+    odd weights."""
+    spec = st.fixed_dictionaries(
+        {},
+        optional={
+            "weight": st.integers(1, 2**31 - 1) | st.integers(1, 10),
+            "capability": resource_lists(),
+            "deserved": resource_lists(),
+            "guarantee": resource_lists().map(lambda r: {"resource": r}),
+            "reclaimable": st.booleans(),
+            "priority": st.integers(-(2**31), 2**31 - 1),
+        },
+    )
+    return st.builds(
+        lambda sp, state: {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "Queue",
+            "metadata": {},
+            "spec": sp,
+            "status": {"state": state},
+        },
+        spec,
+        st.sampled_from(("Open", "Closed", "Closing", "Unknown")),
+    )
+
+
+QUOTA_NAMES: Final = (
+    *("cpu", "memory", "pods", "requests.cpu", "requests.memory", "limits.cpu"),
+    *("count/pods", "requests.nvidia.com/gpu", "requests.example.com/foo"),
+)
+
+
+@functools.cache
+def resource_quotas() -> st.SearchStrategy[Raw]:
+    """A ResourceQuota (named by `clusters`): odd hard and used amounts, with or without status."""
+    status = st.fixed_dictionaries(
+        {},
+        optional={
+            "hard": resource_lists(names=QUOTA_NAMES),
+            "used": resource_lists(names=QUOTA_NAMES),
+        },
+    )
+    return st.builds(
+        lambda hard, stat: {
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": {},
+            "spec": {"hard": hard},
+            **({"status": stat} if stat is not None else {}),
+        },
+        resource_lists(names=QUOTA_NAMES),
+        st.none() | status,
+    )
+
+
+@functools.cache
+def disruption_budgets() -> st.SearchStrategy[Raw]:
+    """A PodDisruptionBudget (named by `clusters`): any selector, with or without a status."""
+    status = st.fixed_dictionaries(
+        {"disruptionsAllowed": st.integers(0, 2**31 - 1) | st.integers(0, 3)},
+        optional={"disruptedPods": st.dictionaries(st.sampled_from(("p0", "p1")), st.just(""))},
+    )
+    spec = st.fixed_dictionaries(
+        {"selector": _label_selector()},
+        optional={
+            "minAvailable": st.integers(0, 10) | st.sampled_from(("50%", "0%", "100%")),
+        },
+    )
+    return st.builds(
+        lambda sp, stat: {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {},
+            "spec": sp,
+            **({"status": stat} if stat is not None else {}),
+        },
+        spec,
+        st.none() | status,
+    )
+
+
+def _named(obj: Raw, name: str, uid: str, namespace: str | None = None) -> Raw:
+    meta = {**obj["metadata"], "name": name, "uid": uid}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    return {**obj, "metadata": meta}
+
+
+@functools.cache
+def priority_classes() -> st.SearchStrategy[list[Raw]]:
+    """The classes `high` and `low` (values within the API's range), `high` perhaps default."""
+    return st.builds(
+        lambda high, low, default: [
+            {
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": "high"},
+                "value": high,
+                "globalDefault": default,
+            },
+            {
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": "low"},
+                "value": low,
+                "preemptionPolicy": "Never",
+            },
+        ],
+        st.integers(0, 10**9),
+        st.integers(-(2**31), 10**9),
+        st.booleans(),
+    )
+
+
+@st.composite
+def clusters(draw: st.DrawFn, *, max_pods: int = 8) -> list[Raw]:
+    """A whole cluster of odd objects, names unique, in the order a snapshot file lists them:
+    PriorityClasses, Namespaces, Queues, Nodes, ResourceQuotas, PodDisruptionBudgets, PodGroups,
+    Pods. Some names of the vocabulary are not drawn, so references to them are missing
+    objects."""
+    node_names = NODE_NAMES[: draw(st.integers(0, len(NODE_NAMES)))]
+    queue_names = QUEUE_NAMES[: draw(st.integers(0, len(QUEUE_NAMES)))]
+    group_names = GROUP_NAMES[: draw(st.integers(0, len(GROUP_NAMES)))]
+    objects: list[Raw] = list(draw(priority_classes()))
+    for namespace in NAMESPACES:
+        labels_ = draw(labels())
+        objects.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": namespace, "labels": labels_},
+            }
+        )
+    for name in (*queue_names, *draw(st.sampled_from(((), ("default",))))):
+        objects.append(_named(draw(queues()), name, f"uid-queue-{name}"))
+    for name in node_names:
+        node = _named(draw(nodes()), name, f"uid-node-{name}")
+        node["metadata"]["labels"] = {**node["metadata"]["labels"], "kubernetes.io/hostname": name}
+        objects.append(node)
+    for i in range(draw(st.integers(0, 2))):
+        namespace = draw(st.sampled_from(NAMESPACES))
+        objects.append(_named(draw(resource_quotas()), f"quota{i}", f"uid-rq-{i}", namespace))
+    for i in range(draw(st.integers(0, 2))):
+        namespace = draw(st.sampled_from(NAMESPACES))
+        objects.append(_named(draw(disruption_budgets()), f"pdb{i}", f"uid-pdb-{i}", namespace))
+    for name in group_names:
+        objects.append(_named(draw(podgroups()), name, f"uid-pg-{name}", "default"))
+    for i in range(draw(st.integers(0, max_pods))):
+        namespace = draw(st.sampled_from(NAMESPACES))
+        objects.append(_named(draw(pods()), f"p{i}", f"uid-{namespace}-p{i}", namespace))
+    return objects
