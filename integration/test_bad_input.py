@@ -89,18 +89,20 @@ def test_a_podgroup_with_a_malformed_min_resources_quantity_is_reported_on_its_p
     cluster: harness.ScopedCluster, start_scheduler: Callable[..., harness.Scheduler]
 ) -> None:
     scheduler = _started(cluster, start_scheduler)
-    # The CRD accepts any string (int-or-string); "lots" is no quantity.
+    # The CRD's quantity pattern admits a sign (it is Kubernetes' own pattern); a negative
+    # amount is no request a gang can make. (A string such as "lots" is refused by the API
+    # server: integration/test_crd_validation.py.)
     harness.create(
         cluster,
-        harness.podgroup("bad-quantity", "test", min_member=1, min_resources={"cpu": "lots"}),
+        harness.podgroup("bad-quantity", "test", min_member=1, min_resources={"cpu": "-1"}),
     )
     harness.create(cluster, harness.pod("member", "test", group="bad-quantity"))
 
     message = _pending_message(
-        cluster, "member", f"PodGroup {_ns(cluster)}/bad-quantity", "spec.minResources", "lots"
+        cluster, "member", f"PodGroup {_ns(cluster)}/bad-quantity", "spec.minResources.cpu", "-1"
     )
     event = _invalid_object_event(
-        cluster, "test", "PodGroup", "bad-quantity", "spec.minResources", "lots"
+        cluster, "test", "PodGroup", "bad-quantity", "spec.minResources.cpu", "-1"
     )
     assert event == message
     _still_scheduling(cluster, scheduler, "good")
@@ -116,16 +118,20 @@ def test_a_podgroup_with_a_malformed_min_resources_quantity_is_reported_on_its_p
     )
 
 
-def test_a_podgroup_with_a_negative_min_member_is_reported_on_its_pods(
+def test_a_podgroup_with_a_negative_min_task_member_is_reported_on_its_pods(
     cluster: harness.ScopedCluster, start_scheduler: Callable[..., harness.Scheduler]
 ) -> None:
     scheduler = _started(cluster, start_scheduler)
-    # The CRD says int32 only; -1 is an int32 but no gang size.
-    harness.create(cluster, harness.podgroup("negative", "test", min_member=-1))
+    # The CRD says int32 only, as Volcano's does; -1 is an int32 but no task size. (A negative
+    # minMember is refused by the API server: integration/test_crd_validation.py.)
+    negative = harness.podgroup("negative", "test", min_member=1)
+    negative["spec"]["minTaskMember"] = {"worker": -1}
+    harness.create(cluster, negative)
     harness.create(cluster, harness.pod("member", "test", group="negative"))
 
-    _pending_message(cluster, "member", f"PodGroup {_ns(cluster)}/negative", "spec.minMember", "-1")
-    _invalid_object_event(cluster, "test", "PodGroup", "negative", "spec.minMember", "-1")
+    where = "spec.minTaskMember.worker"
+    _pending_message(cluster, "member", f"PodGroup {_ns(cluster)}/negative", where, "-1")
+    _invalid_object_event(cluster, "test", "PodGroup", "negative", where, "-1")
     _still_scheduling(cluster, scheduler, "good")
 
 
@@ -134,14 +140,14 @@ def test_a_malformed_queue_is_reported_and_its_jobs_wait(
 ) -> None:
     scheduler = _started(cluster, start_scheduler)
     broken = harness.queue("broken")
-    broken["spec"]["capability"] = {"cpu": "lots"}
+    broken["spec"]["capability"] = {"cpu": "-1"}  # the quantity pattern admits a sign
     harness.create(cluster, broken)
     harness.create(cluster, harness.podgroup("in-broken", "test", min_member=1, queue="broken"))
     harness.create(cluster, harness.pod("member", "test", group="in-broken"))
 
     # Events about a cluster-scoped object live in `default`.
     _invalid_object_event(
-        cluster, "default", "Queue", "broken", "Queue broken", "spec.capability", "lots"
+        cluster, "default", "Queue", "broken", "Queue broken", "spec.capability.cpu", "-1"
     )
     _pending_message(cluster, "member", "broken", "in-broken")
     _still_scheduling(cluster, scheduler, "good")
@@ -164,7 +170,7 @@ def test_a_pod_in_a_malformed_queue_is_told_what_is_wrong_with_the_queue(
 ) -> None:
     scheduler = _started(cluster, start_scheduler)
     broken = harness.queue("broken")
-    broken["spec"]["capability"] = {"cpu": "lots"}
+    broken["spec"]["capability"] = {"cpu": "-1"}
     harness.create(cluster, broken)
     harness.create(cluster, harness.podgroup("in-broken", "test", min_member=1, queue="broken"))
     harness.create(cluster, harness.pod("member", "test", group="in-broken"))
@@ -187,7 +193,7 @@ def test_a_malformed_podgroup_is_not_admitted_and_its_condition_names_the_proble
     scheduler = _started(cluster, start_scheduler)
     harness.create(
         cluster,
-        harness.podgroup("bad-quantity", "test", min_member=1, min_resources={"cpu": "lots"}),
+        harness.podgroup("bad-quantity", "test", min_member=1, min_resources={"cpu": "-1"}),
     )
     harness.create(cluster, harness.pod("member", "test", group="bad-quantity"))
     problem = _pending_message(

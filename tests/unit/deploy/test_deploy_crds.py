@@ -1,13 +1,15 @@
 """deploy/crds: Volcano's PodGroup and Queue, structural, with Volcano's field set.
 
 The schemas are checked the way the API server applies them (types, enums, int-or-string,
-unknown fields pruned) against Volcano-style objects (volcano-samples.yaml) and every PodGroup and
-Queue in examples/: each fits with nothing pruned. integration/test_deploy.py does the same on a
-real API server.
+Kubernetes' quantity pattern, minimums, unknown fields pruned) against Volcano-style objects
+(volcano-samples.yaml) and every PodGroup and Queue in examples/: each fits with nothing pruned.
+integration/test_deploy.py does the same on a real API server, and
+integration/test_crd_validation.py shows it refusing what the schemas refuse.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,11 @@ import yaml
 ROOT = Path(__file__).resolve().parents[3]
 CRDS = ROOT / "deploy" / "crds"
 SAMPLES = Path(__file__).with_name("volcano-samples.yaml")
+QUANTITY_PATTERN = (
+    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]"
+    r"|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+)
+"""The pattern Kubernetes (and Volcano's CRDs, generated from resource.Quantity) gives quantities."""
 TYPES: dict[str, type | tuple[type, ...]] = {
     "object": dict,
     "array": list,
@@ -45,11 +52,15 @@ def problems(value: Any, schema: dict[str, Any], path: str) -> Iterator[str]:
     if schema.get("x-kubernetes-int-or-string"):
         if isinstance(value, bool) or not isinstance(value, int | str):
             yield f"{path}: not an integer or string: {value!r}"
+        elif isinstance(value, str) and not re.search(schema.get("pattern", ""), value):
+            yield f"{path}: {value!r} does not match the pattern"
         return
     kind = schema["type"]
     if isinstance(value, bool) != (kind == "boolean") or not isinstance(value, TYPES[kind]):
         yield f"{path}: not {kind}: {value!r}"
         return
+    if "minimum" in schema and isinstance(value, int) and value < schema["minimum"]:
+        yield f"{path}: {value} is less than the minimum {schema['minimum']}"
     if "enum" in schema and value not in schema["enum"]:
         yield f"{path}: {value!r} not one of {schema['enum']}"
     if isinstance(value, list):
@@ -117,10 +128,60 @@ def test_the_schema_is_structural(kind: str) -> None:
             {"capability": {"cpu": True}},
             ["Queue.spec.capability.cpu: not an integer or string: True"],
         ),
+        ("Queue", {"weight": 0}, ["Queue.spec.weight: 0 is less than the minimum 1"]),
+        ("PodGroup", {"minMember": -1}, ["PodGroup.spec.minMember: -1 is less than the minimum 0"]),
+        (
+            "PodGroup",
+            {"minResources": {"cpu": "abc"}},
+            ["PodGroup.spec.minResources.cpu: 'abc' does not match the pattern"],
+        ),
+        (
+            "Queue",
+            {"guarantee": {"resource": {"memory": "1 Gi"}}},
+            ["Queue.spec.guarantee.resource.memory: '1 Gi' does not match the pattern"],
+        ),
     ],
 )
 def test_a_malformed_field_is_found(kind: str, spec: dict[str, Any], expected: list[str]) -> None:
     assert list(problems({"spec": spec}, schema_of(kind), kind)) == expected
+
+
+def quantity_nodes(schema: dict[str, Any], path: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every int-or-string node of a schema: each is a resource quantity."""
+    if schema.get("x-kubernetes-int-or-string"):
+        yield path, schema
+    for key, child in schema.get("properties", {}).items():
+        yield from quantity_nodes(child, f"{path}.{key}")
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            yield from quantity_nodes(schema[key], f"{path}.{key}")
+
+
+@pytest.mark.parametrize("kind", ["PodGroup", "Queue"])
+def test_every_quantity_carries_the_kubernetes_quantity_pattern(kind: str) -> None:
+    found = dict(quantity_nodes(schema_of(kind), kind))
+    assert found  # minResources; capability, deserved, guarantee, allocated, ...
+    assert {path: node.get("pattern") for path, node in found.items()} == dict.fromkeys(
+        found, QUANTITY_PATTERN
+    )
+
+
+@pytest.mark.parametrize(
+    "text", ["1", "500m", "1.5Gi", "+2", "-1", ".5", "1e3", "2E-3", "0.1k", "128974848"]
+)
+def test_the_quantity_pattern_admits_what_kubernetes_parses(text: str) -> None:
+    assert re.search(QUANTITY_PATTERN, text)
+
+
+@pytest.mark.parametrize("text", ["abc", "lots", "1 Gi", "1Gb", "1.2.3", "", "Gi", "1ii"])
+def test_the_quantity_pattern_refuses_what_is_no_quantity(text: str) -> None:
+    assert not re.search(QUANTITY_PATTERN, text)
+
+
+def test_weight_and_min_member_have_volcanos_lower_bounds() -> None:
+    podgroup = schema_of("PodGroup")["properties"]["spec"]["properties"]
+    queue = schema_of("Queue")["properties"]["spec"]["properties"]
+    assert (queue["weight"]["minimum"], podgroup["minMember"]["minimum"]) == (1, 0)
 
 
 @pytest.mark.parametrize(
