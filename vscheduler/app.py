@@ -42,7 +42,7 @@ from vscheduler.informer.kinds import CLUSTER_KINDS, Kind, config_map
 from vscheduler.informer.ports import Sink
 from vscheduler.informer.readiness import SyncGate
 from vscheduler.kube import lease as kube_lease
-from vscheduler.kube.client import ClientSettings, KubeApi, connect
+from vscheduler.kube.client import USER_AGENT, ClientSettings, KubeApi, connect
 from vscheduler.kube.lister import KubeLister
 from vscheduler.kube.outage import Outage
 from vscheduler.kube.writers import KubeWriter
@@ -163,6 +163,7 @@ class App:
             qps=settings.qps,
             burst=settings.burst,
             bind_workers=settings.bind_workers,
+            user_agent=f"{USER_AGENT} ({self.identity})",
         )
         # Every write of this client is fenced on leadership and on the effects' check that its
         # decision still holds, asked after the rate limiter's wait and right before its bytes

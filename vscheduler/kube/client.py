@@ -66,6 +66,9 @@ class ClientSettings:
     connect_timeout: float = 10.0
     request_timeout: float = 30.0
     """Read timeout of a non-watch request, in seconds."""
+    user_agent: str = "vscheduler"
+    """The User-Agent header: `vscheduler (<identity>)` from `run`, so the API server's audit
+    log tells replicas apart."""
 
 
 def pool_size(bind_workers: int, *, watches: int = _WATCHES) -> int:
@@ -105,13 +108,14 @@ def build_api_client(
     *,
     pool_maxsize: int,
     environ: Mapping[str, str] | None = None,
+    user_agent: str = USER_AGENT,
 ) -> Any:
     """A `kubernetes.client.ApiClient` whose connection pool holds `pool_maxsize` connections."""
     configuration = load_configuration(kubeconfig, context, environ=environ)
     configuration.connection_pool_maxsize = pool_maxsize
     configuration.retries = False  # ours are the only retries (effects.retry)
     api_client = k8s_client.ApiClient(configuration)
-    api_client.user_agent = USER_AGENT
+    api_client.user_agent = user_agent
     return api_client
 
 
@@ -248,7 +252,10 @@ def connect(
     """The composition root's entry: an ApiClient for `settings`, behind a token bucket, its
     writes fenced by `fence` when given, its outages reported through `outage`."""
     api_client = build_api_client(
-        settings.kubeconfig, settings.context, pool_maxsize=pool_size(settings.bind_workers)
+        settings.kubeconfig,
+        settings.context,
+        pool_maxsize=pool_size(settings.bind_workers),
+        user_agent=settings.user_agent,
     )
     limiter = TokenBucket(settings.qps, settings.burst, clock=clock)
     return KubeApi(
