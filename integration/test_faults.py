@@ -9,8 +9,9 @@ deletion, every write of the scheduler's Lease with its holder) and one restarts
   deleted; every pod ends bound to a live node or pending (none lost); the scheduler said why it
   dropped what it dropped.
 - Fencing under freezes: two replicas on short leases (4 s / 3 s / 1 s), the leader frozen
-  (SIGSTOP) with binds queued, three times over. Every Binding the API server received came from
-  the replica holding the Lease at that moment (by the Lease writes in the same log).
+  (SIGSTOP) with binds queued and on their way out, five times over. Every Binding the API
+  server received came from the replica holding the Lease at that moment (by the Lease writes
+  in the same log).
 - API server restarts: kube-apiserver SIGKILLed and started again mid-backlog. Every pod is bound
   exactly once, no bind is decided again (no 409 from a second Binding), and the scheduler's log
   holds one warning for the outage, not one per call, and no urllib3 "Retrying" line.
@@ -129,7 +130,7 @@ def gone(cp: harness.LocalCluster, name: str) -> bool:
 
 
 def some_bound(cp: harness.LocalCluster, names: list[str]) -> bool:
-    return len(set(names) & set(bound_now(cp))) >= 2
+    return len(set(names) & set(bound_now(cp))) >= 8
 
 
 def holds(cp: harness.LocalCluster, who: str) -> bool:
@@ -248,6 +249,7 @@ SHORT_LEASES = [
     "--leader-elect-retry-period=1",
 ]
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/default/leases/vscheduler"
+FREEZES = 5
 
 
 def holder(cp: harness.LocalCluster) -> str:
@@ -268,8 +270,9 @@ def test_a_leader_frozen_with_binds_queued_sends_no_binding_once_the_standby_hol
     cp = audited
     for i in range(4):
         cp.add_node(f"node-{i}", cpu="16", memory="64Gi", pods=110)
-    # 5 requests/s with 16 bind workers: binds queue in the rate limiter and the worker pool.
-    slow = [*SHORT_LEASES, "--kube-api-qps=5", "--kube-api-burst=1", JSON_LOGS]
+    # 40 requests/s with 16 bind workers: binds queue in the rate limiter and the worker pool,
+    # and many are on their way out at any moment (a freeze lands between check and send).
+    slow = [*SHORT_LEASES, "--kube-api-qps=40", "--kube-api-burst=10", JSON_LOGS]
     replicas = {
         "replica-a": start(identity="replica-a", leader_elect=True, args=slow),
     }
@@ -284,10 +287,10 @@ def test_a_leader_frozen_with_binds_queued_sends_no_binding_once_the_standby_hol
         90,
     )
     names: list[str] = []
-    for round_ in range(3):
+    for round_ in range(FREEZES):
         leader = holder(cp)
         other = next(r for r in replicas if r != leader)
-        batch = [f"r{round_}-{i:02d}" for i in range(20)]
+        batch = [f"r{round_}-{i:02d}" for i in range(80)]
         names += batch
         small_pods(cp, batch)
         harness.wait_for(
@@ -348,16 +351,13 @@ def test_a_leader_frozen_with_binds_queued_sends_no_binding_once_the_standby_hol
             per_pod[e["objectRef"]["name"]] = per_pod.get(e["objectRef"]["name"], 0) + 1
     assert all(n == 1 for n in per_pod.values()), per_pod
     fenced = sum(
-        1
-        for r in replicas.values()
-        for m in messages(r)
-        if "no longer leads" in m or "stopped leading" in m
+        1 for r in replicas.values() for m in messages(r) if "not sent" in m or "dropped: this" in m
     )
     changes = sum(1 for i in range(1, len(takeovers)) if takeovers[i][1] != takeovers[i - 1][1])
     report(
         capsys,
-        f"3 freezes, {changes} lease changes, {len(binds)} Bindings, every one from the holder; "
-        f"{fenced} writes or queues dropped by the fence",
+        f"{FREEZES} freezes, {changes} lease changes, {len(binds)} Bindings, every one from "
+        f"the holder; {fenced} log lines of writes not sent",
     )
 
 

@@ -684,6 +684,7 @@ def _rank(order: tuple[str, ...], kind: str) -> int:
 
 def _log_failure(message: str, err: Exception) -> None:
     """A failed write: a warning, unless the API server was unreachable (an outage, which the
-    client reports once when it ends: one line per call would bury it)."""
-    level = logging.INFO if isinstance(err, UnreachableError) else logging.WARNING
+    client reports once when it ends: one line per call would bury it) or the write was not
+    sent on purpose (a step-down, a decision gone stale)."""
+    level = logging.INFO if isinstance(err, UnreachableError | NotSentError) else logging.WARNING
     logger.log(level, message, err)
