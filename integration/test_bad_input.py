@@ -250,3 +250,48 @@ def test_a_pod_without_a_podgroup_in_a_missing_queue_says_so(
 
     _pending_message(cluster, "stray", "queue nowhere", "not found")
     _still_scheduling(cluster, scheduler, "good")
+
+
+def test_a_queue_guaranteeing_more_than_the_cluster_is_named_on_the_queue_and_the_pods_it_starves(
+    cluster: harness.ScopedCluster, start_scheduler: Callable[..., harness.Scheduler]
+) -> None:
+    scheduler = _started(cluster, start_scheduler)  # one 4-CPU node, the default policy
+    big = harness.queue("big")
+    big["spec"]["guarantee"] = {"resource": {"cpu": "100"}}
+    harness.create(cluster, big)
+    harness.create(cluster, harness.pod("starved", "test"))  # queue default
+
+    # The local backend's cluster is the one node; a shared cluster's total is larger.
+    total = "4" if harness.backend() == "local" else ""
+    expected = f"queue big's guarantee (cpu 100) exceeds the cluster's allocatable (cpu {total}"
+    message = _pending_message(cluster, "starved", "queue default", expected)
+    expected = message[message.index("queue big's") :]
+    assert message.endswith(")"), message
+    events = harness.wait_for(
+        "a GuaranteeUnsatisfiable event on Queue big",
+        lambda: harness.events_about(
+            cluster, "default", "Queue", "big", reason="GuaranteeUnsatisfiable"
+        ),
+        TIMEOUT,
+    )
+    assert [(e["type"], e["message"]) for e in events] == [("Warning", expected)]
+    assert (
+        harness.scrape(scheduler, "vscheduler_queue_guarantee_unsatisfiable", queue_name="big")
+        == 1.0
+    )
+
+    # The guarantee lowered, the queue default gets room again: the pod is bound.
+    _merge_patch(
+        cluster,
+        "/apis/scheduling.volcano.sh/v1beta1/queues/big",
+        {"spec": {"guarantee": {"resource": {"cpu": "1"}}}},
+    )
+    harness.wait_for(
+        "the starved pod bound once the guarantee fits",
+        lambda: "starved" in harness.bound(cluster, "test"),
+        TIMEOUT,
+    )
+    assert (
+        harness.scrape(scheduler, "vscheduler_queue_guarantee_unsatisfiable", queue_name="big")
+        == 0.0
+    )

@@ -86,7 +86,15 @@ class NotFoundError(ClusterError):
 
 
 class DisruptionBudgetError(ClusterError):
-    """The Eviction API refused: a PodDisruptionBudget allows no disruption now (429)."""
+    """The Eviction API refused: a PodDisruptionBudget allows no disruption now (429).
+    `retry_after`: the seconds the API server asked to wait (its `Retry-After` header, else the
+    Status's `details.retryAfterSeconds`), None when it named none."""
+
+    def __init__(
+        self, message: str, *, status: int | None = None, retry_after: float | None = None
+    ) -> None:
+        self.retry_after = retry_after
+        super().__init__(message, status=status)
 
 
 class ExpiredError(ClusterError):

@@ -32,7 +32,10 @@ opinion on that task's class: the session stops asking it for that class. Node a
 and counts as the conservative answer.
 `gang_shortfall(job, schedulable)` is Volcano's "N/M tasks in gang unschedulable: ..." text.
 A queue plugin reports each queue's `QueueFigures` at session close with
-`session.report_queue(figures)`: they feed the queue metrics.
+`session.report_queue(figures)`: they feed the queue metrics. A queue plugin that finds a queue
+short of room for a reason its figures do not show (other queues' guarantees exceed the cluster:
+`guarantee_excess`) says so with `session.note_queue(name, reason)`: the pending messages of the
+queue's refused pods end with it; `QueueFigures.warning` reports it on the guaranteeing queues.
 `podindex.PodIndex` counts the session's pods by node, for checks that look at other pods.
 """
 
@@ -45,11 +48,14 @@ from vscheduler.framework.ledger import BoolArray, FloatArray, IntArray, Ledger
 from vscheduler.framework.messages import gang_shortfall
 from vscheduler.framework.quota import (
     ALWAYS_BOUNDED,
+    GuaranteeExcess,
     all_guarantees,
     cluster_total,
     counted,
     exceeds,
+    guarantee_excess,
     is_counted,
+    note_guarantee_excess,
     real_capability,
     share_of,
     within,
@@ -98,6 +104,7 @@ __all__ = [
     "Code",
     "DisruptionBudget",
     "FloatArray",
+    "GuaranteeExcess",
     "HostPort",
     "IntArray",
     "JobState",
@@ -135,7 +142,9 @@ __all__ = [
     "exceeds",
     "format_amount",
     "gang_shortfall",
+    "guarantee_excess",
     "is_counted",
+    "note_guarantee_excess",
     "parse_go_duration",
     "podindex",
     "quota_request",

@@ -48,7 +48,8 @@ class Allocate:
             waiting = jobs[queue.name]
             if hooks.is_overused(queue):
                 for job in _drain(waiting):
-                    session.note_job(job, f"queue {queue.name} is overused")
+                    note = session.queue_note(queue.name)
+                    session.note_job(job, f"queue {queue.name} is overused{note}")
                 continue
             job = waiting.pop()
             if job.key not in pending:
@@ -79,7 +80,8 @@ class Allocate:
                 session.note_task(
                     task,
                     f"queue {queue.name} has no room left for this pod ({refuser}: "
-                    "the queue is at its deserved share or capability)",
+                    "the queue is at its deserved share or capability)"
+                    + session.queue_note(queue.name),
                 )
                 continue
             if task.class_id in failed:

@@ -72,4 +72,5 @@ def run_job(evictor: Evictor, job: JobState, place_one: PlaceOne) -> list[TaskSt
     ready = hooks.is_job_ready(job)
     if txn.settle(ready=ready, pipelined=ready or hooks.is_job_pipelined(job)):
         return txn.victims
+    evictor.explain_refusals(job)
     return []

@@ -49,7 +49,7 @@ class Enqueue:
                 hooks.job_enqueued(job)
                 job.phase = PodGroupPhase.INQUEUE
             else:
-                session.note_job(job, _not_admitted(job))
+                session.note_job(job, _not_admitted(job) + session.queue_note(job.queue))
             if pending:
                 queues.push(queue)
 

@@ -3,7 +3,10 @@
 Built once per action run from the session: every Running or Bound task of a job, on a node of
 the snapshot, that requests some resource and has not opted out of eviction. A pod opts out with
 `volcano.sh/preemptable: "false"` (annotation, else label; any value Go's ParseBool does not read
-as true). Without the key a pod may be evicted: Volcano's default since 1.7 (volcano#2545).
+as true). Without the key a pod may be evicted: Volcano's default since 1.7 (volcano#2545). A pod
+whose eviction the API server refused lately (`TaskFacts.eviction_refused`: in backoff, see
+`cache.refusals`) is no candidate either, so the plan takes victims that can go: it has a row,
+marked `refused` and never alive, so the actions can say which pods they passed over.
 
 Rows never move; `alive` follows evictions made and undone during the run (`kill`/`revive`).
 `bounds` gives, for every node at once, the fewest victims that could free what a task lacks
@@ -29,6 +32,11 @@ EVICTABLE_STATUSES = frozenset({TaskStatus.RUNNING, TaskStatus.BOUND})
 
 def is_candidate(task: TaskState) -> bool:
     """A task an eviction may take at all, whatever the plugins say."""
+    return _has_row(task) and not task.facts.eviction_refused
+
+
+def _has_row(task: TaskState) -> bool:
+    """A candidate, or one but for a refused eviction in backoff."""
     return (
         task.job is not None
         and task.status in EVICTABLE_STATUSES
@@ -39,11 +47,12 @@ def is_candidate(task: TaskState) -> bool:
 
 
 class Evictables:
-    """The candidate tasks of one action run, one row each, sorted by node then pod key."""
+    """The candidate tasks of one action run, one row each, sorted by node then pod key (and the
+    tasks in eviction backoff, `refused` and never alive)."""
 
     def __init__(self, session: Session) -> None:
         rows = sorted(
-            (t for t in session.tasks.values() if is_candidate(t)),
+            (t for t in session.tasks.values() if _has_row(t)),
             key=lambda t: (t.node_index, t.key),
         )
         nodes, dims = len(session.ledger), len(session.ledger.dims)
@@ -66,7 +75,8 @@ class Evictables:
         self.job: IntArray = np.array(
             [self.job_index[t.job.key] for t in rows if t.job is not None], dtype=np.int64
         )
-        self.alive: BoolArray = np.ones(len(rows), dtype=np.bool_)
+        self.refused: BoolArray = np.array([t.facts.eviction_refused for t in rows], dtype=np.bool_)
+        self.alive: BoolArray = ~self.refused
         counts = np.bincount(self.node, minlength=nodes)
         self._first: IntArray = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
         self._counts: IntArray = counts.astype(np.int64)
@@ -102,7 +112,7 @@ class Evictables:
         """The eviction of `task` was undone."""
         row = self.row.get(task.uid)
         if row is not None:
-            self.alive[row] = True
+            self.alive[row] = not self.refused[row]
 
     def queue_mask(self, name: str) -> BoolArray:
         """Rows of queue `name`."""

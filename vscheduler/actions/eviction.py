@@ -20,9 +20,10 @@ For a task (the *asker*) the `Evictor`:
 The statements of one asker job are a `Transaction`, settled as allocate settles a job: when the
 job is ready or pipelined its evictions are committed (its allocations bound only once it is
 ready), otherwise everything is discarded, so a job that still cannot run evicts nothing
-(Volcano PRs #5011 and #5067). Victim order (cheapest first): within one job the reverse of the
-task order; within one queue the reverse of the job order; across queues the reverse of the
-queue order.
+(Volcano PRs #5011 and #5067); its evictions carry the plan `<action> <job key>`, which the
+effects carry out all or none (`Evict.plan`). Victim order (cheapest first): within one job
+the reverse of the task order; within one queue the reverse of the job order; across queues the
+reverse of the queue order.
 
 Must not: decide which jobs ask (`askers` and the actions do) or settle a job on its own.
 """
@@ -39,7 +40,7 @@ from vscheduler.actions.evictables import Evictables
 from vscheduler.framework.ledger import BoolArray, FloatArray, IntArray
 from vscheduler.framework.placement import Choice
 from vscheduler.framework.session import Session
-from vscheduler.framework.state import QueueState, TaskState
+from vscheduler.framework.state import JobState, QueueState, TaskState
 from vscheduler.framework.statement import Statement
 
 Select = Callable[[TaskState, Sequence[TaskState]], tuple[TaskState, ...]]
@@ -136,6 +137,9 @@ class Evictor:
         self._plans = limits.plans(len(session.ledger))
         self._victim_key = functools.cmp_to_key(self._compare_victims)
         self._memos: dict[tuple[str, str, int], Memo] = {}
+        self._passed_over: dict[str, set[str]] = {}
+        """Per asker job: the pods in eviction backoff that a failed search could otherwise
+        have taken (on a node passing the predicates, within the action's mask)."""
 
     # --- the one entry point ----------------------------------------------------------------
     def place(
@@ -174,11 +178,35 @@ class Evictor:
         for _ in range(ATTEMPTS):
             plan = self._search(task, mask & self.table.alive, select, excluded, remembered)
             if plan is None:
+                self._note_refused(task, mask)
                 return False
             if self._apply(txn, task, queue, plan, reason, rail):
                 return True
             excluded[plan.node] = True
         return False
+
+    def _note_refused(self, task: TaskState, mask: BoolArray) -> None:
+        """Remember the pods in eviction backoff that `task` could have taken."""
+        rows = np.flatnonzero(mask & self.table.refused)
+        if not len(rows) or task.job is None:
+            return
+        _, ok = self.session.placer.feasible(task)
+        keys = {self.table.tasks[r].key for r in rows if ok[self.table.node[r]]}
+        if keys:
+            self._passed_over.setdefault(task.job.key, set()).update(keys)
+
+    def explain_refusals(self, job: JobState) -> None:
+        """After `job` could not be placed: name, on its pending pods' messages, the pods its
+        searches passed over because their eviction was refused lately."""
+        keys = sorted(self._passed_over.get(job.key, ()))
+        if not keys:
+            return
+        shown = ", ".join(keys[:3]) + (", ..." if len(keys) > 3 else "")
+        self.session.hint_job(
+            job,
+            f"{self.action} passed over {len(keys)} pod(s) whose eviction a PodDisruptionBudget"
+            f" refused lately ({shown}): they may be taken after a backoff",
+        )
 
     def _place_without_evicting(self, txn: Transaction, task: TaskState, queue: QueueState) -> bool:
         """Place `task` as allocate would, if its queue allows it and some node fits it."""
@@ -342,13 +370,14 @@ class Evictor:
     ) -> bool:
         stmt = self.session.statement()
         evicted: list[TaskState] = []
+        key = task.job.key if task.job is not None else task.key
         for victim in plan.victims:
-            self._evict(stmt, victim, reason, evicted)
+            self._evict(stmt, victim, reason, key, evicted)
         spare = list(plan.spare)
         while not self._fits(task, queue, plan.node):
             if not spare:
                 break
-            self._evict(stmt, spare.pop(0), reason, evicted)
+            self._evict(stmt, spare.pop(0), reason, key, evicted)
         if not self._fits(task, queue, plan.node) or (
             rail is not None and not rail(task, [*txn.victims, *evicted])
         ):
@@ -362,9 +391,9 @@ class Evictor:
         return True
 
     def _evict(
-        self, stmt: Statement, victim: TaskState, reason: str, evicted: list[TaskState]
+        self, stmt: Statement, victim: TaskState, reason: str, plan: str, evicted: list[TaskState]
     ) -> None:
-        stmt.evict(victim, reason, action=self.action)
+        stmt.evict(victim, reason, action=self.action, plan=f"{self.action} {plan}")
         self.table.kill(victim)
         evicted.append(victim)
 

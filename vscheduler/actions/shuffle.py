@@ -3,7 +3,8 @@
 Owns gathering the candidates, asking the victimTasks and victimFilter points, the rails and the
 evictions. Candidates are the RUNNING tasks of jobs this scheduler owns (tasks whose PodGroup,
 or implicit job of one, is in the session) on a node the session knows, ordered by node name,
-then pod key, then uid; other schedulers' pods never are. Victims are
+then pod key, then uid; other schedulers' pods never are, nor pods whose eviction the API server
+refused lately (`TaskFacts.eviction_refused`, in backoff: see `cache.refusals`). Victims are
 `hooks.filter_victims(hooks.propose_victims(candidates))`: the first tier with a non-empty
 union, then narrowed by every filter. Each victim, in the order of that list, is then held to
 the rails, the first that fails deciding (`Rail`):
@@ -104,7 +105,10 @@ def candidates(session: Session) -> list[TaskState]:
     tasks = [
         t
         for t in session.tasks.values()
-        if t.status is TaskStatus.RUNNING and t.job is not None and t.node_index >= 0
+        if t.status is TaskStatus.RUNNING
+        and t.job is not None
+        and t.node_index >= 0
+        and not t.facts.eviction_refused
     ]
     return sorted(tasks, key=lambda t: (t.node or "", t.key, t.uid))
 

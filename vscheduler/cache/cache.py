@@ -4,13 +4,15 @@ Owns: the raw objects and converted facts of every kind in `informer.kinds.CLUST
 the reservation ConfigMaps, kept raw and read by `cache.reservations`), keyed by namespace/name
 (pods by uid, with a namespace/name index); the problems found converting them; node usage handed
 in by the collector; assumed binds and evictions until the watch confirms them (with a TTL
-backstop); which PodGroups belong to other schedulers (`convert.ownership.GroupClaims`, kept
-event by event from every pod, held or not: such a PodGroup is left out of snapshots and
-problems); the `generation` counter and the `changed` event that tell the loop something relevant
-changed (a reservation expiring included); snapshots; the checks a write passes just before it
-is sent (`bind_problem`, `evict_problem`, `condition_problem`: does the decision still hold
-against the latest watched objects?), and telling listeners (`on_node_deleted`, the effects) of
-each node deleted, after its lock is released.
+backstop); the pods whose eviction was refused, in backoff (`cache.refusals`, shown in snapshots
+as `TaskFacts.eviction_refused`; a refusal changes the generation without waking the loop);
+which PodGroups belong to other schedulers (`convert.ownership.GroupClaims`, kept event by event
+from every pod, held or not: such a PodGroup is left out of snapshots and problems); the
+`generation` counter and the `changed` event that tell the loop something relevant changed (a
+reservation expiring included); snapshots; the checks a write passes just before it is sent
+(`bind_problem`, `evict_problem`, `condition_problem`: does the decision still hold against the
+latest watched objects?), and telling listeners (`on_node_deleted`, the effects) of each node
+deleted, after its lock is released.
 Must not: talk to the API server (no `kube`, no `kubernetes`), raise on bad input, or hold its
 lock for long: a relist converts outside it, and a snapshot copies dicts of immutable facts,
 never the facts (structural sharing).
@@ -42,6 +44,7 @@ from vscheduler.cache import reservations
 from vscheduler.cache.assumed import AssumedKind, Assumptions
 from vscheduler.cache.entries import KEPT_RAW, Converted, Converters, ConvertFn, kept_raw
 from vscheduler.cache.malformed import Identity, identity
+from vscheduler.cache.refusals import EvictionBackoff
 from vscheduler.cache.reservations import ReservationBooks
 from vscheduler.cache.tables import PodTable, Raw, Table, same_version
 from vscheduler.clock import Clock
@@ -106,6 +109,7 @@ class SchedulerCache:
         self._converters = Converters(scheduler_name, {})
         self._stale_priorities = False
         self._assumed = Assumptions(clock, assume_ttl)
+        self._refusals = EvictionBackoff(clock)
         self._usage: dict[str, NodeUsage] = {}
         self._classes: Table[PriorityClassFacts] = Table()
         self._namespaces: Table[str] = Table()
@@ -242,9 +246,26 @@ class SchedulerCache:
         `forget_evict`, or the TTL."""
         self._assume("evict", task_uid, "")
 
-    def forget_evict(self, task_uid: str) -> None:
-        """The eviction failed or was refused: show the task as the watch has it."""
-        self._forget_assumption("evict", task_uid)
+    def forget_evict(self, task_uid: str, *, wake: bool = True) -> None:
+        """The eviction failed or was not sent: show the task as the watch has it. With
+        `wake=False` the loop is not woken (as for a refusal: see `refuse_evict`)."""
+        with self._lock:
+            if self._assumed.discard("evict", task_uid):
+                self._touch(wake=wake)
+
+    def refuse_evict(self, task_uid: str, retry_after: float | None = None) -> float:
+        """The Eviction API refused to evict the task (a disruption budget): show it as the
+        watch has it, in backoff (`cache.refusals`: not a victim until the backoff ends, at
+        least `retry_after` seconds); the backoff's length. The generation changes but the loop
+        is not woken: the next cycle comes at its period, not at once, so refusals cannot drive
+        cycles back to back."""
+        with self._lock:
+            self._assumed.discard("evict", task_uid)
+            if task_uid not in self._pods.facts:
+                return 0.0
+            delay = self._refusals.refuse(task_uid, retry_after)
+            self._touch(wake=False)
+            return delay
 
     def assume_binds(self, binds: Iterable[tuple[str, str]], *, held: bool = False) -> None:
         """`assume_bind` for each (task uid, node), under one lock acquisition; `held` ones do
@@ -380,6 +401,7 @@ class SchedulerCache:
                 self._reconvert()
             tasks = dict(self._pods.ordered())
             tasks.update(self._assumed.overlay(tasks))
+            tasks.update(self._refusals.overlay(tasks))
             jobs = self._claims.keep_ours(self._jobs.sorted_facts(_by_key))
             queues = {q.name: q for q in self._queues.sorted_facts(_by_name)}
             classes = {pc.name: pc for pc in self._classes.sorted_facts(_by_name)}
@@ -419,15 +441,30 @@ class SchedulerCache:
             changed |= self._settle(key, result.facts)
         elif slot.table is self._classes and changed:
             self._renew_converters()
+        elif slot.name == PDB_KIND and _allows_disruption(obj):
+            changed |= self._lift_refusals(who.namespace)
         return changed
 
     def _forget(self, slot: _Slot[Any], key: str) -> bool:
         changed = slot.table.remove(key)
         if slot.table is self._pods:
             changed |= self._assumed.discard_all(key)
+            changed |= self._refusals.forget(key)
         elif slot.table is self._classes and changed:
             self._renew_converters()
+        elif slot.name == PDB_KIND:
+            changed |= self._lift_refusals(key.rpartition("/")[0])
         return changed
+
+    def _lift_refusals(self, namespace: str) -> bool:
+        """A disruption budget of `namespace` went or allows a disruption: the refused
+        evictions of its pods may succeed now, so their backoff ends."""
+        facts = self._pods.facts
+        return self._refusals.lift(
+            uid
+            for uid in self._refusals.uids()
+            if (task := facts.get(uid)) is not None and task.namespace == namespace
+        )
 
     def _settle(self, uid: str, facts: TaskFacts | None) -> bool:
         """Drop the assumptions the watch has now confirmed (or made moot)."""
@@ -460,15 +497,17 @@ class SchedulerCache:
         self._stale_priorities = False
 
     def _expire(self) -> None:
-        if self._assumed.expire():
+        expired = self._assumed.expire()
+        if self._refusals.expire() or expired:
             self._touch()
         config_maps = self._slots[CONFIG_MAP_KIND].table.facts
         if self._books.expired(config_maps, self._clock.now()):
             self._touch()
 
-    def _touch(self) -> None:
+    def _touch(self, *, wake: bool = True) -> None:
         self._generation += 1
-        self._changed.set()
+        if wake:
+            self._changed.set()
 
     # --- helpers ------------------------------------------------------------------------------
     def _slot(self, kind: Kind) -> _Slot[Any]:
@@ -530,6 +569,13 @@ def _tolerates_cordon(task: TaskFacts) -> bool:
         and (t.operator == "Exists" or (t.key and not t.value))
         for t in task.tolerations
     )
+
+
+def _allows_disruption(obj: Raw) -> bool:
+    """Whether a PodDisruptionBudget's status allows a disruption now."""
+    status = obj.get("status")
+    allowed = status.get("disruptionsAllowed") if isinstance(status, Mapping) else None
+    return isinstance(allowed, int) and not isinstance(allowed, bool) and allowed > 0
 
 
 def _has_own_priority(obj: Raw) -> bool:

@@ -4,12 +4,16 @@ Owns: turning decisions into `ClusterWriter` calls on a bounded worker pool, in 
 submit: binds (assumed in the cache before they are queued, so the next cycle never binds a pod
 twice; a conflict or a missing pod forgets the assumption, other failures also get a Warning
 `FailedScheduling`; success a Normal `Scheduled`), evictions (assumed releasing; a disruption
-budget's refusal forgets the assumption with a Warning `EvictionBlocked`, never retried within
-the cycle; success a Normal `Evicted`), pods' PodScheduled=False conditions and PodGroup
-statuses (written only when they differ from the watched objects and are not already in flight,
-with Events when they change), and the reservations released (their keys removed from their
-ConfigMap, one patch per ConfigMap, through the optional `config_maps` writer; not repeated
-while the watch still shows a key, unless `RESEND_AFTER` passed: after a failure, too).
+budget's refusal puts the pod in backoff as a victim, honouring the API server's Retry-After
+(`SchedulerCache.refuse_evict`), with a Warning `EvictionBlocked`, never retried within the
+cycle; success a Normal `Evicted`; the evictions of one plan, `Evict.plan`, all or none: each
+is dry-run first, and one refusal sends none of them), pods' PodScheduled=False conditions and
+PodGroup statuses (written only when they differ from the watched objects and are not already
+in flight, with Events when they change), and the reservations released (their keys removed
+from their ConfigMap, one patch per ConfigMap, through the optional `config_maps` writer; not
+repeated while the watch still shows a key, unless `RESEND_AFTER` passed: after a failure, too),
+and a Warning `GuaranteeUnsatisfiable` Event on each Queue whose figures carry a warning, once
+per change.
 
 Checked just before sending, not when queued: every bind, eviction and status write is checked
 against the cache before each attempt and, through `check_send` (which the composition root
@@ -41,6 +45,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -49,7 +54,7 @@ from typing import Final, ParamSpec
 
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import Clock
-from vscheduler.effects import status as st
+from vscheduler.effects import queue_warnings as qw, status as st
 from vscheduler.effects.ports import ClusterWriter, ConfigMapWriter, ObjectRef
 from vscheduler.effects.retry import RetryPolicy, call_with_retry
 from vscheduler.effects.sent import SentLog
@@ -69,6 +74,7 @@ from vscheduler.model.commands import (
     CycleResult,
     Evict,
     PodGroupStatus,
+    QueueFigures,
     ReservationRelease,
 )
 
@@ -160,6 +166,7 @@ class Effects:
         self._not_sent: collections.Counter[str] = collections.Counter()
         self._pending: collections.Counter[str] = collections.Counter()
         """Calls queued or running, by kind (`_KINDS`; "" for the dispatcher's), under `_idle`."""
+        self._queue_warnings = qw.QueueWarnings()  # the dispatcher's only
 
     # --- the public face ----------------------------------------------------------------------
     def submit(self, result: CycleResult, snapshot: ClusterSnapshot) -> None:
@@ -289,6 +296,7 @@ class Effects:
             ("pod conditions", lambda: self._update_pods(result.unschedulable)),
             ("podgroup statuses", lambda: self._update_podgroups(result.podgroups)),
             ("reservation releases", lambda: self._release(result.reservations_released)),
+            ("queue warnings", lambda: self._warn_queues(result.queues)),
             ("housekeeping", self._blocked_sent.expire),
         )
         for what, step in steps:
@@ -395,9 +403,57 @@ class Effects:
         self._event(ref, "Normal", "Scheduled", message)
 
     def _submit_evictions(self, evictions: tuple[Evict, ...]) -> None:
+        plans: dict[str, list[Evict]] = {}
         for evict in evictions:
-            if not self._spawn(f"evict {evict.pod}", self._evict, evict):
-                self._cache.forget_evict(evict.task_uid)
+            plans.setdefault(evict.plan or f"pod {evict.task_uid}", []).append(evict)
+        for plan in plans.values():
+            if len(plan) == 1:
+                queued = self._spawn(f"evict {plan[0].pod}", self._evict, plan[0])
+            else:
+                queued = self._spawn(f"evictions of {plan[0].plan}", self._evict_plan, plan)
+            if not queued:
+                for evict in plan:
+                    self._cache.forget_evict(evict.task_uid)
+
+    def _evict_plan(self, plan: list[Evict]) -> None:
+        """The evictions of one plan, all or none: every victim is first asked for by a dry
+        run; when one is refused none is evicted (the refused ones back off, the others are
+        shown running again) and the next cycle plans anew."""
+        refused = [(evict, err) for evict in plan if (err := self._dry_run(evict)) is not None]
+        if not refused:
+            for evict in plan:
+                if not self._spawn(f"evict {evict.pod}", self._evict, evict):
+                    self._cache.forget_evict(evict.task_uid)
+            return
+        blocked = {evict.task_uid for evict, _ in refused}
+        for evict, err in refused:
+            self._blocked(evict, err)
+        kept = [evict for evict in plan if evict.task_uid not in blocked]
+        for evict in kept:  # not sent: shown running again, without waking the loop
+            self._cache.forget_evict(evict.task_uid, wake=False)
+            self._evicted(evict, "dropped")
+        logger.info(
+            "%s: %d of %d evictions refused by a disruption budget (%s): none sent",
+            plan[0].plan,
+            len(refused),
+            len(plan),
+            ", ".join(evict.pod for evict, _ in refused),
+        )
+
+    def _dry_run(self, evict: Evict) -> DisruptionBudgetError | None:
+        """The refusal a dry run of `evict` met, or None (allowed, or failed otherwise: the
+        eviction itself then finds out)."""
+        ref = st.pod_ref(evict.pod, evict.task_uid)
+        what = f"dry-run evict {evict.pod}"
+        try:
+            self._call(
+                what, lambda: self._writer.evict(ref.namespace, ref.name, ref.uid, dry_run=True)
+            )
+        except DisruptionBudgetError as err:
+            return err
+        except Exception as err:
+            logger.debug("%s: %s", what, err)
+        return None
 
     def _evict(self, evict: Evict) -> None:
         ref = st.pod_ref(evict.pod, evict.task_uid)
@@ -414,12 +470,7 @@ class Effects:
             logger.info("%s not sent: %s", what, err)
             return
         except DisruptionBudgetError as err:
-            self._cache.forget_evict(evict.task_uid)
-            self._evicted(evict, "blocked")
-            logger.info("%s refused by a disruption budget: %s", what, err)
-            message = f"Eviction ({evict.reason}) refused by a PodDisruptionBudget: {err}"
-            if self._blocked_sent.claim(evict.pod, message):  # one Event per refusal, not per cycle
-                self._event(ref, "Warning", "EvictionBlocked", message)
+            self._blocked(evict, err)
             return
         except (ConflictError, NotFoundError) as err:
             self._cache.forget_evict(evict.task_uid)
@@ -434,6 +485,22 @@ class Effects:
         self._evicted(evict, "success")
         logger.info("evicted %s: %s", evict.pod, evict.reason)
         self._event(ref, "Normal", "Evicted", f"Pod is evicted, because of {evict.reason}")
+
+    def _blocked(self, evict: Evict, err: DisruptionBudgetError) -> None:
+        """A disruption budget refused `evict`: the pod backs off as a victim; an Event."""
+        wait = self._cache.refuse_evict(evict.task_uid, err.retry_after)
+        self._evicted(evict, "blocked")
+        logger.info(
+            "evict %s (%s) refused by a disruption budget (not a victim for %.0fs): %s",
+            evict.pod,
+            evict.reason,
+            wait,
+            err,
+        )
+        message = f"Eviction ({evict.reason}) refused by a PodDisruptionBudget: {err}"
+        if self._blocked_sent.claim(evict.pod, message):  # one Event per refusal, not per cycle
+            ref = st.pod_ref(evict.pod, evict.task_uid)
+            self._event(ref, "Warning", "EvictionBlocked", message)
 
     # --- pod conditions -----------------------------------------------------------------------
     def _update_pods(self, unschedulable: Mapping[str, str]) -> None:
@@ -535,6 +602,22 @@ class Effects:
         with self._idle:
             self._not_sent["status writes"] += 1
         return True
+
+    # --- queue warnings -----------------------------------------------------------------------
+    def _warn_queues(self, queues: Mapping[str, QueueFigures]) -> None:
+        """A Warning Event on each Queue whose warning is new or changed (`queue_warnings`)."""
+        for name, warning in self._queue_warnings.due(queues):
+            raw = self._cache.object_raw("Queue", name)
+            ref = None if raw is None else st.object_ref("Queue", raw)
+            if ref is None:  # the default queue vscheduler assumes, or a queue being deleted
+                self._queue_warnings.retract(name)
+                continue
+            logger.warning("queue %s: %s", name, warning)
+            self._queue(
+                f"event {qw.REASON} on queue {name}",
+                functools.partial(self._event, ref, "Warning", qw.REASON, warning),
+                self._event_pool,
+            )
 
     # --- reservations -------------------------------------------------------------------------
     def _release(self, releases: tuple[ReservationRelease, ...]) -> None:

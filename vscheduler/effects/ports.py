@@ -31,8 +31,9 @@ class ClusterWriter(Protocol):
         """POST pods/binding."""
         ...
 
-    def evict(self, namespace: str, name: str, uid: str) -> None:
-        """POST pods/eviction (policy/v1), so the API server enforces disruption budgets."""
+    def evict(self, namespace: str, name: str, uid: str, *, dry_run: bool = False) -> None:
+        """POST pods/eviction (policy/v1), so the API server enforces disruption budgets;
+        `dry_run`: only ask whether it would be allowed (nothing is evicted)."""
         ...
 
     def set_pod_condition(self, namespace: str, name: str, condition: Mapping[str, str]) -> None:

@@ -5,7 +5,8 @@ A pod that found no node gets kube-scheduler's aggregate of its nodes' failures
 with reasons ordered by how many nodes gave them (then alphabetically), and, when its job is a
 gang that is not ready, the gang's shortfall. A pod that found a node but whose gang could not
 start gets the gang's shortfall alone. Reasons found outside node fitting (missing PodGroup or
-queue, a job not admitted, a malformed pod) are given as they are.
+queue, a job not admitted, a malformed pod) are given as they are. A job's hint (preempt or
+reclaim passed over pods whose eviction was refused) ends the message after a `;`.
 """
 
 from __future__ import annotations
@@ -79,7 +80,9 @@ def unschedulable(session: Session) -> dict[str, str]:
             continue
         if task.facts.scheduler_name != session.snapshot.scheduler_name:
             continue
-        out[task.key] = _message(session, task, by_class)
+        message = _message(session, task, by_class)
+        hint = session.job_hints.get(task.job.key) if task.job is not None else None
+        out[task.key] = f"{message.rstrip('.')}; {hint}" if hint else message
     return out
 
 

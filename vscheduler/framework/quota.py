@@ -3,13 +3,19 @@
 proportion, capacity, overcommit and drf all need the same few rules: which resource names
 Volcano compares, the cluster total (Ready nodes only), a queue's real capability and share.
 They live here, once, and reach plugins through `vscheduler.plugin_api`.
+
+A cluster smaller than the sum of the queues' guarantees (`guarantee_excess`) leaves every other
+queue only its own guarantee in the resources concerned: its real capability is the cluster less
+every guarantee (nothing) plus its own. proportion and capacity then name the guaranteeing
+queues and the amounts in the pending messages of the other queues and on those queues.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Final
 
-from vscheduler.model.resources import CPU, EMPTY, MEMORY, Resources
+from vscheduler.model.resources import CPU, EMPTY, MEMORY, Resources, format_amount
 
 if TYPE_CHECKING:
     from vscheduler.framework.session import Session
@@ -58,6 +64,69 @@ def all_guarantees(session: Session) -> Resources:
     for each in session.queues.values():
         total = total + counted(each.facts.guarantee)
     return total
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GuaranteeExcess:
+    """The queues' guarantees add up to more than the cluster's allocatable: `queues` guarantee
+    the resources concerned (by name), `guaranteed` is the sum of every queue's guarantee and
+    `allocatable` the cluster's (Ready nodes), both in those resources only."""
+
+    queues: tuple[str, ...]
+    names: tuple[str, ...]
+    """The resources in excess, sorted."""
+    guaranteed: Resources
+    allocatable: Resources
+
+    def message(self) -> str:
+        """`queue big's guarantee (cpu 100) exceeds the cluster's allocatable (cpu 16)`."""
+        cluster = f"the cluster's allocatable ({self._amounts(self.allocatable)})"
+        guaranteed = self._amounts(self.guaranteed)
+        if len(self.queues) == 1:
+            return f"queue {self.queues[0]}'s guarantee ({guaranteed}) exceeds {cluster}"
+        names = ", ".join(self.queues)
+        return f"the guarantees of queues {names} ({guaranteed} together) exceed {cluster}"
+
+    def warning(self, queue: str) -> str:
+        """The message for `queue` if it is one of the guaranteeing queues, else empty."""
+        return self.message() if queue in self.queues else ""
+
+    def _amounts(self, res: Resources) -> str:
+        return ", ".join(f"{n} {format_amount(n, res.get(n))}" for n in self.names)
+
+
+def guarantee_excess(session: Session) -> GuaranteeExcess | None:
+    """How the queues' guarantees exceed the cluster, or None when the cluster holds them (or
+    has no Ready node at all: nothing runs anyway, and a cluster starting up is not reported)."""
+    cluster = cluster_total(session)
+    if cluster.is_empty():
+        return None
+    guarantees = {name: counted(q.facts.guarantee) for name, q in sorted(session.queues.items())}
+    total = EMPTY
+    for guarantee in guarantees.values():
+        total = total + guarantee
+    over = sorted(n for n, a in total.items() if a > cluster.get(n))
+    if not over:
+        return None
+    queues = tuple(n for n, g in guarantees.items() if any(g.get(r) > 0 for r in over))
+    return GuaranteeExcess(
+        queues,
+        tuple(over),
+        Resources({n: total.get(n) for n in over}),
+        Resources({n: cluster.get(n) for n in over}),
+    )
+
+
+def note_guarantee_excess(session: Session) -> GuaranteeExcess | None:
+    """`guarantee_excess`, noted (`session.note_queue`) on every other queue: their pending
+    messages then name the guaranteeing queues and the amounts."""
+    excess = guarantee_excess(session)
+    if excess is not None:
+        message = excess.message()
+        for name in sorted(session.queues):
+            if name not in excess.queues:
+                session.note_queue(name, message)
+    return excess
 
 
 def share_of(allocated: Resources, deserved: Resources, *, if_nothing_deserved: float) -> float:

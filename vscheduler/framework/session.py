@@ -79,6 +79,13 @@ class Session:
         """Pending tasks' reasons found outside node fitting (missing PodGroup, queue, ...)."""
         self.job_notes: dict[str, str] = {}
         """Jobs' reasons (not admitted, invalid), shown on their pending tasks."""
+        self.job_hints: dict[str, str] = {}
+        """What else kept a job's pods pending (preempt's passed-over victims), added at the end
+        of their messages."""
+        self.queue_notes: dict[str, str] = {}
+        """Why a queue has less room than its figures suggest (a queue plugin's note, e.g.
+        other queues' guarantees exceed the cluster): added to the pending messages of its
+        pods that the queue's room refused."""
         self.job_conditions: dict[str, dict[str, PodGroupCondition]] = {}
         self.fit_failures: dict[int, FitFailure] = {}
         self.failed_class: dict[str, int] = {}
@@ -223,9 +230,9 @@ class Session:
         self._binds.append(Bind(task_uid=task.uid, pod=task.key, node=task.node or ""))
 
     def record_evict(
-        self, task: TaskState, reason: str, *, action: str = "", strategy: str = ""
+        self, task: TaskState, reason: str, *, action: str = "", strategy: str = "", plan: str = ""
     ) -> None:
-        """A committed eviction."""
+        """A committed eviction (`plan`: see `Evict`)."""
         self._evictions.append(
             Evict(
                 task_uid=task.uid,
@@ -234,6 +241,7 @@ class Session:
                 reason=reason,
                 action=action,
                 strategy=strategy,
+                plan=plan,
             )
         )
 
@@ -271,6 +279,19 @@ class Session:
     def note_task(self, task: TaskState, reason: str) -> None:
         """Why a pending task was not tried."""
         self.notes.setdefault(task.uid, reason)
+
+    def hint_job(self, job: JobState, hint: str) -> None:
+        """Add `hint` to the end of the job's pending pods' messages (the first hint stays)."""
+        self.job_hints.setdefault(job.key, hint)
+
+    def note_queue(self, name: str, reason: str) -> None:
+        """Why queue `name` has little or no room (the first note stays)."""
+        self.queue_notes.setdefault(name, reason)
+
+    def queue_note(self, name: str) -> str:
+        """`: <note>` for queue `name`, to end a message with; empty without a note."""
+        note = self.queue_notes.get(name)
+        return f": {note}" if note else ""
 
     def note_job(self, job: JobState, reason: str) -> None:
         """Why a job's tasks were not tried (not admitted, invalid, queue missing)."""

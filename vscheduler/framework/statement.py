@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from vscheduler.framework.session import Session
 
 
-_NO_REASON = ("", "", "")
+_NO_REASON = ("", "", "", "")
 
 
 class Op(enum.Enum):
@@ -37,7 +37,7 @@ class Statement:
 
     def __init__(self, session: Session) -> None:
         self._ssn = session
-        self._ops: list[tuple[Op, TaskState, tuple[str, str, str]]] = []
+        self._ops: list[tuple[Op, TaskState, tuple[str, str, str, str]]] = []
         self._done = False
 
     def __len__(self) -> int:
@@ -53,20 +53,23 @@ class Statement:
         self._ssn.apply_pipeline(task, node)
         self._ops.append((Op.PIPELINE, task, _NO_REASON))
 
-    def evict(self, task: TaskState, reason: str, *, action: str = "", strategy: str = "") -> None:
+    def evict(
+        self, task: TaskState, reason: str, *, action: str = "", strategy: str = "", plan: str = ""
+    ) -> None:
         """Mark a running task for eviction; its resources become releasing. `action` and
-        `strategy` (who asked, which rule chose it) travel with the decision to the metrics."""
+        `strategy` (who asked, which rule chose it) travel with the decision to the metrics;
+        `plan` groups the evictions carried out all or none (`Evict.plan`)."""
         self._ssn.apply_evict(task)
-        self._ops.append((Op.EVICT, task, (reason, action, strategy)))
+        self._ops.append((Op.EVICT, task, (reason, action, strategy, plan)))
 
     def commit(self) -> None:
         """Make every operation a decision: allocations become binds, evictions become evicts."""
         self._finish()
-        for op, task, (reason, action, strategy) in self._ops:
+        for op, task, (reason, action, strategy, plan) in self._ops:
             if op is Op.ALLOCATE:
                 self._ssn.record_bind(task)
             elif op is Op.EVICT:
-                self._ssn.record_evict(task, reason, action=action, strategy=strategy)
+                self._ssn.record_evict(task, reason, action=action, strategy=strategy, plan=plan)
 
     def discard(self) -> None:
         """Undo every operation, last first."""

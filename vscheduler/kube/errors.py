@@ -7,8 +7,9 @@ answer is an `UnreachableError` (an outage); it says whether the request may hav
 server (`maybe_applied`: the connection broke or timed out after sending) or surely did not (the
 connection could not be made), as does a 500 or 504 (the write may have been committed).
 A refused eviction (any 429 on `pods/{name}/eviction`, or a Status carrying the
-`DisruptionBudget` cause) is a `DisruptionBudgetError`: the victim is skipped, never retried
-in a loop.
+`DisruptionBudget` cause) is a `DisruptionBudgetError`: the victim is skipped, never retried in
+a loop; it carries the wait the API server asked for (a `Retry-After` header, else the Status's
+`details.retryAfterSeconds`).
 """
 
 from __future__ import annotations
@@ -43,7 +44,13 @@ def translate(exc: BaseException, *, path: str = "") -> ClusterError:
         status = int(exc.status or 0)
         if status == 0:  # the client's wrapping of a TLS failure: no HTTP answer either
             return UnreachableError(f"request failed{where}: {exc.reason}", maybe_applied=True)
-        return from_status(status, _decode_status(exc.body), path=path, reason=str(exc.reason))
+        return from_status(
+            status,
+            _decode_status(exc.body),
+            path=path,
+            reason=str(exc.reason),
+            retry_after=_retry_after_header(exc.headers),
+        )
     if isinstance(exc, urllib3.exceptions.HTTPError | OSError):
         return unreachable(exc, where)
     if isinstance(exc, ValueError):
@@ -52,14 +59,21 @@ def translate(exc: BaseException, *, path: str = "") -> ClusterError:
 
 
 def from_status(
-    code: int, status: Mapping[str, object], *, path: str = "", reason: str = ""
+    code: int,
+    status: Mapping[str, object],
+    *,
+    path: str = "",
+    reason: str = "",
+    retry_after: float | None = None,
 ) -> ClusterError:
-    """The ClusterError for HTTP status `code` and the decoded Status body (may be empty)."""
+    """The ClusterError for HTTP status `code` and the decoded Status body (may be empty);
+    `retry_after` is the response's `Retry-After` header, in seconds, if it had one."""
     words = (str(code), str(status.get("reason") or reason or ""), f"({path})" if path else "")
     message = str(status.get("message") or "")
     text = " ".join(word for word in words if word) + (f": {message}" if message else "")
     if _is_eviction(path) and (code == 429 or _has_budget_cause(status)):
-        return DisruptionBudgetError(text, status=code)
+        wait = retry_after if retry_after is not None else _retry_after_seconds(status)
+        return DisruptionBudgetError(text, status=code, retry_after=wait)
     if code == 410:
         return ExpiredError(text, status=code)
     if code == 409:
@@ -102,6 +116,26 @@ def _decode_status(body: object) -> Mapping[str, object]:
     except ValueError:
         return {"message": body[:500]}
     return doc if isinstance(doc, dict) else {}
+
+
+def _retry_after_header(headers: object) -> float | None:
+    """`Retry-After` in seconds (the API server sends whole seconds; an HTTP date is not read)."""
+    getter = getattr(headers, "get", None)  # urllib3's HTTPHeaderDict: case-insensitive
+    value = getter("Retry-After") if callable(getter) else None
+    try:
+        seconds = float(str(value)) if value is not None else None
+    except ValueError:
+        return None
+    return seconds if seconds is not None and 0 < seconds < float("inf") else None
+
+
+def _retry_after_seconds(status: Mapping[str, object]) -> float | None:
+    """A Status's `details.retryAfterSeconds`, when positive."""
+    details = status.get("details")
+    value = details.get("retryAfterSeconds") if isinstance(details, Mapping) else None
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return None
 
 
 def _is_eviction(path: str) -> bool:

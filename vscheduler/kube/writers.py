@@ -67,15 +67,17 @@ class KubeWriter:
         }
         self._api.request("POST", pod_path(namespace, name, "binding"), body=body)
 
-    def evict(self, namespace: str, name: str, uid: str) -> None:
-        """POST pods/eviction (policy/v1) for the pod with this UID only."""
+    def evict(self, namespace: str, name: str, uid: str, *, dry_run: bool = False) -> None:
+        """POST pods/eviction (policy/v1) for the pod with this UID only; `dry_run` sends
+        `dryRun=All`: the API server checks the disruption budgets and evicts nothing."""
         body = {
             "apiVersion": "policy/v1",
             "kind": "Eviction",
             "metadata": {"name": name, "namespace": namespace},
             "deleteOptions": {"preconditions": {"uid": uid}},
         }
-        self._api.request("POST", pod_path(namespace, name, "eviction"), body=body)
+        query = (("dryRun", "All"),) if dry_run else ()
+        self._api.request("POST", pod_path(namespace, name, "eviction"), query=query, body=body)
 
     def set_pod_condition(self, namespace: str, name: str, condition: Mapping[str, str]) -> None:
         """Strategic-merge one condition (by type) into the pod's status."""

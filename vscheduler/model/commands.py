@@ -29,6 +29,9 @@ class Evict:
 
     `action` is the action that asked (preempt, reclaim, shuffle) and `strategy` the plugin
     strategy that chose the victim, if any (`lowNodeUtilization`): they label the metrics.
+    `plan` names the plan the eviction is part of (preempt and reclaim: the preemptor's job
+    key): the evictions of one plan are carried out all or none (each tried by a dry run
+    first), so a gang never evicts part of its victims and then finds another refused.
     """
 
     task_uid: str
@@ -37,6 +40,7 @@ class Evict:
     reason: str
     action: str = ""
     strategy: str = ""
+    plan: str = ""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,6 +84,11 @@ class QueueFigures:
     share: float = 0.0
     weight: int = 1
     overused: bool = False
+    warning: str = ""
+    """What is wrong with the queue's figures, if anything: its guarantee is part of more than
+    the cluster holds (`queue big's guarantee (cpu 100) exceeds the cluster's allocatable (cpu
+    16)`). Reported as a Warning Event on the Queue and by the metric
+    `vscheduler_queue_guarantee_unsatisfiable`."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

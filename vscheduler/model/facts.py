@@ -101,6 +101,9 @@ class TaskFacts:
     preemption_opt_out: bool = False
     """`volcano.sh/preemptable` is set and does not read true: preempt and reclaim never take
     this pod (a pod without the key may be taken, as in Volcano since 1.7)."""
+    eviction_refused: bool = False
+    """The Eviction API refused to evict this pod lately (a PodDisruptionBudget) and it is still
+    in backoff (`cache.refusals`): preempt, reclaim and shuffle do not choose it as a victim."""
     created: dt.datetime = EPOCH
     index: int | None = None
     """The pod's index in its job (numeric last part of the name, or the completion index)."""

@@ -49,6 +49,7 @@ class QueueReading:
     share: float = 0.0
     weight: int = 1
     overused: bool = False
+    guarantee_unsatisfiable: bool = False
 
 
 def reading_of(figures: QueueFigures) -> QueueReading:
@@ -63,6 +64,7 @@ def reading_of(figures: QueueFigures) -> QueueReading:
         share=figures.share,
         weight=figures.weight,
         overused=figures.overused,
+        guarantee_unsatisfiable=bool(figures.warning),
     )
 
 
@@ -119,6 +121,13 @@ class QueueMetrics:
         self.share = _gauge(r, "queue_share", "Share for one queue", "queue_name")
         self.weight = _gauge(r, "queue_weight", "Weight for one queue", "queue_name")
         self.overused = _gauge(r, "queue_overused", "If one queue is overused", "queue_name")
+        self.unsatisfiable = _gauge(
+            r,
+            "queue_guarantee_unsatisfiable",
+            "If one queue's guarantee is part of more than the cluster holds (the queues'"
+            " guarantees add up to more than the Ready nodes' allocatable)",
+            "queue_name",
+        )
         self._reported: frozenset[str] = frozenset()
 
     def set(self, reading: QueueReading) -> None:
@@ -134,13 +143,14 @@ class QueueMetrics:
             self.share.labels(name).set(reading.share)
             self.weight.labels(name).set(reading.weight)
             self.overused.labels(name).set(1 if reading.overused else 0)
+            self.unsatisfiable.labels(name).set(1 if reading.guarantee_unsatisfiable else 0)
 
     def delete(self, name: str) -> None:
         """Forget a deleted queue."""
         with self._lock:
             for figure in self.figures.values():
                 figure.delete(name)
-            for gauge in (self.share, self.weight, self.overused):
+            for gauge in (self.share, self.weight, self.overused, self.unsatisfiable):
                 gauge.remove(name)
 
     def observe(self, queues: Mapping[str, QueueFigures]) -> None:

@@ -34,7 +34,11 @@ Registers (Volcano's capacity plugin, flat queues):
                         `spec.weight`, and overused when allocated has reached deserved in every
                         resource (the test Volcano's preemptive function reports); a queue
                         holding no job reports nothing allocated or requested, its deserved as
-                        above, and not overused
+                        above, and not overused; when the queues' guarantees exceed the cluster,
+                        the guaranteeing queues carry the warning (`QueueFigures.warning`)
+    at session open     when the queues' guarantees exceed the cluster (`guarantee_excess`),
+                        every other queue is noted (`session.note_queue`): its pods' pending
+                        messages name the guaranteeing queues and the amounts
 It registers no `is_overused`, as Volcano's capacity does not: going beyond deserved is
 borrowing, bounded only by realCapability.
 
@@ -81,6 +85,7 @@ from vscheduler.plugin_api import (
     counted,
     exceeds,
     is_counted,
+    note_guarantee_excess,
     real_capability,
     share_of,
     task_status,
@@ -199,6 +204,7 @@ class Capacity:
         self._session = session
         self.total = cluster_total(session)
         self.attrs = build_attrs(session, self.total)
+        self.excess = note_guarantee_excess(session)
 
     def _attr_of(self, task: TaskState) -> QueueAttr | None:
         return None if task.job is None else self.attrs.get(task.job.queue)
@@ -322,6 +328,8 @@ class Capacity:
                 weight=queue.weight,
                 overused=name in self.attrs and attr.deserved.fits_in(attr.allocated),
             )
+            if self.excess is not None:
+                figures = dataclasses.replace(figures, warning=self.excess.warning(name))
             session.report_queue(figures)
 
 

@@ -28,7 +28,12 @@ Registers (Volcano's proportion plugin):
     on_session_close    reports every queue's figures (`session.report_queue`) for the queue
                         metrics: allocated, request, deserved, capability, realCapability,
                         share, weight, and overused by the `is_overused` rule; a queue holding no
-                        job reports nothing allocated, requested or deserved, and not overused
+                        job reports nothing allocated, requested or deserved, and not overused;
+                        when the queues' guarantees exceed the cluster, the guaranteeing queues
+                        carry the warning (`QueueFigures.warning`)
+    at session open     when the queues' guarantees exceed the cluster (`guarantee_excess`),
+                        every other queue is noted (`session.note_queue`): its pods' pending
+                        messages name the guaranteeing queues and the amounts
 
 It takes no arguments. Queue hierarchy (`enableHierarchy`) is not supported, as in Volcano (whose
 `capacity` plugin serves hierarchies): the flag is accepted and changes nothing.
@@ -68,6 +73,7 @@ from vscheduler.plugin_api import (
     cluster_total,
     counted,
     exceeds,
+    note_guarantee_excess,
     real_capability,
     share_of,
     task_status,
@@ -198,6 +204,7 @@ class Proportion:
         self._session = session
         self.total = cluster_total(session)
         self.attrs = build_attrs(session, self.total)
+        self.excess = note_guarantee_excess(session)
         water_fill(sorted(self.attrs.values(), key=lambda a: a.name), self.total)
 
     def _attr_of(self, task: TaskState) -> QueueAttr | None:
@@ -308,6 +315,8 @@ class Proportion:
                 weight=attr.weight,
                 overused=self.is_overused(queue),
             )
+            if self.excess is not None:
+                figures = dataclasses.replace(figures, warning=self.excess.warning(name))
             session.report_queue(figures)
 
 

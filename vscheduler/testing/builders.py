@@ -226,6 +226,11 @@ class PodBuilder(_Builder[TaskFacts]):
         self._set(preemptable=value, preemption_opt_out=not value)
         return self
 
+    def eviction_refused(self, value: bool = True) -> PodBuilder:
+        """A refused eviction of the pod is in backoff (the cache's `refusals` overlay)."""
+        self._set(eviction_refused=value)
+        return self
+
     def index(self, value: int) -> PodBuilder:
         """The pod's index in its job."""
         self._set(index=value)

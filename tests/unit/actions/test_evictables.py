@@ -88,6 +88,23 @@ def test_who_may_be_evicted_at_all(builder: PodBuilder, expected: bool) -> None:
     assert is_candidate(session.tasks["default/p"]) is expected
 
 
+def test_a_pod_in_eviction_backoff_has_a_row_marked_refused_that_is_never_alive() -> None:
+    session = open_session(
+        pod("a").group("pg").requests(cpu="1").on("n0"),
+        pod("b").group("pg").requests(cpu="1").on("n0").eviction_refused(),
+    )
+    table = Evictables(session)
+    b = session.tasks["default/b"]
+
+    assert not is_candidate(b)
+    assert [t.key for t in table.tasks] == ["default/a", "default/b"]
+    assert table.refused.tolist() == [False, True]
+    assert table.alive.tolist() == [True, False]
+    table.kill(b)
+    table.revive(b)
+    assert table.alive.tolist() == [True, False]
+
+
 def test_a_pod_without_the_preemptable_key_may_be_evicted_as_in_volcano_since_1_7() -> None:
     facts = pod("p").build()
 

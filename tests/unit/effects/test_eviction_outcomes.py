@@ -42,7 +42,7 @@ class EvictingWriter:
     def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
         raise AssertionError("no bind expected")
 
-    def evict(self, namespace: str, name: str, uid: str) -> None:
+    def evict(self, namespace: str, name: str, uid: str, *, dry_run: bool = False) -> None:
         self.evicted.append(f"{namespace}/{name}")
         error, self.error = self.error, None
         if error is not None:
@@ -152,3 +152,24 @@ def test_an_eviction_callback_that_raises_changes_nothing_else(writer: EvictingW
     finally:
         effects.close()
     assert (outcomes, writer.events) == ([("evict", "success")], ["Normal Evicted"])
+
+
+def test_a_refused_eviction_puts_the_pod_in_backoff_for_the_wait_the_api_server_asked(
+    writer: EvictingWriter,
+) -> None:
+    clock = FixedClock(START)
+    cache = SchedulerCache(clock=clock)
+    cache.replace(POD, [raw_running_pod("r1")])
+    effects = Effects(writer, cache, clock=clock, workers=1)
+    writer.error = DisruptionBudgetError("Cannot evict pod.", status=429, retry_after=60.0)
+    try:
+        carry_out(effects, CycleResult(evictions=(EVICT,)))
+    finally:
+        effects.close()
+    assert writer.events == ["Warning EvictionBlocked"]
+    task = cache.snapshot().tasks["uid-r1"]
+    assert (task.status.name, task.eviction_refused) == ("RUNNING", True)
+    clock.advance(59)
+    assert cache.snapshot().tasks["uid-r1"].eviction_refused
+    clock.advance(1)
+    assert not cache.snapshot().tasks["uid-r1"].eviction_refused

@@ -70,7 +70,7 @@ class FakeWriter:
     def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
         self._call("bind", f"{namespace}/{name}", uid, node)
 
-    def evict(self, namespace: str, name: str, uid: str) -> None:
+    def evict(self, namespace: str, name: str, uid: str, *, dry_run: bool = False) -> None:
         self._call("evict", f"{namespace}/{name}", uid)
 
     def set_pod_condition(self, namespace: str, name: str, condition: Mapping[str, str]) -> None:

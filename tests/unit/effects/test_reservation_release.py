@@ -41,7 +41,7 @@ class FakeWriter:
     def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
         raise AssertionError("no bind expected")
 
-    def evict(self, namespace: str, name: str, uid: str) -> None:
+    def evict(self, namespace: str, name: str, uid: str, *, dry_run: bool = False) -> None:
         raise AssertionError("no eviction expected")
 
     def set_pod_condition(self, namespace: str, name: str, condition: Mapping[str, str]) -> None:

@@ -33,6 +33,7 @@ NOW = dt.datetime(2024, 5, 1, 12, 0, 0, tzinfo=dt.UTC)
 class Reply:
     status: int = 200
     body: Any = None
+    headers: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -83,9 +84,17 @@ class FakeApiServer:
         host, port = self.server.server_address[:2]
         return f"http://{host!s}:{port}"
 
-    def reply(self, method: str, path: str, status: int = 200, body: Any = None) -> None:
-        """Answer the next unanswered `method path` with `status` and `body` (JSON)."""
-        self._queue(method, path, Reply(status, body))
+    def reply(
+        self,
+        method: str,
+        path: str,
+        status: int = 200,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        """Answer the next unanswered `method path` with `status`, `body` (JSON) and
+        `headers`."""
+        self._queue(method, path, Reply(status, body, dict(headers or {})))
 
     def stream(
         self, method: str, path: str, parts: list[Any], hold: threading.Event | None = None
@@ -169,6 +178,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.send_response(reply.status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(body)
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import urllib3
 import urllib3.exceptions
 from kubernetes.client.exceptions import ApiException
 
@@ -143,3 +144,27 @@ def test_a_watch_error_event_translates_by_its_code() -> None:
     assert type(status_error({"kind": "Status", "code": 500})) is TransientClusterError
     assert type(status_error({"kind": "Status"})) is TransientClusterError
     assert type(status_error("garbage")) is TransientClusterError
+
+
+def test_a_refused_eviction_carries_the_retry_after_header_in_seconds() -> None:
+    exc = api_exception(429, **BUDGET)
+    exc.headers = urllib3.HTTPHeaderDict({"retry-after": "10"})
+    error = translate(exc, path=EVICT)
+    assert isinstance(error, DisruptionBudgetError)
+    assert error.retry_after == 10.0
+
+
+def test_a_refused_eviction_without_the_header_reads_the_status_retry_after_seconds() -> None:
+    details = {"retryAfterSeconds": 7, "causes": BUDGET["details"]["causes"]}
+    error = translate(api_exception(429, details=details), path=EVICT)
+    assert isinstance(error, DisruptionBudgetError)
+    assert error.retry_after == 7.0
+
+
+@pytest.mark.parametrize("header", [None, "0", "soon", "Wed, 21 Oct 2026 07:28:00 GMT"])
+def test_a_refused_eviction_without_a_usable_wait_carries_none(header: str | None) -> None:
+    exc = api_exception(429, details={"retryAfterSeconds": 0})
+    exc.headers = urllib3.HTTPHeaderDict({"Retry-After": header} if header else {})
+    error = translate(exc, path=EVICT)
+    assert isinstance(error, DisruptionBudgetError)
+    assert error.retry_after is None

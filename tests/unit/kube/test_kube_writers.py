@@ -93,6 +93,27 @@ def test_an_eviction_refused_with_429_raises_disruption_budget(
 
 
 @pytest.mark.timeout(10)
+def test_a_refused_eviction_carries_the_retry_after_the_api_server_sent(
+    apiserver: FakeApiServer, writer: KubeWriter
+) -> None:
+    body = apiserver.status(429, "TooManyRequests", "Cannot evict pod.")
+    apiserver.reply("POST", f"{POD}/eviction", 429, body, headers={"Retry-After": "12"})
+    with pytest.raises(DisruptionBudgetError) as refused:
+        writer.evict("team-a", "worker-0", "uid-1")
+    assert refused.value.retry_after == 12.0
+
+
+@pytest.mark.timeout(10)
+def test_a_dry_run_eviction_asks_with_dry_run_all(
+    apiserver: FakeApiServer, writer: KubeWriter
+) -> None:
+    apiserver.reply("POST", f"{POD}/eviction", 201, {"kind": "Status", "status": "Success"})
+    writer.evict("team-a", "worker-0", "uid-1", dry_run=True)
+    (request,) = apiserver.requests()
+    assert (request.path, request.query) == (f"{POD}/eviction", {"dryRun": ["All"]})
+
+
+@pytest.mark.timeout(10)
 def test_evicting_a_vanished_pod_raises_not_found(
     apiserver: FakeApiServer, writer: KubeWriter
 ) -> None:

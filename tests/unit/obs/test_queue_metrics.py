@@ -128,3 +128,19 @@ def test_skipped_and_failed_cycles_leave_the_queue_gauges_as_they_were(
     metrics.observe_cycle_failed(pending_pods=2)
 
     assert value(registry, "vscheduler_queue_share", queue_name="research") == 0.75
+
+
+def test_a_queue_whose_guarantee_cannot_be_met_reads_one_until_the_warning_goes(
+    metrics: SchedulerMetrics, registry: CollectorRegistry
+) -> None:
+    warned = QueueFigures(
+        name="big", warning="queue big's guarantee (cpu 100) exceeds the cluster's allocatable"
+    )
+    q = {"queue_name": "big"}
+
+    metrics.observe_cycle(cycle(warned))
+    assert value(registry, "vscheduler_queue_guarantee_unsatisfiable", **q) == 1
+    metrics.observe_cycle(cycle(QueueFigures(name="big")))
+    assert value(registry, "vscheduler_queue_guarantee_unsatisfiable", **q) == 0
+    metrics.observe_cycle(cycle())
+    assert value(registry, "vscheduler_queue_guarantee_unsatisfiable", **q) is None

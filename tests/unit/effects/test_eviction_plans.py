@@ -1,0 +1,149 @@
+"""The evictions of one plan (a gang's preemption) are carried out all or none: each victim is
+dry-run first; one refusal sends none of them, puts the refused victims in backoff and shows the
+others running again."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import pytest
+
+from vscheduler.cache.cache import SchedulerCache
+from vscheduler.clock import FixedClock
+from vscheduler.effects.executor import Effects
+from vscheduler.effects.ports import ObjectRef
+from vscheduler.errors import DisruptionBudgetError
+from vscheduler.informer.kinds import POD
+from vscheduler.model.cluster import ClusterSnapshot
+from vscheduler.model.commands import CycleResult, Evict
+from vscheduler.model.status import TaskStatus
+
+START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+WAIT = 5.0
+
+
+class BudgetWriter:
+    """Evicts every pod but those in `protected`, whose evictions (dry runs too) are refused;
+    records every call as `dry ns/name` or `evict ns/name`."""
+
+    def __init__(self, *protected: str) -> None:
+        self.protected = set(protected)
+        self.calls: list[str] = []
+        self.events: list[str] = []
+
+    def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
+        raise AssertionError("no bind expected")
+
+    def evict(self, namespace: str, name: str, uid: str, *, dry_run: bool = False) -> None:
+        self.calls.append(f"{'dry' if dry_run else 'evict'} {namespace}/{name}")
+        if f"{namespace}/{name}" in self.protected:
+            raise DisruptionBudgetError("429 TooManyRequests: Cannot evict pod.", status=429)
+
+    def set_pod_condition(self, namespace: str, name: str, condition: Mapping[str, str]) -> None:
+        raise AssertionError("no condition expected")
+
+    def patch_podgroup_status(
+        self, namespace: str, name: str, status: Mapping[str, object]
+    ) -> None:
+        raise AssertionError("no status expected")
+
+    def record_event(
+        self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str
+    ) -> None:
+        self.events.append(f"{type_} {reason} {ref.namespace}/{ref.name}")
+
+
+def raw_running_pod(name: str) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}"},
+        "spec": {"schedulerName": "vscheduler", "nodeName": "n1", "containers": []},
+        "status": {"phase": "Running"},
+    }
+
+
+def victim(name: str, plan: str = "preempt ns/high") -> Evict:
+    return Evict(
+        task_uid=f"uid-{name}",
+        pod=f"ns/{name}",
+        node="n1",
+        reason="preempt by ns/high-0",
+        action="preempt",
+        plan=plan,
+    )
+
+
+@pytest.fixture
+def cache() -> SchedulerCache:
+    cache = SchedulerCache(clock=FixedClock(START))
+    cache.replace(POD, [raw_running_pod(n) for n in ("a", "b", "c")])
+    return cache
+
+
+@pytest.fixture
+def outcomes() -> list[tuple[str, str]]:
+    return []
+
+
+def carry_out(
+    writer: BudgetWriter,
+    cache: SchedulerCache,
+    outcomes: list[tuple[str, str]],
+    *evictions: Evict,
+) -> None:
+    effects = Effects(
+        writer,
+        cache,
+        clock=FixedClock(START),
+        workers=2,
+        on_eviction=lambda e, outcome: outcomes.append((e.pod, outcome)),
+    )
+    try:
+        effects.submit(CycleResult(evictions=evictions), ClusterSnapshot())
+        assert effects.drain(WAIT)
+    finally:
+        effects.close()
+
+
+def shown(cache: SchedulerCache) -> dict[str, tuple[TaskStatus, bool]]:
+    tasks = cache.snapshot().tasks
+    return {t.name: (t.status, t.eviction_refused) for t in tasks.values()}
+
+
+@pytest.mark.timeout(10)
+def test_a_plan_whose_victims_are_all_allowed_is_dry_run_then_carried_out(
+    cache: SchedulerCache, outcomes: list[tuple[str, str]]
+) -> None:
+    writer = BudgetWriter()
+    carry_out(writer, cache, outcomes, victim("a"), victim("b"))
+    assert writer.calls[:2] == ["dry ns/a", "dry ns/b"]  # every dry run before any eviction
+    assert sorted(writer.calls[2:]) == ["evict ns/a", "evict ns/b"]
+    assert sorted(outcomes) == [("ns/a", "success"), ("ns/b", "success")]
+
+
+@pytest.mark.timeout(10)
+def test_one_refused_victim_of_a_plan_means_none_is_evicted(
+    cache: SchedulerCache, outcomes: list[tuple[str, str]]
+) -> None:
+    writer = BudgetWriter("ns/b")
+    carry_out(writer, cache, outcomes, victim("a"), victim("b"), victim("c"))
+    assert writer.calls == ["dry ns/a", "dry ns/b", "dry ns/c"]
+    assert outcomes == [("ns/b", "blocked"), ("ns/a", "dropped"), ("ns/c", "dropped")]
+    assert shown(cache) == {
+        "a": (TaskStatus.RUNNING, False),
+        "b": (TaskStatus.RUNNING, True),
+        "c": (TaskStatus.RUNNING, False),
+    }
+    assert writer.events == ["Warning EvictionBlocked ns/b"]
+
+
+@pytest.mark.timeout(10)
+def test_evictions_of_different_plans_and_single_victims_go_on_their_own(
+    cache: SchedulerCache, outcomes: list[tuple[str, str]]
+) -> None:
+    writer = BudgetWriter("ns/b")
+    carry_out(writer, cache, outcomes, victim("a", plan="preempt ns/x"), victim("b"))
+    assert sorted(writer.calls) == ["evict ns/a", "evict ns/b"]
+    assert sorted(outcomes) == [("ns/a", "success"), ("ns/b", "blocked")]
+    assert shown(cache)["b"] == (TaskStatus.RUNNING, True)
