@@ -68,19 +68,16 @@ AUDIT_POLICY = {
         {
             "level": "Request",
             "verbs": ["create", "update"],
-            "resources": [
-                {
-                    "group": "coordination.k8s.io",
-                    "resources": ["leases"],
-                    "resourceNames": ["vscheduler"],
-                }
-            ],
+            # not by resourceNames: a create's URL names no object (the name is in its body)
+            "namespaces": ["default"],
+            "resources": [{"group": "coordination.k8s.io", "resources": ["leases"]}],
         },
         {"level": "None"},
     ],
 }
 """With ``audit=True``: every Binding (with its target node), every node and pod deletion, and every
-write of the Lease ``vscheduler`` (with its holder), in the API server's audit log (JSON lines)."""
+write of a Lease in ``default`` (the schedulers', with its holder), in the API server's audit log
+(JSON lines)."""
 
 
 class ControlPlaneError(RuntimeError):

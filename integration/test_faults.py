@@ -319,7 +319,11 @@ def test_a_leader_frozen_with_binds_queued_sends_no_binding_once_the_standby_hol
             e
             for e in events
             if e.get("objectRef", {}).get("resource") == "leases"
-            and e.get("objectRef", {}).get("name") == "vscheduler"
+            and "vscheduler"
+            in (
+                e.get("objectRef", {}).get("name"),
+                e.get("requestObject", {}).get("metadata", {}).get("name"),
+            )
             and accepted(e)
         ),
         key=lambda e: when(e, "stageTimestamp"),
