@@ -411,19 +411,47 @@ class LocalControlPlane:
                 events.append(json.loads(line))
         return events
 
-    def restart_apiserver(self, *, sig: int = signal.SIGKILL, down: float = 5.0) -> float:
+    def restart_apiserver(
+        self,
+        *,
+        sig: int = signal.SIGKILL,
+        down: float = 5.0,
+        while_down: Callable[[], object] | None = None,
+    ) -> float:
         """Stop kube-apiserver with ``sig`` (its whole process group), keep it down ``down``
-        seconds, start it again on the same port and data; the seconds until it was ready."""
+        seconds (calling ``while_down`` first), start it again on the same port and data; the
+        seconds until it was ready."""
         proc = self.procs["kube-apiserver"]
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.popen.pid, sig)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.popen.wait(30)
         self._terminate(proc, grace=1.0)
+        if while_down is not None:
+            while_down()
         time.sleep(down)
         started = time.monotonic()
         self._launch_apiserver()
         return time.monotonic() - started
+
+    def compact_etcd(self) -> int:
+        """Compact etcd's history up to its current revision (physically), through etcd's JSON
+        gateway: every watch resuming from an older resourceVersion expires (410 Gone). The
+        revision compacted to."""
+
+        def call(path: str, body: Mapping[str, object]) -> Any:
+            request = urllib.request.Request(
+                f"{self.etcd_url}{path}",
+                data=json.dumps(body).encode(),
+                headers={"Content-Type": "application/json"},
+                method="POST",
+            )
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                return json.load(answer)
+
+        revision = int(call("/v3/kv/range", {"key": "AA=="})["header"]["revision"])  # key "\0"
+        call("/v3/kv/compaction", {"revision": revision, "physical": True})
+        return revision
 
     def log_path(self, component: str) -> Path:
         """The log file of one component."""
