@@ -44,7 +44,6 @@ error | dropped) for metrics, and `on_eviction(evict, outcome)` of every evictio
 from __future__ import annotations
 
 import collections
-import dataclasses
 import functools
 import logging
 import threading
@@ -58,13 +57,13 @@ from vscheduler.effects import queue_warnings as qw, status as st
 from vscheduler.effects.ports import ClusterWriter, ConfigMapWriter, ObjectRef
 from vscheduler.effects.retry import RetryPolicy, call_with_retry
 from vscheduler.effects.sent import SentLog
+from vscheduler.effects.terms import Check, QueuedBind, Terms
 from vscheduler.errors import (
     ConflictError,
     DisruptionBudgetError,
     FencedError,
     NotFoundError,
     NotSentError,
-    StaleDecisionError,
     TransientClusterError,
     UnreachableError,
 )
@@ -94,16 +93,6 @@ _KINDS: Final = {
     "event": "Events",
 }
 """What a queued call is, by the first word of its `what` (shutdown counts what was not sent)."""
-Check = Callable[[], "str | None"]
-"""Why a decision no longer holds against the cache (None: it still does)."""
-
-
-@dataclasses.dataclass(slots=True, eq=False)
-class _QueuedBind:
-    """A bind waiting for a worker; `dropped` once a node deletion or a step-down cancelled it."""
-
-    bind: Bind
-    dropped: bool = False
 
 
 def _no_outcome(_action: str, _outcome: str) -> None:
@@ -152,13 +141,7 @@ class Effects:
         self._blocked_sent = SentLog(clock, RESEND_AFTER)
         self._config_maps = config_maps
         self._released_sent = SentLog(clock, RESEND_AFTER)
-        self._lock = threading.Lock()
-        self._term = 0
-        """Bumped on every step-down: work queued under an earlier term is never sent."""
-        self._queued_binds: dict[str, dict[str, _QueuedBind]] = {}
-        """node -> task uid -> the bind queued for it, not yet taken by a worker."""
-        self._sending = threading.local()
-        """Per worker thread: `term` it was queued under, `check` of the decision it sends."""
+        self._terms = Terms()
         self._draining = False
         """Shutting down: status writes not started are skipped, binds go first."""
         self._events_go = threading.Event()
@@ -179,36 +162,23 @@ class Effects:
             self._cache.assume_evicts(e.task_uid for e in result.evictions)
         except Exception:
             logger.exception("assuming the cycle's decisions failed")
-        tickets = [_QueuedBind(bind) for bind in result.binds]
-        with self._lock:  # queued from now on: a node deletion or a step-down drops them
-            for ticket in tickets:
-                self._queued_binds.setdefault(ticket.bind.node, {})[ticket.bind.task_uid] = ticket
+        tickets = self._terms.queue(result.binds)  # from now on a node deletion drops them
         if not self._queue("dispatch", lambda: self._dispatch(result, tickets), self._dispatcher):
             for ticket in tickets:
-                self._take(ticket)
+                self._terms.take(ticket)
             self._forget_all(result)
 
     def node_deleted(self, node: str) -> None:
         """The watch saw `node` deleted: the binds to it still queued are dropped now (their
         assumptions forgotten, so the next cycle places those pods again); a bind already being
         sent is stopped by its check right before it leaves."""
-        with self._lock:
-            tickets = list(self._queued_binds.pop(node, {}).values())
-            for ticket in tickets:
-                ticket.dropped = True
-        self._drop_queued(tickets, f"node {node} was deleted")
+        self._drop_queued(self._terms.drop_node(node), f"node {node} was deleted")
 
     def step_down(self) -> None:
         """This replica stopped leading: every queued bind is dropped now, and any other work
         queued before this moment is dropped when a worker reaches it, even if this replica
         leads again by then (the decisions of an earlier term are not sent)."""
-        with self._lock:
-            self._term += 1
-            tickets = [t for queued in self._queued_binds.values() for t in queued.values()]
-            self._queued_binds.clear()
-            for ticket in tickets:
-                ticket.dropped = True
-        self._drop_queued(tickets, "this replica stopped leading")
+        self._drop_queued(self._terms.step_down(), "this replica stopped leading")
 
     def check_send(self) -> None:
         """Raise `NotSentError` when the write the calling worker thread is about to send must
@@ -216,15 +186,9 @@ class Effects:
         holds against the cache (`StaleDecisionError`). A no-op on other threads. Called before
         every attempt, and (wired by the composition root) by the API client right before the
         request's bytes leave, after its rate limiter."""
-        term = getattr(self._sending, "term", None)
-        if term is not None and term != self._term:
-            raise FencedError("queued before this replica stopped leading")
-        check: Check | None = getattr(self._sending, "check", None)
-        problem = check() if check is not None else None
-        if problem:
-            raise StaleDecisionError(problem)
+        self._terms.check_send()
 
-    def _drop_queued(self, tickets: Iterable[_QueuedBind], why: str) -> None:
+    def _drop_queued(self, tickets: Iterable[QueuedBind], why: str) -> None:
         dropped = 0
         for ticket in tickets:
             self._cache.forget_bind(ticket.bind.task_uid)
@@ -283,8 +247,8 @@ class Effects:
         """No bind or eviction is queued or in flight (called under `_idle`)."""
         return self._pending["binds"] + self._pending["evictions"] + self._pending[""] == 0
 
-    def _dispatch(self, result: CycleResult, tickets: list[_QueuedBind]) -> None:
-        if getattr(self._sending, "term", None) != self._term:  # submitted before a step-down
+    def _dispatch(self, result: CycleResult, tickets: list[QueuedBind]) -> None:
+        if self._terms.thread_term() != self._terms.current:  # submitted before a step-down
             for evict in result.evictions:  # its binds were dropped by the step-down
                 self._cache.forget_evict(evict.task_uid)
                 self._evicted(evict, "dropped")
@@ -312,26 +276,14 @@ class Effects:
             self._cache.forget_evict(evict.task_uid)
 
     # --- binds and evictions ------------------------------------------------------------------
-    def _submit_binds(self, tickets: list[_QueuedBind]) -> None:
+    def _submit_binds(self, tickets: list[QueuedBind]) -> None:
         for ticket in tickets:
-            if not self._spawn(f"bind {ticket.bind.pod}", self._bind, ticket) and self._take(
-                ticket
-            ):
+            queued = self._spawn(f"bind {ticket.bind.pod}", self._bind, ticket)
+            if not queued and self._terms.take(ticket):
                 self._cache.forget_bind(ticket.bind.task_uid)
 
-    def _take(self, ticket: _QueuedBind) -> bool:
-        """A worker takes a queued bind; False when it was dropped meanwhile."""
-        bind = ticket.bind
-        with self._lock:
-            queued = self._queued_binds.get(bind.node)
-            if queued is not None and queued.get(bind.task_uid) is ticket:
-                del queued[bind.task_uid]
-                if not queued:
-                    del self._queued_binds[bind.node]
-            return not ticket.dropped
-
-    def _bind(self, ticket: _QueuedBind) -> None:
-        if not self._take(ticket):
+    def _bind(self, ticket: QueuedBind) -> None:
+        if not self._terms.take(ticket):
             return
         bind = ticket.bind
         ref = st.pod_ref(bind.pod, bind.task_uid)
@@ -671,17 +623,15 @@ class Effects:
         """Queue `call` on `pool`, counted for `drain` and guarded: nothing raises out of it.
         It runs under the term it was queued in (see `check_send`)."""
         kind = _KINDS.get(what.partition(" ")[0], "")
-        inherited: int | None = getattr(self._sending, "term", None)  # queued by a worker
-        term = self._term if inherited is None else inherited
+        inherited = self._terms.thread_term()  # queued by a worker: under the worker's term
+        term = self._terms.current if inherited is None else inherited
 
         def guarded() -> None:
-            self._sending.term = term
-            try:
-                call()
-            except Exception:
-                logger.exception("%s failed unexpectedly", what)
-            finally:
-                self._sending.term = None
+            with self._terms.running(term):
+                try:
+                    call()
+                except Exception:
+                    logger.exception("%s failed unexpectedly", what)
 
         with self._idle:
             self._in_flight += 1
@@ -715,8 +665,7 @@ class Effects:
                 raise FencedError(f"{what}: this replica no longer leads")
             fn()
 
-        self._sending.check = check
-        try:
+        with self._terms.checking(check):
             call_with_retry(
                 self._retry,
                 fenced,
@@ -725,8 +674,6 @@ class Effects:
                 sleep=self._stop.wait,
                 stopping=self._stop.is_set,
             )
-        finally:
-            self._sending.check = None
 
     def _event(self, ref: ObjectRef, type_: st.EventType, reason: str, message: str) -> None:
         """Record an Event, best effort: a failure is logged, never raised."""
