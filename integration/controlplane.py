@@ -57,6 +57,35 @@ POD_CIDR = "10.244.0.0/16"  # kwok hands out fake pod IPs from here
 
 _T = TypeVar("_T")
 
+AUDIT_POLICY = {
+    "apiVersion": "audit.k8s.io/v1",
+    "kind": "Policy",
+    "omitStages": ["RequestReceived"],
+    "rules": [
+        {
+            "level": "Request",
+            "verbs": ["create"],
+            "resources": [{"group": "", "resources": ["pods/binding"]}],
+        },
+        {
+            "level": "Metadata",
+            "verbs": ["delete"],
+            "resources": [{"group": "", "resources": ["nodes", "pods"]}],
+        },
+        {
+            "level": "Request",
+            "verbs": ["create", "update"],
+            # not by resourceNames: a create's URL names no object (the name is in its body)
+            "namespaces": ["default"],
+            "resources": [{"group": "coordination.k8s.io", "resources": ["leases"]}],
+        },
+        {"level": "None"},
+    ],
+}
+"""With ``audit=True``: every Binding (with its target node), every node and pod deletion, and every
+write of a Lease in ``default`` (the schedulers', with its holder), in the API server's audit log
+(JSON lines)."""
+
 
 class ControlPlaneError(RuntimeError):
     """The control plane could not be built, started or used."""
@@ -319,6 +348,7 @@ class LocalControlPlane:
         keep_workdir: bool = False,
         start_timeout: float = 120.0,
         die_with_parent: bool = True,
+        audit: bool = False,
     ) -> None:
         self._bin_dir_arg = Path(bin_dir) if bin_dir else None
         self._build = build
@@ -326,6 +356,8 @@ class LocalControlPlane:
         self.keep_workdir = keep_workdir or bool(os.environ.get("VSCHEDULER_KEEP_CONTROLPLANE"))
         self.start_timeout = start_timeout
         self.die_with_parent = die_with_parent
+        self.audit = audit
+        self._apiserver_argv: list[str] = []
         self.admin_token = secrets.token_hex(24)
         self.procs: dict[str, _Proc] = {}
         self.timings: dict[str, float] = {}
@@ -370,6 +402,63 @@ class LocalControlPlane:
     def etcd_url(self) -> str:
         """etcd's client URL."""
         return f"http://127.0.0.1:{self._etcd_port}"
+
+    @property
+    def audit_log_path(self) -> Path:
+        """The API server's audit log (``audit=True``; see ``AUDIT_POLICY``)."""
+        return self.workdir / "logs" / "audit.log"
+
+    def audit_events(self) -> list[dict[str, Any]]:
+        """The audit log's events so far, in order (a line cut by a kill is skipped)."""
+        if not self.audit_log_path.exists():
+            return []
+        events = []
+        for line in self.audit_log_path.read_text().splitlines():
+            with contextlib.suppress(ValueError):
+                events.append(json.loads(line))
+        return events
+
+    def restart_apiserver(
+        self,
+        *,
+        sig: int = signal.SIGKILL,
+        down: float = 5.0,
+        while_down: Callable[[], object] | None = None,
+    ) -> float:
+        """Stop kube-apiserver with ``sig`` (its whole process group), keep it down ``down``
+        seconds (calling ``while_down`` first), start it again on the same port and data; the
+        seconds until it was ready."""
+        proc = self.procs["kube-apiserver"]
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.popen.pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.popen.wait(30)
+        self._terminate(proc, grace=1.0)
+        if while_down is not None:
+            while_down()
+        time.sleep(down)
+        started = time.monotonic()
+        self._launch_apiserver()
+        return time.monotonic() - started
+
+    def compact_etcd(self) -> int:
+        """Compact etcd's history up to its current revision (physically), through etcd's JSON
+        gateway: every watch resuming from an older resourceVersion expires (410 Gone). The
+        revision compacted to."""
+
+        def call(path: str, body: Mapping[str, object]) -> Any:
+            request = urllib.request.Request(
+                f"{self.etcd_url}{path}",
+                data=json.dumps(body).encode(),
+                headers={"Content-Type": "application/json"},
+                method="POST",
+            )
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                return json.load(answer)
+
+        revision = int(call("/v3/kv/range", {"key": "AA=="})["header"]["revision"])  # key "\0"
+        call("/v3/kv/compaction", {"revision": revision, "physical": True})
+        return revision
 
     def log_path(self, component: str) -> Path:
         """The log file of one component."""
@@ -539,28 +628,39 @@ class LocalControlPlane:
 
     def _start_apiserver(self, bin_dir: Path) -> None:
         wd, pki = self.workdir, self.workdir / "pki"
-        proc = self._spawn(
-            "kube-apiserver",
-            [
-                str(bin_dir / "kube-apiserver"),
-                f"--etcd-servers={self.etcd_url}",
-                "--bind-address=127.0.0.1",
-                f"--secure-port={self._api_port}",
-                "--advertise-address=127.0.0.1",
-                "--endpoint-reconciler-type=none",
-                f"--cert-dir={wd / 'apiserver'}",
-                f"--tls-cert-file={pki / 'apiserver.crt'}",
-                f"--tls-private-key-file={pki / 'apiserver.key'}",
-                f"--token-auth-file={wd / 'tokens.csv'}",
-                "--authorization-mode=Node,RBAC",
-                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-                f"--service-account-key-file={pki / 'sa.pub'}",
-                f"--service-account-signing-key-file={pki / 'sa.key'}",
-                f"--service-cluster-ip-range={SERVICE_CIDR}",
-                "--allow-privileged=true",
-                "--profiling=false",
-            ],
-        )
+        audit: list[str] = []
+        if self.audit:
+            (wd / "audit-policy.json").write_text(json.dumps(AUDIT_POLICY))
+            audit = [
+                f"--audit-policy-file={wd / 'audit-policy.json'}",
+                f"--audit-log-path={self.audit_log_path}",
+                "--audit-log-format=json",
+                "--audit-log-mode=blocking",
+            ]
+        self._apiserver_argv = [
+            str(bin_dir / "kube-apiserver"),
+            f"--etcd-servers={self.etcd_url}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={self._api_port}",
+            "--advertise-address=127.0.0.1",
+            "--endpoint-reconciler-type=none",
+            f"--cert-dir={wd / 'apiserver'}",
+            f"--tls-cert-file={pki / 'apiserver.crt'}",
+            f"--tls-private-key-file={pki / 'apiserver.key'}",
+            f"--token-auth-file={wd / 'tokens.csv'}",
+            "--authorization-mode=Node,RBAC",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            f"--service-account-key-file={pki / 'sa.pub'}",
+            f"--service-account-signing-key-file={pki / 'sa.key'}",
+            f"--service-cluster-ip-range={SERVICE_CIDR}",
+            "--allow-privileged=true",
+            "--profiling=false",
+            *audit,
+        ]
+        self._launch_apiserver()
+
+    def _launch_apiserver(self) -> None:
+        proc = self._spawn("kube-apiserver", self._apiserver_argv)
         self._wait(
             proc,
             "kube-apiserver /readyz",

@@ -483,10 +483,11 @@ def test_a_leader_stopped_by_sigterm_mid_stream_sends_no_bind_after_releasing_th
 ) -> None:
     nodes = add_nodes(cluster, 4)
     # Two workers on a 5-requests/s client: a backlog that outlasts the 10-s drain, and the
-    # lease calls (which share the client) wait behind at most two binds.
+    # lease calls (which share the client) wait behind at most two binds. The drain sends binds
+    # before Events, so the backlog is 80 binds: 16 s of binds alone.
     slow = ["--kube-api-qps=5", "--kube-api-burst=1", "--bind-workers=2", *JSON_LOGS]
     a, b = two_replicas(cluster, start_scheduler, leader_args=slow)
-    names = small_pods(cluster, "work", 40)
+    names = small_pods(cluster, "work", 80)
     harness.wait_for(
         "replica-a to bind some pods", lambda: a.alive() and len(bound_now(cluster)) >= 3, 120
     )

@@ -9,8 +9,11 @@ threads, handles SIGTERM. The only wiring code; everything else is handed what i
     UsageLoop (Prometheus node usage, every replica) -> SchedulerCache.set_usage
     ConfigMapWatches (informers of the ConfigMaps the policy's plugins read) -> SchedulerCache
 
-On SIGTERM or SIGINT: the loop stops, in-flight binds drain (bounded), the lease is released,
-the informers and the HTTP server stop.
+On SIGTERM or SIGINT: the loop stops; within `Settings.drain_timeout` the queued binds and
+evictions are sent first, then as many Events as the time left allows (`Effects.shutdown` logs
+what was not sent); the lease is released, the informers and the HTTP server stop. A node deleted
+drops the binds queued to it (`SchedulerCache.on_node_deleted` -> `Effects.node_deleted`); a
+step-down drops all queued work (`Effects.step_down`).
 """
 
 from __future__ import annotations
@@ -40,8 +43,9 @@ from vscheduler.informer.kinds import CLUSTER_KINDS, Kind, config_map
 from vscheduler.informer.ports import Sink
 from vscheduler.informer.readiness import SyncGate
 from vscheduler.kube import lease as kube_lease
-from vscheduler.kube.client import ClientSettings, KubeApi, connect
+from vscheduler.kube.client import USER_AGENT, ClientSettings, KubeApi, connect
 from vscheduler.kube.lister import KubeLister
+from vscheduler.kube.outage import Outage
 from vscheduler.kube.writers import KubeWriter
 from vscheduler.obs.http import ObsServer
 from vscheduler.obs.logs import setup_logging
@@ -192,11 +196,17 @@ class App:
             qps=settings.qps,
             burst=settings.burst,
             bind_workers=settings.bind_workers,
+            user_agent=f"{USER_AGENT} ({self.identity})",
         )
-        # Every write of this client is fenced on leadership, checked after the rate limiter's
-        # wait; the Lease has a client of its own, so renewals never queue behind binds.
-        self.api = connect(client, clock=clock, fence=self.is_leading)
-        self.lease_api = connect(dataclasses.replace(client, qps=0, bind_workers=1), clock=clock)
+        # Every write of this client is fenced on leadership and on the effects' check that its
+        # decision still holds, asked after the rate limiter's wait and right before its bytes
+        # leave; the Lease has a client of its own, so renewals never queue behind binds. Both
+        # report an API server outage through one `Outage`: one warning when it ends.
+        self.outage = Outage(clock)
+        self.api = connect(client, clock=clock, fence=self._may_send, outage=self.outage)
+        self.lease_api = connect(
+            dataclasses.replace(client, qps=0, bind_workers=1), clock=clock, outage=self.outage
+        )
         self.writer = KubeWriter(
             self.api, clock=clock, component=settings.scheduler_name, instance=self.identity
         )
@@ -228,6 +238,7 @@ class App:
             may_write=self.is_leading,
             config_maps=self.writer,
         )
+        self.cache.on_node_deleted(self.effects.node_deleted)
         self.elector = self._elector()
         if self.elector is None:  # without election this replica always schedules
             self.metrics.set_leader(True)
@@ -322,6 +333,12 @@ class App:
         """Whether this replica may schedule now."""
         return self.elector is None or self.elector.is_leader()
 
+    def _may_send(self) -> bool:
+        """The API client's fence, asked right before a write leaves: raises when the effects'
+        decision being sent no longer holds; False once the lease deadline has passed."""
+        self.effects.check_send()
+        return self.is_leading()
+
     def readiness(self) -> tuple[bool, str]:
         """Ready once every informer has synced and, when electing, while leading, unless the
         last `--unready-after-failed-cycles` cycles all failed."""
@@ -366,6 +383,7 @@ class App:
     def _stopped_leading(self) -> None:
         logger.warning("%s stopped leading: binding stops", self.identity)
         self.metrics.set_leader(False)
+        self.effects.step_down()
 
     def _configure_usage(self) -> None:
         pipeline = self.policy.current
@@ -415,13 +433,10 @@ class App:
         return 0
 
     def shutdown(self) -> None:
-        """Drain binds, release the lease, stop threads (idempotent)."""
+        """Drain binds, then Events, within the grace period; release the lease, stop threads
+        (idempotent)."""
         self.stop.set()
-        if not self.effects.drain(self.settings.drain_timeout):
-            logger.warning(
-                "in-flight API calls did not finish within %.0fs", self.settings.drain_timeout
-            )
-        self.effects.close()
+        self.effects.shutdown(self.settings.drain_timeout)
         self.stop_electing.set()  # only now: the lease is released after the last bind
         if self.elector is not None:
             self.elector.join(timeout=5.0)

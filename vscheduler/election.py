@@ -36,7 +36,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from vscheduler.clock import Clock
-from vscheduler.errors import ClusterError, ConflictError
+from vscheduler.errors import ClusterError, ConflictError, UnreachableError
 
 logger = logging.getLogger(__name__)
 
@@ -179,8 +179,9 @@ class LeaderElector:
         except ConflictError as exc:
             logger.debug("lease %s/%s: lost a write race: %s", self.namespace, self.name, exc)
             return _Attempt.FAILED
-        except ClusterError as exc:
-            logger.warning("lease %s/%s: %s", self.namespace, self.name, exc)
+        except ClusterError as exc:  # an outage is reported once, by the client
+            level = logging.INFO if isinstance(exc, UnreachableError) else logging.WARNING
+            logger.log(level, "lease %s/%s: %s", self.namespace, self.name, exc)
             return _Attempt.FAILED
         return _Attempt.HELD
 

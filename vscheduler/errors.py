@@ -6,6 +6,8 @@ VSchedulerError
 │   └── PluginArgsError     a plugin's or action's arguments are wrong
 ├── InputError              a Kubernetes object (or a snapshot file) is malformed
 │   └── QuantityError       a resource quantity string is malformed
+├── ClusterError            a call to the API server failed (Transient, Unreachable, Conflict...)
+├── NotSentError            a write refused before it left: FencedError, StaleDecisionError
 └── InvariantError          the framework broke its own bookkeeping: abort the cycle
 """
 
@@ -64,7 +66,23 @@ class ClusterError(VSchedulerError):
 
 
 class TransientClusterError(ClusterError):
-    """Worth retrying with backoff (429 throttling, 5xx, connection reset, timeout)."""
+    """Worth retrying with backoff (429 throttling, 5xx, connection reset, timeout).
+
+    `maybe_applied`: the request may have reached the API server and taken effect although no
+    answer came back (a connection reset or a read timeout after sending, a 500 or 504); a
+    bind that ends so is resolved from the watch, never decided again at once."""
+
+    def __init__(
+        self, message: str, *, status: int | None = None, maybe_applied: bool = False
+    ) -> None:
+        self.maybe_applied = maybe_applied
+        super().__init__(message, status=status)
+
+
+class UnreachableError(TransientClusterError):
+    """The API server could not be reached or the connection broke (no HTTP answer): part of an
+    outage, which `vscheduler.kube.client` reports once, with its duration, when it ends; the
+    callers log each such failure at info level only."""
 
 
 class ConflictError(ClusterError):
@@ -91,8 +109,19 @@ class ExpiredError(ClusterError):
     """The watch's resourceVersion is too old (410 Gone): list again."""
 
 
-class FencedError(VSchedulerError):
-    """A write refused before it left the process: this replica no longer holds the lease."""
+class NotSentError(VSchedulerError):
+    """A write refused before it left the process: nothing reached the API server."""
+
+
+class FencedError(NotSentError):
+    """A write refused before it left the process: this replica no longer holds the lease (or
+    the write was queued under an earlier lease)."""
+
+
+class StaleDecisionError(NotSentError):
+    """A write refused before it left the process: checked against the cache just before
+    sending, the decision no longer holds (the node is gone or cordoned, the pod was deleted,
+    replaced or bound meanwhile)."""
 
 
 class InvariantError(VSchedulerError):

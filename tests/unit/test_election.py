@@ -386,3 +386,45 @@ def test_two_replicas_on_one_lease_never_both_lead(ops: list[str], skew: float) 
         else:
             replicas[who].link.down = verb == "cut"
         assert not (replicas["a"].is_leader() and replicas["b"].is_leader()), ops
+
+
+class SlowLink(Link):
+    """A link whose reads take `delay` seconds of the replica's clock (a slow renewal)."""
+
+    def __init__(self, store: MemoryLeases, clock: FixedClock, delay: float) -> None:
+        super().__init__(store)
+        self.clock, self.delay = clock, delay
+
+    def get(self, namespace: str, name: str) -> LeaseRecord | None:
+        self.clock.advance(self.delay)
+        return super().get(namespace, name)
+
+
+def test_the_write_deadline_counts_from_the_start_of_the_last_renewal_not_its_end() -> None:
+    # A renewal that took 6 s (a frozen or starved process) still ends the write deadline 10 s
+    # after it began: any write leaves at least lease duration - renew deadline (5 s) before a
+    # standby, which waits a whole lease duration on a record it saw unchanged, can take over.
+    store = MemoryLeases()
+    clock = FixedClock(START)
+    a = replica(store, "a", clock, link=SlowLink(store, clock, 0.0))
+    a.elector.step()
+    assert isinstance(a.link, SlowLink)
+    a.link.delay = 6.0
+    clock.advance(2)
+    began = clock.monotonic()
+    assert a.elector.step() is True  # the renewal itself succeeded, at began + 6
+    clock.advance(began + 10 - 0.001 - clock.monotonic())
+    assert a.is_leader()
+    clock.advance(0.001)
+    assert not a.is_leader()  # no step ran: the deadline alone fences every write
+    b = replica(store, "b", FixedClock(clock.now()))
+    assert b.elector.step() is False  # seen now; expired only a lease duration later
+    for _ in range(10):
+        clock.advance(2)
+        b.clock.advance(2)
+        assert not a.is_leader()
+        if b.elector.step():
+            break
+    assert b.is_leader()
+    assert clock.monotonic() - began >= 15
+    assert store.lease.holder == "b"

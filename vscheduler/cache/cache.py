@@ -10,7 +10,10 @@ as `TaskFacts.eviction_refused`; a refusal changes the generation without waking
 which PodGroups belong to other schedulers (`convert.ownership.GroupClaims`, kept event by event
 from every pod, held or not: such a PodGroup is left out of snapshots and problems); the
 `generation` counter and the `changed` event that tell the loop something relevant changed (a
-reservation expiring included); snapshots.
+reservation expiring included); snapshots; the checks a write passes just before it is sent
+(`bind_problem`, `evict_problem`, `condition_problem`: does the decision still hold against the
+latest watched objects?), and telling listeners (`on_node_deleted`, the effects) of each node
+deleted, after its lock is released.
 Must not: talk to the API server (no `kube`, no `kubernetes`), raise on bad input, or hold its
 lock for long: a relist converts outside it, and a snapshot copies dicts of immutable facts,
 never the facts (structural sharing).
@@ -35,7 +38,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Generic, TypeVar
 
 from vscheduler.cache import reservations
@@ -75,6 +78,7 @@ F = TypeVar("F")
 DEFAULT_ASSUME_TTL = 30.0
 """Seconds an assumed bind or eviction is shown without the watch confirming it."""
 _EVICTION_SEEN = frozenset({TaskStatus.RELEASING, TaskStatus.SUCCEEDED, TaskStatus.FAILED})
+_CORDON_TAINT_KEY = "node.kubernetes.io/unschedulable"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -129,6 +133,7 @@ class SchedulerCache:
         self._quotas = FactsMemo(guarded_quota)
         self._books = ReservationBooks()
         self._slots: dict[str, _Slot[Any]] = {slot.name: slot for slot in slots}
+        self._node_listeners: list[Callable[[str], None]] = []
 
     # --- Sink ---------------------------------------------------------------------------------
     def replace(self, kind: Kind, items: Sequence[Raw]) -> None:
@@ -158,11 +163,13 @@ class SchedulerCache:
             for key, who, obj, result in converted:
                 if result is not None:
                     changed |= self._store(slot, key, who, obj, result)
-            for key in slot.table.stale_keys(listed):
-                if _in_scope(kind, key):
-                    changed |= self._forget(slot, key)
+            gone = [key for key in slot.table.stale_keys(listed) if _in_scope(kind, key)]
+            for key in gone:
+                changed |= self._forget(slot, key)
             if changed:
                 self._touch()
+        if slot.table is self._nodes:
+            self._nodes_deleted(gone)
 
     def _convert_all(
         self,
@@ -206,6 +213,21 @@ class SchedulerCache:
                 self._quiet_generation += 1
             elif changed:
                 self._touch()
+        if gone and slot.table is self._nodes:
+            self._nodes_deleted([key])
+
+    def on_node_deleted(self, listener: Callable[[str], None]) -> None:
+        """Call `listener(node name)` for every node deleted (a DELETED event, or left out of a
+        relist), outside the cache's lock; a listener that raises is logged and skipped."""
+        self._node_listeners.append(listener)
+
+    def _nodes_deleted(self, names: Sequence[str]) -> None:
+        for name in names:
+            for listener in self._node_listeners:
+                try:
+                    listener(name)
+                except Exception:
+                    logger.exception("a listener of node %s's deletion failed", name)
 
     def set_usage(self, usage: Mapping[str, NodeUsage]) -> None:
         """The node-usage collector's latest measurements (node name -> usage)."""
@@ -283,6 +305,45 @@ class SchedulerCache:
         with self._lock:
             if self._assumed.discard(kind, task_uid):
                 self._touch()
+
+    # --- checks just before a write is sent ----------------------------------------------------
+    def bind_problem(self, task_uid: str, node: str) -> str | None:
+        """Why binding the pod `task_uid` to `node` no longer holds (None: it still does): the
+        node is gone or cordoned (unless the pod tolerates the cordon), the pod is gone or was
+        replaced (its name now belongs to another uid), or it is no longer pending and unplaced.
+        """
+        with self._lock:
+            task = self._pods.facts.get(task_uid)
+            held = self._nodes.facts.get(node)
+        problem = _pod_problem(task_uid, task)
+        if problem or task is None:
+            return problem
+        if task.node_name is not None or task.status is not TaskStatus.PENDING:
+            where = f" on node {task.node_name}" if task.node_name else ""
+            return f"pod {task.key} is {task.status.value}{where} already"
+        if held is None:
+            return f"node {node} is gone"
+        if held.unschedulable and not _tolerates_cordon(task):
+            return f"node {node} is cordoned (spec.unschedulable)"
+        return None
+
+    def evict_problem(self, task_uid: str) -> str | None:
+        """Why evicting the pod `task_uid` no longer holds (None: it still does): the pod is
+        gone or was replaced."""
+        with self._lock:
+            task = self._pods.facts.get(task_uid)
+        return _pod_problem(task_uid, task)
+
+    def condition_problem(self, key: str, uid: str) -> str | None:
+        """Why writing PodScheduled=False on the pod `key` (as `uid`) no longer holds (None: it
+        still does): the pod is gone, was replaced, or has been placed meanwhile."""
+        with self._lock:
+            task = self._pods.facts.get(uid) if self._pods.by_key.get(key) == uid else None
+        if task is None:
+            return f"pod {key} (uid {uid}) is gone or was replaced"
+        if task.node_name is not None:
+            return f"pod {key} is on node {task.node_name} already"
+        return None
 
     # --- reading ------------------------------------------------------------------------------
     @property
@@ -533,6 +594,23 @@ def _in_scope(kind: Kind, key: str) -> bool:
         return False
     selector = kind.field_selector or ""
     return not selector.startswith("metadata.name=") or name == selector.partition("=")[2]
+
+
+def _pod_problem(uid: str, task: TaskFacts | None) -> str | None:
+    """Why a decision about pod `uid` no longer holds because the pod is not the one decided on."""
+    if task is None:
+        return f"the pod with uid {uid} is gone (deleted, or replaced under the same name)"
+    return None
+
+
+def _tolerates_cordon(task: TaskFacts) -> bool:
+    """The pod tolerates `node.kubernetes.io/unschedulable:NoSchedule` (as DaemonSet pods do)."""
+    return any(
+        t.effect in ("", "NoSchedule")
+        and t.key in ("", _CORDON_TAINT_KEY)
+        and (t.operator == "Exists" or (t.key and not t.value))
+        for t in task.tolerations
+    )
 
 
 def _allows_disruption(obj: Raw) -> bool:

@@ -2,5 +2,7 @@
 
 `executor.Effects` carries a `CycleResult` out through the `ports.ClusterWriter` on a bounded
 worker pool; `status` decides what to write (conditions and PodGroup statuses as differences, the
-Events they call for); `sent` remembers writes in flight; `retry` holds the only retry rules.
+Events they call for); `sent` remembers writes in flight; `terms` knows which queued writes may
+still be sent (leadership terms, binds queued per node, the check of the decision a worker is
+sending); `retry` holds the only retry rules.
 """

@@ -14,23 +14,40 @@ from their ConfigMap, one patch per ConfigMap, through the optional `config_maps
 repeated while the watch still shows a key, unless `RESEND_AFTER` passed: after a failure, too),
 and a Warning `GuaranteeUnsatisfiable` Event on each Queue whose figures carry a warning, once
 per change.
+
+Checked just before sending, not when queued: every bind, eviction and status write is checked
+against the cache before each attempt and, through `check_send` (which the composition root
+wires into the API client's fence), again right before its bytes leave. A bind needs its node
+to exist and not be cordoned (unless the pod tolerates it) and its pod to hold the decided uid,
+pending and unplaced; an eviction its pod's uid; a condition its pod unplaced; a PodGroup status
+its PodGroup's uid. A decision that no longer holds is not sent (outcome `dropped`, assumption
+forgotten): the pod goes back to the next cycle. `node_deleted` (the cache's node-deletion
+listener) drops the binds queued to that node at once; `step_down` drops every queued bind at
+once and every other write queued before it when a worker reaches it (even if this replica
+leads again by then). A bind whose answer was lost (an attempt that may have applied, then a
+conflict or no answer) keeps its assumption, its TTL starting then (outcome `unconfirmed`): the
+watch shows it bound, or the TTL expires and it is decided again. Failures of an unreachable API
+server are logged at info level (the client reports the outage once). `shutdown(grace)` sends
+queued binds and evictions first (status writes not started are skipped, Events wait), then as
+many Events as the grace leaves time for, and logs what was not sent.
 Must not: raise out of a worker or out of `submit`, retry anything but through `retry`, import
 `kube` (the writer is a port), or report the cache's `problems()` (the runtime's reporter does).
 
 `submit` is called from one thread (the loop); `on_outcome(action, outcome)` is told of every
-write (`bind`: success | conflict | error | dropped; `evict`: success | blocked | conflict | error |
-dropped; `pod_condition`: success | error; `podgroup_status`: success | conflict (the PodGroup is
-gone) | error; `reservation_release`: success | error | dropped) for metrics, and
-`on_eviction(evict, outcome)` of every eviction again with its `Evict` (the asking action and
-the strategy that chose the victim label the eviction metrics).
+write (`bind`: success | conflict | error | dropped | unconfirmed; `evict`: success | blocked |
+conflict | error | dropped; `pod_condition`: success | error | dropped; `podgroup_status`:
+success | conflict (the PodGroup is gone) | error | dropped; `reservation_release`: success |
+error | dropped) for metrics, and `on_eviction(evict, outcome)` of every eviction again with its
+`Evict` (the asking action and the strategy that chose the victim label the eviction metrics).
 """
 
 from __future__ import annotations
 
+import collections
 import functools
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Final, ParamSpec
 
@@ -40,7 +57,16 @@ from vscheduler.effects import queue_warnings as qw, status as st
 from vscheduler.effects.ports import ClusterWriter, ConfigMapWriter, ObjectRef
 from vscheduler.effects.retry import RetryPolicy, call_with_retry
 from vscheduler.effects.sent import SentLog
-from vscheduler.errors import ConflictError, DisruptionBudgetError, FencedError, NotFoundError
+from vscheduler.effects.terms import Check, QueuedBind, Terms
+from vscheduler.errors import (
+    ConflictError,
+    DisruptionBudgetError,
+    FencedError,
+    NotFoundError,
+    NotSentError,
+    TransientClusterError,
+    UnreachableError,
+)
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import (
     Bind,
@@ -57,6 +83,16 @@ P = ParamSpec("P")
 RESEND_AFTER: Final = 30.0
 """Seconds after which a condition or status write still not seen by the watch is sent again."""
 EVENT_MESSAGE_LIMIT: Final = 1024
+_KINDS: Final = {
+    "bind": "binds",
+    "evict": "evictions",
+    "evictions": "evictions",
+    "condition": "status writes",
+    "status": "status writes",
+    "release": "status writes",
+    "event": "Events",
+}
+"""What a queued call is, by the first word of its `what` (shutdown counts what was not sent)."""
 
 
 def _no_outcome(_action: str, _outcome: str) -> None:
@@ -87,8 +123,9 @@ class Effects:
         self._on_outcome = on_outcome
         self._on_eviction = on_eviction
         self._may_write = may_write
-        """Checked before every API call: a replica that lost the lease sends nothing more, not
-        even the binds it had queued (the fence kube-scheduler gets by exiting)."""
+        """Checked before every attempt: a replica that lost the lease sends nothing more, not
+        even the binds it had queued (the fence kube-scheduler gets by exiting). The API client
+        asks again right before the bytes leave (see `check_send`)."""
         self._retry = retry or RetryPolicy()
         self._event_retry = self._retry.events()
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="effects")
@@ -104,6 +141,14 @@ class Effects:
         self._blocked_sent = SentLog(clock, RESEND_AFTER)
         self._config_maps = config_maps
         self._released_sent = SentLog(clock, RESEND_AFTER)
+        self._terms = Terms()
+        self._draining = False
+        """Shutting down: status writes not started are skipped, binds go first."""
+        self._events_go = threading.Event()
+        self._events_go.set()
+        self._not_sent: collections.Counter[str] = collections.Counter()
+        self._pending: collections.Counter[str] = collections.Counter()
+        """Calls queued or running, by kind (`_KINDS`; "" for the dispatcher's), under `_idle`."""
         self._queue_warnings = qw.QueueWarnings()  # the dispatcher's only
 
     # --- the public face ----------------------------------------------------------------------
@@ -117,8 +162,40 @@ class Effects:
             self._cache.assume_evicts(e.task_uid for e in result.evictions)
         except Exception:
             logger.exception("assuming the cycle's decisions failed")
-        if not self._queue("dispatch", lambda: self._dispatch(result), self._dispatcher):
+        tickets = self._terms.queue(result.binds)  # from now on a node deletion drops them
+        if not self._queue("dispatch", lambda: self._dispatch(result, tickets), self._dispatcher):
+            for ticket in tickets:
+                self._terms.take(ticket)
             self._forget_all(result)
+
+    def node_deleted(self, node: str) -> None:
+        """The watch saw `node` deleted: the binds to it still queued are dropped now (their
+        assumptions forgotten, so the next cycle places those pods again); a bind already being
+        sent is stopped by its check right before it leaves."""
+        self._drop_queued(self._terms.drop_node(node), f"node {node} was deleted")
+
+    def step_down(self) -> None:
+        """This replica stopped leading: every queued bind is dropped now, and any other work
+        queued before this moment is dropped when a worker reaches it, even if this replica
+        leads again by then (the decisions of an earlier term are not sent)."""
+        self._drop_queued(self._terms.step_down(), "this replica stopped leading")
+
+    def check_send(self) -> None:
+        """Raise `NotSentError` when the write the calling worker thread is about to send must
+        not leave: it was queued before a step-down (`FencedError`), or its decision no longer
+        holds against the cache (`StaleDecisionError`). A no-op on other threads. Called before
+        every attempt, and (wired by the composition root) by the API client right before the
+        request's bytes leave, after its rate limiter."""
+        self._terms.check_send()
+
+    def _drop_queued(self, tickets: Iterable[QueuedBind], why: str) -> None:
+        dropped = 0
+        for ticket in tickets:
+            self._cache.forget_bind(ticket.bind.task_uid)
+            self._outcome("bind", "dropped")
+            dropped += 1
+        if dropped:
+            logger.info("%d queued binds dropped: %s", dropped, why)
 
     def busy(self) -> bool:
         """Whether API calls of earlier cycles are still queued or in flight."""
@@ -131,16 +208,54 @@ class Effects:
             return self._idle.wait_for(lambda: self._in_flight == 0, timeout)
 
     def close(self) -> None:
-        """Stop at once (shutdown, or a lost lease): cut retries short, drop queued work (its
-        assumptions expire with their TTL), wait for the calls already in progress."""
+        """Stop at once: cut retries short, drop queued work (its assumptions expire with their
+        TTL), wait for the calls already in progress."""
+        pools = (self._dispatcher, self._pool, self._event_pool)
+        for pool in pools:  # queued work first, so none starts once retries are cut short
+            pool.shutdown(wait=False, cancel_futures=True)
         self._stop.set()
-        self._dispatcher.shutdown(wait=True, cancel_futures=True)
-        self._pool.shutdown(wait=True, cancel_futures=True)
-        self._event_pool.shutdown(wait=True, cancel_futures=True)
+        self._events_go.set()
+        for pool in pools:
+            pool.shutdown(wait=True)
 
-    def _dispatch(self, result: CycleResult) -> None:
+    def shutdown(self, grace: float) -> dict[str, int]:
+        """Stop within `grace` seconds (SIGTERM): binds and evictions first (status writes not
+        started yet are skipped, Events wait), then as many Events as the time left allows,
+        then `close`. Logs, and returns, how many of each kind were not sent."""
+        deadline = self._clock.monotonic() + grace
+        self._draining = True
+        self._events_go.clear()
+        try:
+            with self._idle:
+                self._idle.wait_for(self._decisions_done, grace)
+        finally:
+            self._events_go.set()
+        self.drain(max(0.0, deadline - self._clock.monotonic()))
+        self.close()
+        with self._idle:
+            dropped = {kind: n for kind, n in self._not_sent.items() if n}
+        order = ("binds", "evictions", "Events", "status writes")
+        dropped = dict(sorted(dropped.items(), key=lambda kv: (_rank(order, kv[0]), kv[0])))
+        if dropped:
+            summary = ", ".join(f"{n} {kind}" for kind, n in dropped.items())
+            logger.warning("shutdown after %.0fs of grace: not sent: %s", grace, summary)
+        else:
+            logger.info("shutdown: every queued write was sent")
+        return dropped
+
+    def _decisions_done(self) -> bool:
+        """No bind or eviction is queued or in flight (called under `_idle`)."""
+        return self._pending["binds"] + self._pending["evictions"] + self._pending[""] == 0
+
+    def _dispatch(self, result: CycleResult, tickets: list[QueuedBind]) -> None:
+        if self._terms.thread_term() != self._terms.current:  # submitted before a step-down
+            for evict in result.evictions:  # its binds were dropped by the step-down
+                self._cache.forget_evict(evict.task_uid)
+                self._evicted(evict, "dropped")
+            logger.info("a cycle's decisions dropped: this replica stopped leading since")
+            return
         steps: tuple[tuple[str, Callable[[], None]], ...] = (
-            ("binds", lambda: self._submit_binds(result.binds)),
+            ("binds", lambda: self._submit_binds(tickets)),
             ("evictions", lambda: self._submit_evictions(result.evictions)),
             ("pod conditions", lambda: self._update_pods(result.unschedulable)),
             ("podgroup statuses", lambda: self._update_podgroups(result.podgroups)),
@@ -161,30 +276,55 @@ class Effects:
             self._cache.forget_evict(evict.task_uid)
 
     # --- binds and evictions ------------------------------------------------------------------
-    def _submit_binds(self, binds: tuple[Bind, ...]) -> None:
-        for bind in binds:
-            if not self._spawn(f"bind {bind.pod}", self._bind, bind):
-                self._cache.forget_bind(bind.task_uid)
+    def _submit_binds(self, tickets: list[QueuedBind]) -> None:
+        for ticket in tickets:
+            queued = self._spawn(f"bind {ticket.bind.pod}", self._bind, ticket)
+            if not queued and self._terms.take(ticket):
+                self._cache.forget_bind(ticket.bind.task_uid)
 
-    def _bind(self, bind: Bind) -> None:
+    def _bind(self, ticket: QueuedBind) -> None:
+        if not self._terms.take(ticket):
+            return
+        bind = ticket.bind
         ref = st.pod_ref(bind.pod, bind.task_uid)
         what = f"bind {bind.pod} to {bind.node}"
+        lost: list[TransientClusterError] = []
+
+        def send() -> None:
+            try:
+                self._writer.bind(ref.namespace, ref.name, ref.uid, bind.node)
+            except TransientClusterError as err:
+                if err.maybe_applied:
+                    lost.append(err)  # it may have been bound: only the watch can tell
+                raise
+
         try:
-            self._call(what, lambda: self._writer.bind(ref.namespace, ref.name, ref.uid, bind.node))
-        except FencedError:
+            self._call(what, send, check=lambda: self._cache.bind_problem(ref.uid, bind.node))
+        except NotSentError as err:
             self._cache.forget_bind(bind.task_uid)
             self._outcome("bind", "dropped")
-            logger.info("%s dropped: this replica no longer leads", what)
+            logger.info("%s not sent: %s", what, err)
             return
-        except (ConflictError, NotFoundError) as err:
+        except ConflictError as err:
+            if lost:  # most likely our own earlier attempt, whose answer was lost
+                self._unconfirmed(bind, what, err)
+                return
+            self._cache.forget_bind(bind.task_uid)
+            self._outcome("bind", "conflict")
+            logger.info("%s dropped: %s", what, err)
+            return
+        except NotFoundError as err:
             self._cache.forget_bind(bind.task_uid)
             self._outcome("bind", "conflict")
             logger.info("%s dropped: %s", what, err)
             return
         except Exception as err:
+            if lost:
+                self._unconfirmed(bind, what, err)
+                return
             self._cache.forget_bind(bind.task_uid)
             self._outcome("bind", "error")
-            logger.warning("%s failed: %s", what, err)
+            _log_failure(f"{what} failed: %s", err)
             if not self._stop.is_set():  # a bind cut short by shutdown was not rejected
                 self._event(ref, "Warning", "FailedScheduling", f"Binding rejected: {err}")
             return
@@ -195,9 +335,24 @@ class Effects:
         # the Event goes to its own small pool: the next bind does not wait for it
         self._queue(
             f"event Scheduled on {bind.pod}",
-            lambda: self._event(ref, "Normal", "Scheduled", message),
+            lambda: self._scheduled_event(ref, message),
             self._event_pool,
         )
+
+    def _unconfirmed(self, bind: Bind, what: str, err: Exception) -> None:
+        """An attempt of `bind` may have bound the pod but its answer was lost: the pod stays
+        assumed bound until the watch shows it placed, or the assume TTL (from now) expires;
+        only then is it decided again."""
+        self._cache.bind_sent(bind.task_uid)
+        self._outcome("bind", "unconfirmed")
+        logger.info(
+            "%s: an answer was lost (%s); the watch decides whether it bound the pod", what, err
+        )
+
+    def _scheduled_event(self, ref: ObjectRef, message: str) -> None:
+        """The `Scheduled` Event of a bind; while a shutdown drains binds it waits for them."""
+        self._events_go.wait()
+        self._event(ref, "Normal", "Scheduled", message)
 
     def _submit_evictions(self, evictions: tuple[Evict, ...]) -> None:
         plans: dict[str, list[Evict]] = {}
@@ -256,11 +411,15 @@ class Effects:
         ref = st.pod_ref(evict.pod, evict.task_uid)
         what = f"evict {evict.pod} ({evict.reason})"
         try:
-            self._call(what, lambda: self._writer.evict(ref.namespace, ref.name, ref.uid))
-        except FencedError:
+            self._call(
+                what,
+                lambda: self._writer.evict(ref.namespace, ref.name, ref.uid),
+                check=lambda: self._cache.evict_problem(ref.uid),
+            )
+        except NotSentError as err:
             self._cache.forget_evict(evict.task_uid)
             self._evicted(evict, "dropped")
-            logger.info("%s dropped: this replica no longer leads", what)
+            logger.info("%s not sent: %s", what, err)
             return
         except DisruptionBudgetError as err:
             self._blocked(evict, err)
@@ -273,7 +432,7 @@ class Effects:
         except Exception as err:
             self._cache.forget_evict(evict.task_uid)
             self._evicted(evict, "error")
-            logger.warning("%s failed: %s", what, err)
+            _log_failure(f"{what} failed: %s", err)
             return
         self._evicted(evict, "success")
         logger.info("evicted %s: %s", evict.pod, evict.reason)
@@ -311,17 +470,24 @@ class Effects:
 
     def _write_condition(self, key: str, raw: st.Raw, condition: Mapping[str, str]) -> None:
         ref = st.object_ref("Pod", raw)
-        if ref is None:
+        if ref is None or self._skipped_in_shutdown():
             return
         what = f"set PodScheduled=False on {key}"
         try:
             self._call(
-                what, lambda: self._writer.set_pod_condition(ref.namespace, ref.name, condition)
+                what,
+                lambda: self._writer.set_pod_condition(ref.namespace, ref.name, condition),
+                check=lambda: self._cache.condition_problem(key, ref.uid),
             )
+        except NotSentError as err:
+            self._pods_sent.release(key, condition["message"])
+            self._outcome("pod_condition", "dropped")
+            logger.info("%s not sent: %s", what, err)
+            return
         except Exception as err:
             self._pods_sent.release(key, condition["message"])
             self._outcome("pod_condition", "error")
-            logger.warning("%s failed: %s", what, err)
+            _log_failure(f"{what} failed: %s", err)
             return
         self._outcome("pod_condition", "success")
         self._event(ref, "Warning", "FailedScheduling", condition["message"])
@@ -344,13 +510,20 @@ class Effects:
         self, key: str, raw: st.Raw, patch: Mapping[str, object], events: list[st.Event]
     ) -> None:
         ref = st.object_ref("PodGroup", raw)
-        if ref is None:
+        if ref is None or self._skipped_in_shutdown():
             return
         what = f"patch the status of PodGroup {key}"
         try:
             self._call(
-                what, lambda: self._writer.patch_podgroup_status(ref.namespace, ref.name, patch)
+                what,
+                lambda: self._writer.patch_podgroup_status(ref.namespace, ref.name, patch),
+                check=lambda: self._podgroup_problem(key, ref.uid),
             )
+        except NotSentError as err:
+            self._groups_sent.release(key, st.patch_substance(patch))
+            self._outcome("podgroup_status", "dropped")
+            logger.info("%s not sent: %s", what, err)
+            return
         except NotFoundError as err:  # gone: the watch will drop it
             self._groups_sent.release(key, st.patch_substance(patch))
             self._outcome("podgroup_status", "conflict")
@@ -359,11 +532,28 @@ class Effects:
         except Exception as err:
             self._groups_sent.release(key, st.patch_substance(patch))
             self._outcome("podgroup_status", "error")
-            logger.warning("%s failed: %s", what, err)
+            _log_failure(f"{what} failed: %s", err)
             return
         self._outcome("podgroup_status", "success")
         for type_, reason, message in events:
             self._event(ref, type_, reason, message)
+
+    def _podgroup_problem(self, key: str, uid: str) -> str | None:
+        """Why writing the status of PodGroup `key` (as `uid`) no longer holds: it is gone or
+        was replaced."""
+        raw = self._cache.podgroup_raw(key)
+        held = st.object_ref("PodGroup", raw) if raw is not None else None
+        if held is None or held.uid != uid:
+            return f"PodGroup {key} (uid {uid}) is gone or was replaced"
+        return None
+
+    def _skipped_in_shutdown(self) -> bool:
+        """While a shutdown drains binds, a status write not started yet is not sent."""
+        if not self._draining:
+            return False
+        with self._idle:
+            self._not_sent["status writes"] += 1
+        return True
 
     # --- queue warnings -----------------------------------------------------------------------
     def _warn_queues(self, queues: Mapping[str, QueueFigures]) -> None:
@@ -398,6 +588,8 @@ class Effects:
     def _write_release(self, config_map: str, keys: list[str]) -> None:
         writer = self._config_maps
         assert writer is not None
+        if self._skipped_in_shutdown():
+            return
         namespace, _, name = config_map.partition("/")
         what = f"remove reservations {', '.join(keys)} from ConfigMap {config_map}"
         outcome = "success"
@@ -405,13 +597,13 @@ class Effects:
             self._call(what, lambda: writer.remove_config_map_keys(namespace, name, keys))
         except NotFoundError:
             logger.info("%s: the ConfigMap is gone", what)
-        except FencedError:
+        except NotSentError:
             outcome = "dropped"
             for key in keys:  # not sent: asked again as soon as this replica leads
                 self._released_sent.release(f"{config_map}/{key}", True)
         except Exception as err:
             outcome = "error"  # asked again after RESEND_AFTER, while the watch shows the keys
-            logger.warning("%s failed: %s", what, err)
+            _log_failure(f"{what} failed: %s", err)
         else:
             logger.info("%s: done", what)
         self._outcome("reservation_release", outcome)
@@ -428,45 +620,60 @@ class Effects:
         return self._queue(what, lambda: fn(*args, **kwargs), self._pool)
 
     def _queue(self, what: str, call: Callable[[], None], pool: ThreadPoolExecutor) -> bool:
-        """Queue `call` on `pool`, counted for `drain` and guarded: nothing raises out of it."""
+        """Queue `call` on `pool`, counted for `drain` and guarded: nothing raises out of it.
+        It runs under the term it was queued in (see `check_send`)."""
+        kind = _KINDS.get(what.partition(" ")[0], "")
+        inherited = self._terms.thread_term()  # queued by a worker: under the worker's term
+        term = self._terms.current if inherited is None else inherited
 
         def guarded() -> None:
-            try:
-                call()
-            except Exception:
-                logger.exception("%s failed unexpectedly", what)
+            with self._terms.running(term):
+                try:
+                    call()
+                except Exception:
+                    logger.exception("%s failed unexpectedly", what)
 
         with self._idle:
             self._in_flight += 1
+            self._pending[kind] += 1
         try:
             future = pool.submit(guarded)
         except RuntimeError:
-            self._done(None)
-            logger.warning("%s not carried out: shutting down", what)
+            self._done(kind, None)
+            logger.info("%s not carried out: shutting down", what)
+            with self._idle:
+                self._not_sent[kind or "other"] += 1
             return False
-        future.add_done_callback(self._done)
+        future.add_done_callback(lambda done: self._done(kind, done))
         return True
 
-    def _done(self, _future: Future[None] | None) -> None:
+    def _done(self, kind: str, future: Future[None] | None) -> None:
         with self._idle:
             self._in_flight -= 1
-            if self._in_flight == 0:
-                self._idle.notify_all()
+            self._pending[kind] -= 1
+            if future is not None and future.cancelled():
+                self._not_sent[kind or "other"] += 1
+            self._idle.notify_all()
 
-    def _call(self, what: str, fn: Callable[[], None]) -> None:
+    def _call(self, what: str, fn: Callable[[], None], *, check: Check | None = None) -> None:
+        """`fn()` under the retry rules; before every attempt (and, through `check_send`, right
+        before the request leaves) the term, the lease and `check` are asked again."""
+
         def fenced() -> None:
+            self.check_send()
             if not self._may_write():  # checked before every attempt, retries included
                 raise FencedError(f"{what}: this replica no longer leads")
             fn()
 
-        call_with_retry(
-            self._retry,
-            fenced,
-            what=what,
-            clock=self._clock,
-            sleep=self._stop.wait,
-            stopping=self._stop.is_set,
-        )
+        with self._terms.checking(check):
+            call_with_retry(
+                self._retry,
+                fenced,
+                what=what,
+                clock=self._clock,
+                sleep=self._stop.wait,
+                stopping=self._stop.is_set,
+            )
 
     def _event(self, ref: ObjectRef, type_: st.EventType, reason: str, message: str) -> None:
         """Record an Event, best effort: a failure is logged, never raised."""
@@ -485,7 +692,7 @@ class Effects:
                 stopping=self._stop.is_set,
             )
         except Exception as err:
-            logger.warning("event %s on %s %s not recorded: %s", reason, ref.kind, ref.name, err)
+            _log_failure(f"event {reason} on {ref.kind} {ref.name} not recorded: %s", err)
 
     def _outcome(self, action: str, outcome: str) -> None:
         try:
@@ -499,3 +706,15 @@ class Effects:
             self._on_eviction(evict, outcome)
         except Exception:
             logger.exception("on_eviction(%s, %s) failed", evict.pod, outcome)
+
+
+def _rank(order: tuple[str, ...], kind: str) -> int:
+    return order.index(kind) if kind in order else len(order)
+
+
+def _log_failure(message: str, err: Exception) -> None:
+    """A failed write: a warning, unless the API server was unreachable (an outage, which the
+    client reports once when it ends: one line per call would bury it) or the write was not
+    sent on purpose (a step-down, a decision gone stale)."""
+    level = logging.INFO if isinstance(err, UnreachableError | NotSentError) else logging.WARNING
+    logger.log(level, message, err)

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Iterator
 
 from vscheduler.clock import Clock
-from vscheduler.errors import ClusterError, ExpiredError
+from vscheduler.errors import ClusterError, ExpiredError, UnreachableError
 from vscheduler.informer.backoff import Backoff, Jitter
 from vscheduler.informer.kinds import Kind
 from vscheduler.informer.ports import Lister, Sink, WatchEvent
@@ -212,8 +212,9 @@ class Informer:
         self._failures += 1
         delay = self._backoff.delay(self._failures, self._rng)
         self._observe(self._kind.name, ERROR)
-        if isinstance(exc, ClusterError):
-            logger.warning("%s: %s; retrying in %.2fs", self.thread_name, exc, delay)
+        if isinstance(exc, ClusterError):  # an outage is reported once, by the client
+            level = logging.INFO if isinstance(exc, UnreachableError) else logging.WARNING
+            logger.log(level, "%s: %s; retrying in %.2fs", self.thread_name, exc, delay)
         else:
             logger.exception("%s failed; retrying in %.2fs", self.thread_name, delay)
         return self._pause(delay)

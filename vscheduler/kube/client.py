@@ -8,7 +8,16 @@ and turns every failure into a `vscheduler.errors.ClusterError` (see `kube.error
 
 The connection pool is sized for the bind workers plus one connection per open watch and a few
 for status, event and lease writes; urllib3 would otherwise open and discard a connection per
-request beyond its default of 4.
+request beyond its default of 4. urllib3's own retries are off (`Configuration.retries =
+False`): the effects' `retry` rules are the only retry policy, so an outage is not retried
+twice over (nor logged by urllib3's "Retrying" warnings); `outage.Outage` reports it once.
+
+Fencing: a write (any method but GET) asks `fence` after the rate limiter's wait and again right
+before each chunk of its bytes is handed to the socket (the connection classes of the pool are
+wrapped for that), so a replica frozen between queueing and sending sends nothing once its
+lease deadline passed. `fence` may also raise `errors.NotSentError` itself (the effects' check
+that the decision still holds): it propagates unchanged, and nothing of the request reaches
+the server (a request cut after its headers is discarded with its connection).
 """
 
 from __future__ import annotations
@@ -16,17 +25,21 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import urllib3
+import urllib3.connection
+import urllib3.connectionpool
 import yaml
 from kubernetes import client as k8s_client, config as k8s_config
 
 from vscheduler.clock import Clock
-from vscheduler.errors import ClusterError, FencedError
+from vscheduler.errors import ClusterError, FencedError, NotSentError, UnreachableError
 from vscheduler.informer.kinds import CLUSTER_KINDS
 from vscheduler.kube.errors import translate
+from vscheduler.kube.outage import Outage
 from vscheduler.kube.ratelimit import DEFAULT_BURST, DEFAULT_QPS, TokenBucket
 
 Query = Sequence[tuple[str, str]]
@@ -54,6 +67,9 @@ class ClientSettings:
     connect_timeout: float = 10.0
     request_timeout: float = 30.0
     """Read timeout of a non-watch request, in seconds."""
+    user_agent: str = "vscheduler"
+    """The User-Agent header: `vscheduler (<identity>)` from `run`, so the API server's audit
+    log tells replicas apart."""
 
 
 def pool_size(bind_workers: int, *, watches: int = _WATCHES) -> int:
@@ -102,12 +118,14 @@ def build_api_client(
     *,
     pool_maxsize: int,
     environ: Mapping[str, str] | None = None,
+    user_agent: str = USER_AGENT,
 ) -> Any:
     """A `kubernetes.client.ApiClient` whose connection pool holds `pool_maxsize` connections."""
     configuration = load_configuration(kubeconfig, context, environ=environ)
     configuration.connection_pool_maxsize = pool_maxsize
+    configuration.retries = False  # ours are the only retries (effects.retry)
     api_client = k8s_client.ApiClient(configuration)
-    api_client.user_agent = USER_AGENT
+    api_client.user_agent = user_agent
     return api_client
 
 
@@ -122,14 +140,20 @@ class KubeApi:
         connect_timeout: float = 10.0,
         request_timeout: float = 30.0,
         fence: Callable[[], bool] | None = None,
+        outage: Outage | None = None,
     ) -> None:
         self._client = api_client
         self._limiter = limiter
         self._fence = fence
-        """Asked right before every write leaves (after the rate limiter's wait): False refuses
-        it with FencedError, so a replica that lost its lease sends nothing more."""
+        """Asked after the rate limiter's wait and right before each chunk of a write leaves:
+        False refuses it with FencedError, so a replica that lost its lease sends nothing more."""
         self._connect_timeout = connect_timeout
         self._request_timeout = request_timeout
+        self.outage = outage
+        """Told how every request ended (no answer / an answer): reports outages once."""
+        self._writing = threading.local()
+        if fence is not None:
+            _guard_sends(api_client, self._guard_send)
 
     @property
     def api_client(self) -> Any:
@@ -151,7 +175,7 @@ class KubeApi:
             data = response.read()
         except Exception as exc:
             response.close()
-            raise translate(exc, path=path) from exc
+            raise self._failed(translate(exc, path=path)) from exc
         response.release_conn()
         if not data:
             return {}
@@ -175,9 +199,11 @@ class KubeApi:
     ) -> urllib3.HTTPResponse:
         """Send a request and return the unread response (the caller reads and closes it)."""
         self._limiter.acquire()
-        if self._fence is not None and method != "GET" and not self._fence():
-            raise FencedError(f"{method} {path} not sent: this replica no longer leads")
+        write = method != "GET"
+        if write:
+            self._guard()
         timeout = (self._connect_timeout, read_timeout or self._request_timeout)
+        self._writing.path = path if write else ""
         try:
             response = self._client.call_api(
                 path,
@@ -190,11 +216,35 @@ class KubeApi:
                 _preload_content=False,
                 _request_timeout=timeout,
             )
+        except NotSentError:
+            raise
         except Exception as exc:
-            raise translate(exc, path=path) from exc
+            error = translate(exc, path=path)
+            if error.status is not None and self.outage is not None:
+                self.outage.answered()
+            raise self._failed(error) from exc
+        finally:
+            self._writing.path = ""
+        if self.outage is not None:
+            self.outage.answered()
         if not isinstance(response, urllib3.HTTPResponse):
             raise ClusterError(f"unexpected response type from {path}: {type(response).__name__}")
         return response
+
+    def _guard(self) -> None:
+        """Raise if the write about to be sent must not leave (see the module docstring)."""
+        if self._fence is not None and not self._fence():
+            raise FencedError("write not sent: this replica no longer leads")
+
+    def _guard_send(self) -> None:
+        """The connection's hook, before each chunk: only a write of this thread is asked."""
+        if getattr(self._writing, "path", ""):
+            self._guard()
+
+    def _failed(self, error: ClusterError) -> ClusterError:
+        if isinstance(error, UnreachableError) and self.outage is not None:
+            self.outage.failed(error)
+        return error
 
     def close(self) -> None:
         """Drop pooled connections."""
@@ -203,12 +253,19 @@ class KubeApi:
 
 
 def connect(
-    settings: ClientSettings, *, clock: Clock, fence: Callable[[], bool] | None = None
+    settings: ClientSettings,
+    *,
+    clock: Clock,
+    fence: Callable[[], bool] | None = None,
+    outage: Outage | None = None,
 ) -> KubeApi:
     """The composition root's entry: an ApiClient for `settings`, behind a token bucket, its
-    writes fenced by `fence` when given."""
+    writes fenced by `fence` when given, its outages reported through `outage`."""
     api_client = build_api_client(
-        settings.kubeconfig, settings.context, pool_maxsize=pool_size(settings.bind_workers)
+        settings.kubeconfig,
+        settings.context,
+        pool_maxsize=pool_size(settings.bind_workers),
+        user_agent=settings.user_agent,
     )
     limiter = TokenBucket(settings.qps, settings.burst, clock=clock)
     return KubeApi(
@@ -217,4 +274,29 @@ def connect(
         connect_timeout=settings.connect_timeout,
         request_timeout=settings.request_timeout,
         fence=fence,
+        outage=outage,
     )
+
+
+def _guard_sends(api_client: Any, guard: Callable[[], None]) -> None:
+    """Make every connection of `api_client`'s pool call `guard()` right before each chunk of a
+    request goes to its socket (pools are made lazily, so before the first request)."""
+
+    class GuardedHTTP(urllib3.connection.HTTPConnection):
+        def send(self, data: Any) -> None:
+            guard()
+            super().send(data)
+
+    class GuardedHTTPS(urllib3.connection.HTTPSConnection):
+        def send(self, data: Any) -> None:
+            guard()
+            super().send(data)
+
+    class GuardedHTTPPool(urllib3.connectionpool.HTTPConnectionPool):
+        ConnectionCls = GuardedHTTP
+
+    class GuardedHTTPSPool(urllib3.connectionpool.HTTPSConnectionPool):
+        ConnectionCls = GuardedHTTPS
+
+    manager = api_client.rest_client.pool_manager
+    manager.pool_classes_by_scheme = {"http": GuardedHTTPPool, "https": GuardedHTTPSPool}

@@ -2,15 +2,20 @@
 
 The one place that knows HTTP statuses: 429, 5xx, 408, connection resets and timeouts are
 transient (retry with backoff); 409 is a conflict and 404 a vanished object (drop the decision,
-let the watch resync); 410 is an expired resourceVersion (list again). A refused eviction (any
-429 on `pods/{name}/eviction`, or a Status carrying the `DisruptionBudget` cause) is a
-`DisruptionBudgetError`: the victim is skipped, never retried in a loop; it carries the wait the
-API server asked for (a `Retry-After` header, else the Status's `details.retryAfterSeconds`).
+let the watch resync); 410 is an expired resourceVersion (list again). A failure without an HTTP
+answer is an `UnreachableError` (an outage); it says whether the request may have reached the
+server (`maybe_applied`: the connection broke or timed out after sending) or surely did not (the
+connection could not be made), as does a 500 or 504 (the write may have been committed).
+A refused eviction (any 429 on `pods/{name}/eviction`, or a Status carrying the
+`DisruptionBudget` cause) is a `DisruptionBudgetError`: the victim is skipped, never retried in
+a loop; it carries the wait the API server asked for (a `Retry-After` header, else the Status's
+`details.retryAfterSeconds`).
 """
 
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Mapping
 
 import urllib3.exceptions
@@ -23,6 +28,7 @@ from vscheduler.errors import (
     ExpiredError,
     NotFoundError,
     TransientClusterError,
+    UnreachableError,
 )
 
 _DISRUPTION_BUDGET_CAUSE = "DisruptionBudget"
@@ -36,8 +42,8 @@ def translate(exc: BaseException, *, path: str = "") -> ClusterError:
     where = f" ({path})" if path else ""
     if isinstance(exc, ApiException):
         status = int(exc.status or 0)
-        if status == 0:
-            return TransientClusterError(f"request failed{where}: {exc.reason}")
+        if status == 0:  # the client's wrapping of a TLS failure: no HTTP answer either
+            return UnreachableError(f"request failed{where}: {exc.reason}", maybe_applied=True)
         return from_status(
             status,
             _decode_status(exc.body),
@@ -46,7 +52,7 @@ def translate(exc: BaseException, *, path: str = "") -> ClusterError:
             retry_after=_retry_after_header(exc.headers),
         )
     if isinstance(exc, urllib3.exceptions.HTTPError | OSError):
-        return TransientClusterError(f"connection failed{where}: {exc!r}")
+        return unreachable(exc, where)
     if isinstance(exc, ValueError):
         return TransientClusterError(f"malformed response{where}: {exc}")
     return ClusterError(f"unexpected client failure{where}: {exc!r}")
@@ -75,8 +81,20 @@ def from_status(
     if code == 404:
         return NotFoundError(text, status=code)
     if code in (408, 429) or code >= 500:
-        return TransientClusterError(text, status=code)
+        return TransientClusterError(text, status=code, maybe_applied=code in (500, 504))
     return ClusterError(text, status=code)
+
+
+def unreachable(exc: BaseException, where: str = "") -> UnreachableError:
+    """No HTTP answer: a connection that could not be made (nothing was sent), or one that
+    broke or timed out once the request may have been sent (`maybe_applied`)."""
+    cause: BaseException = exc
+    if isinstance(cause, urllib3.exceptions.MaxRetryError) and cause.reason is not None:
+        cause = cause.reason
+    unsent = isinstance(
+        cause, urllib3.exceptions.ConnectTimeoutError | ConnectionRefusedError | socket.gaierror
+    )
+    return UnreachableError(f"connection failed{where}: {cause!r}", maybe_applied=not unsent)
 
 
 def status_error(status: object, *, path: str = "") -> ClusterError:

@@ -49,7 +49,15 @@ RELOAD_RESULTS: Final = ("success", "failure")
 EVICTION_RESULTS: Final = ("success", "blocked", "conflict", "error", "dropped")
 """The effects executor's eviction outcomes (see `vscheduler.effects.executor`)."""
 BOUND: Final = "bound"
-BIND_FAILURE_REASONS: Final = ("conflict", "not_found", "transient", "not_leading", "error")
+BIND_FAILURE_REASONS: Final = (
+    "conflict",
+    "not_found",
+    "transient",
+    "not_leading",
+    "dropped",
+    "unconfirmed",
+    "error",
+)
 INFORMER_ACTIVITY: Final = ("list", "watch", "event", "bookmark", "expired", "error")
 """`vscheduler.informer.informer.OBSERVED` apart from `relist`, which has a counter of its own."""
 RELIST: Final = "relist"
@@ -326,15 +334,16 @@ class SchedulerMetrics:
 
     def observe_effect(self, action: str, outcome: str) -> None:
         """The effects executor's `on_outcome(action, outcome)`: a bind's `success` counts a bound
-        pod, any other outcome a bind failure (`conflict`, else `error`); other writes are not
+        pod, any other outcome a bind failure (`conflict`, `dropped`: not sent, the decision no
+        longer held or this replica no longer leads, `unconfirmed`: the answer was lost and the
+        watch decides, else `error`); other writes are not
         counted here (evictions go through `observe_eviction`, which knows the asking action)."""
         if action != "bind":
             return
         if outcome == "success":
             self._own.bound.inc()
         else:
-            reason = "not_leading" if outcome == "dropped" else outcome
-            reason = reason if reason in BIND_FAILURE_REASONS else "error"
+            reason = outcome if outcome in BIND_FAILURE_REASONS else "error"
             self._own.bind_failures.labels(reason).inc()
 
     def observe_task_scheduled(self, seconds: float) -> None:

@@ -65,4 +65,5 @@ class Settings:
     log_level: str = "info"
     log_format: str = "text"
     drain_timeout: float = 10.0
-    """Seconds SIGTERM waits for in-flight binds."""
+    """The grace SIGTERM gives queued writes: binds and evictions first, then Events (status
+    writes not started are skipped); keep it below the pod's terminationGracePeriodSeconds."""

@@ -100,6 +100,14 @@ def raw_pod(
     }
 
 
+def raw_node(name: str, *, unschedulable: bool = False) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "uid": f"uid-{name}"},
+        "spec": {"unschedulable": unschedulable},
+        "status": {"allocatable": {"cpu": "1", "pods": "10"}},
+    }
+
+
 def raw_podgroup(status: dict[str, Any]) -> dict[str, Any]:
     return {
         "apiVersion": "scheduling.volcano.sh/v1beta1",
@@ -118,6 +126,7 @@ def clock() -> FixedClock:
 @pytest.fixture
 def cache(clock: FixedClock) -> SchedulerCache:
     cache = SchedulerCache(clock=clock)
+    cache.replace(NODE, [raw_node("n1")])
     cache.replace(POD, [raw_pod("p1"), raw_pod("p2"), raw_pod("r1", node="n1", phase="Running")])
     return cache
 

@@ -14,6 +14,7 @@ from vscheduler.errors import (
     ExpiredError,
     NotFoundError,
     TransientClusterError,
+    UnreachableError,
 )
 from vscheduler.kube.errors import status_error, translate
 
@@ -71,8 +72,44 @@ def test_http_statuses_translate_to_the_cluster_error_the_caller_acts_on(
         ApiException(status=0, reason="SSLError: EOF"),
     ],
 )
-def test_connection_failures_and_timeouts_are_transient(exc: BaseException) -> None:
-    assert type(translate(exc, path=BIND)) is TransientClusterError
+def test_connection_failures_and_timeouts_are_an_unreachable_server_and_may_have_applied(
+    exc: BaseException,
+) -> None:
+    error = translate(exc, path=BIND)
+    assert type(error) is UnreachableError
+    assert isinstance(error, TransientClusterError)
+    assert error.maybe_applied
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        urllib3.exceptions.NewConnectionError(None, "Failed to establish a new connection"),  # type: ignore[arg-type]
+        urllib3.exceptions.ConnectTimeoutError(None, "connect timed out"),
+        ConnectionRefusedError(111, "Connection refused"),
+        urllib3.exceptions.MaxRetryError(
+            None,  # type: ignore[arg-type]
+            "/api/v1/pods",
+            urllib3.exceptions.NewConnectionError(None, "refused"),  # type: ignore[arg-type]
+        ),
+    ],
+)
+def test_a_connection_that_could_not_be_made_sent_nothing(exc: BaseException) -> None:
+    error = translate(exc, path=BIND)
+    assert type(error) is UnreachableError
+    assert not error.maybe_applied
+    assert str(error).startswith(f"connection failed ({BIND}): ")
+
+
+@pytest.mark.parametrize(
+    ("status", "applied"), [(500, True), (504, True), (503, False), (429, False)]
+)
+def test_a_500_or_504_may_have_applied_a_write_a_503_or_429_did_not(
+    status: int, applied: bool
+) -> None:
+    error = translate(api_exception(status), path=BIND)
+    assert type(error) is TransientClusterError
+    assert error.maybe_applied is applied
 
 
 def test_the_status_message_and_path_make_the_error_text() -> None:

@@ -245,6 +245,8 @@ def test_the_executors_bind_outcomes_count_bound_pods_and_failures_and_other_wri
         ("bind", "conflict"),
         ("bind", "error"),
         ("bind", "surprise"),
+        ("bind", "dropped"),
+        ("bind", "unconfirmed"),
         ("evict", "blocked"),
         ("pod_condition", "success"),
     ]:
@@ -253,6 +255,8 @@ def test_the_executors_bind_outcomes_count_bound_pods_and_failures_and_other_wri
     assert value(registry, "vscheduler_pods_bound_total") == 2
     assert value(registry, "vscheduler_bind_failures_total", reason="conflict") == 1
     assert value(registry, "vscheduler_bind_failures_total", reason="error") == 2
+    assert value(registry, "vscheduler_bind_failures_total", reason="dropped") == 1
+    assert value(registry, "vscheduler_bind_failures_total", reason="unconfirmed") == 1
     assert value(registry, "vscheduler_bind_duration_seconds_count") == 0
     assert "evictions_total{" not in generate_latest(registry).decode()
 
