@@ -210,7 +210,9 @@ def test_deploy_applies_to_a_fresh_api_server_and_volcano_objects_are_accepted_u
     fresh: harness.ScopedCluster,
 ) -> None:
     cluster = fresh
-    cluster.kubectl("delete", "--wait=true", *CRD_NAMES)  # the fixture's; start from none
+    # The fixture's CRDs go first (start from none). The API server's CRD finalizer can take over
+    # a minute to remove a CRD on a loaded machine: wait for it longer than kubectl's default.
+    cluster.kubectl("delete", "--wait=true", "--timeout=240s", *CRD_NAMES, timeout=270)
     install(cluster)
     dry_run = cluster.kubectl("apply", "--server-side", "--dry-run=server", "-k", str(DEPLOY))
     assert "deployment.apps/vscheduler serverside-applied (server dry run)" in dry_run.stdout
