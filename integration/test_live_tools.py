@@ -221,7 +221,9 @@ def test_a_snapshot_is_read_by_simulate_unchanged_and_decides_as_the_live_schedu
     out = scene.workdir / "snap.yaml"
     written = scene.tool("snapshot", "-o", str(out))
     assert written.returncode == 0, written.stderr
-    kinds = {obj["kind"] for obj in yaml.safe_load(out.read_text())["items"]}
+    items = yaml.safe_load(out.read_text())["items"]
+    assert written.stderr == f"vscheduler: wrote {len(items)} objects to {out}\n"
+    kinds = {obj["kind"] for obj in items}
     assert {"Namespace", "Node", "Queue", "PodGroup", "Pod"} <= kinds
     simulated = subprocess.run(
         [sys.executable, "-m", "vscheduler", "simulate", str(out), "-o", "json", "--no-timings"],

@@ -10,8 +10,9 @@ threads, handles SIGTERM. The only wiring code; everything else is handed what i
     ConfigMapWatches (informers of the ConfigMaps the policy's plugins read) -> SchedulerCache
 
 `--dry-run` (shadow mode): the API client is read-only (every write refused before it is sent),
-no leader election, the cycles' decisions go to a `runtime.decisions.DecisionRecorder` (log and
-decisions file) instead of the effects, and Events to the log (`DryRunEvents`).
+no leader election (`vscheduler_is_leader` stays 0), the cycles' decisions go to a
+`runtime.decisions.DecisionRecorder` (log and decisions file) instead of the effects, and
+Events to the log (`DryRunEvents`).
 
 On SIGTERM or SIGINT: the loop stops; within `Settings.drain_timeout` the queued binds and
 evictions are sent first, then as many Events as the time left allows (`Effects.shutdown` logs
@@ -267,8 +268,8 @@ class App:
         )
         self.cache.on_node_deleted(self.effects.node_deleted)
         self.elector = self._elector()
-        if self.elector is None:  # without election this replica always schedules
-            self.metrics.set_leader(True)
+        if self.elector is None and not dry_run:  # without election this replica schedules
+            self.metrics.set_leader(True)  # (a dry run schedules nothing: it reports 0)
         self.problems = ProblemReporter(self.cache, self.events)
         self._frozen = False
         self.health = CycleHealth(

@@ -50,7 +50,7 @@ def run_snapshot(args: argparse.Namespace, warn: Warn) -> int:
     else:
         with open(args.output, "w", encoding="utf-8") as handle:
             handle.write(rendered)
-        warn(f"wrote {len(objects)} objects to {args.output}")
+        sys.stderr.write(f"vscheduler: wrote {len(objects)} objects to {args.output}\n")
     return 0
 
 

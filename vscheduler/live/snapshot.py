@@ -45,6 +45,8 @@ ORDER: Final = (
 """The kinds listed, in the file's order (the scheduler's informers list the same set)."""
 _OPTIONAL: Final = frozenset({kinds.QUEUE.name, kinds.PODGROUP.name})
 """Kinds of a CRD that may be missing from the cluster."""
+_DUMPER: Final = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+"""libyaml's dumper where PyYAML has it: a large cluster's pods in seconds, not minutes."""
 
 
 def take(source: Source, pipeline: Pipeline, *, warn: Callable[[str], None]) -> list[Raw]:
@@ -88,7 +90,7 @@ def render(objects: Sequence[Raw], fmt: str) -> str:
     doc = document(objects)
     if fmt == "json":
         return json.dumps(doc, indent=1) + "\n"
-    return str(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=120))
+    return str(yaml.dump(doc, Dumper=_DUMPER, sort_keys=False, allow_unicode=True, width=120))
 
 
 def sourced(objects: Sequence[Raw]) -> list[SourcedObject]:
