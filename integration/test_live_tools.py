@@ -47,11 +47,19 @@ class Scene:
     def ns(self) -> str:
         return self.cluster.ns("test")
 
+    @property
+    def scheduler_flags(self) -> list[str]:
+        """`--scheduler-name` on a shared cluster, where the test's scheduler name is its own."""
+        name = harness.scheduler_name_of(self.cluster)
+        return [] if name == "vscheduler" else [f"--scheduler-name={name}"]
+
     def tool(self, *args: str, kubeconfig: Path | None = None) -> subprocess.CompletedProcess[str]:
-        """Run `vscheduler ARGS` against the cluster (as admin unless `kubeconfig`)."""
+        """Run `vscheduler ARGS` against the cluster (as admin unless `kubeconfig`), with the
+        test's scheduler name for the commands that take one."""
         config = kubeconfig or self.cluster.kubeconfig_path
+        named = self.scheduler_flags if args[0] in ("explain", "queues") else []
         return subprocess.run(
-            [sys.executable, "-m", "vscheduler", *args, f"--kubeconfig={config}"],
+            [sys.executable, "-m", "vscheduler", *args, *named, f"--kubeconfig={config}"],
             capture_output=True,
             text=True,
             timeout=TIMEOUT,
@@ -226,7 +234,17 @@ def test_a_snapshot_is_read_by_simulate_unchanged_and_decides_as_the_live_schedu
     kinds = {obj["kind"] for obj in items}
     assert {"Namespace", "Node", "Queue", "PodGroup", "Pod"} <= kinds
     simulated = subprocess.run(
-        [sys.executable, "-m", "vscheduler", "simulate", str(out), "-o", "json", "--no-timings"],
+        [
+            sys.executable,
+            "-m",
+            "vscheduler",
+            "simulate",
+            str(out),
+            "-o",
+            "json",
+            "--no-timings",
+            *scene.scheduler_flags,
+        ],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -281,7 +299,7 @@ def test_the_kubectl_plugin_runs_the_same_commands(scene: Scene) -> None:
         "KUBECONFIG": str(scene.cluster.kubeconfig_path),
     }
     plugin = subprocess.run(
-        [str(bin_dir / "kubectl"), "vscheduler", "queues"],
+        [str(bin_dir / "kubectl"), "vscheduler", "queues", *scene.scheduler_flags],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
