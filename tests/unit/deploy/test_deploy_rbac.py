@@ -362,13 +362,20 @@ def readonly_accesses() -> set[Access]:
 
 def readonly_grants() -> list[Grant]:
     docs = [d for d in yaml.safe_load_all((READONLY / "rbac.yaml").read_text()) if d]
-    roles = {d["metadata"]["name"]: d for d in docs if d["kind"] == "ClusterRole"}
+    roles = {
+        (d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"]): d
+        for d in docs
+        if d["kind"] in ("Role", "ClusterRole")
+    }
     found: list[Grant] = []
-    for binding in (d for d in docs if d["kind"] == "ClusterRoleBinding"):
+    for binding in (d for d in docs if d["kind"] in ("RoleBinding", "ClusterRoleBinding")):
         subjects = {(s.get("namespace"), s["name"]) for s in binding["subjects"]}
-        if READONLY_ACCOUNT in subjects:
-            name = binding["roleRef"]["name"]
-            found += [Grant(rule, None, f"ClusterRole {name}") for rule in roles[name]["rules"]]
+        if READONLY_ACCOUNT not in subjects:
+            continue
+        namespace = binding["metadata"].get("namespace")
+        ref = binding["roleRef"]
+        role = roles[(ref["kind"], namespace if ref["kind"] == "Role" else None, ref["name"])]
+        found += [Grant(rule, namespace, f"{ref['kind']} {ref['name']}") for rule in role["rules"]]
     return found
 
 
