@@ -143,7 +143,7 @@ def _live_parsers(sub: argparse._SubParsersAction[_Parser]) -> None:
         "explain",
         help="why a live pod waits: one simulated cycle with --explain, its condition, Events",
     )
-    exp.add_argument("pod", metavar="NAMESPACE/POD")
+    exp.add_argument("pod", metavar="NAMESPACE/POD", help="the pod to explain")
     exp.add_argument(
         "--output",
         "-o",

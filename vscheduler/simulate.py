@@ -283,7 +283,7 @@ def render_table(output: Json) -> str:
     explained = output["explain"]
     assert isinstance(explained, dict)
     for key, data in explained.items():
-        lines.extend(_explain_lines(key, data))
+        lines.extend(explain_lines(key, data))
     lines.append(f"{stats['nodes']} nodes, {stats['pods']} pods")
     return "\n".join(lines) + "\n"
 
@@ -319,7 +319,8 @@ def _cycle_lines(n: int, cycle: Json, seconds: float) -> list[str]:
     return lines
 
 
-def _explain_lines(key: str, data: object) -> list[str]:
+def explain_lines(key: str, data: object) -> list[str]:
+    """The `--explain` node table of one pod: each node's filter verdict, total and scores."""
     assert isinstance(data, dict)
     lines = [f"explain {key}:", f"  {'NODE':<24} {'FILTER':<40} {'TOTAL':>9}  SCORES"]
     for name, node in data["nodes"].items():

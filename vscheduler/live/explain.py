@@ -153,19 +153,8 @@ def render_table(report: Json, now: dt.datetime) -> str:
         lines.append(
             f"  {age:>6}  {e['type']:<8} {e['reason']:<18} {e['from']}: {e['message']}{count}"
         )
-    text = "\n".join(lines) + "\n"
-    explained = simulate.render_table(
-        {
-            "cycles": [],
-            "explain": {report["pod"]: report["explain"]},
-            "stats": {
-                "cycleSeconds": [],
-                "nodes": len(_dict(_dict(report["explain"])["nodes"])),
-                "pods": 0,
-            },
-        }
-    )
-    return text + "\n".join(explained.splitlines()[:-1]) + "\n"
+    lines.extend(simulate.explain_lines(str(report["pod"]), report["explain"]))
+    return "\n".join(lines) + "\n"
 
 
 def age_of(timestamp: str, now: dt.datetime) -> str:
