@@ -381,8 +381,7 @@ README_COMMANDS: Sequence[Sequence[str]] = (
 
 def normalized(text: str) -> str:
     """Volatile parts out: event ages, and the decisions files' directory."""
-    text = re.sub(r"^(\s+)\d+[smhd](\s)", r"\1AGE\2", text, flags=re.MULTILINE)
-    return text
+    return re.sub(r"^ +(?:\d+[smhd]|AGE)(?= )", "     AGE", text, flags=re.MULTILINE)
 
 
 def readme_block() -> str:
