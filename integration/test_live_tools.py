@@ -42,6 +42,7 @@ class Scene:
         self.decisions = [workdir / "vscheduler.jsonl", workdir / "volcano.jsonl"]
         self.dry_run_writes: dict[str, Any] = {}
         self.dry_run_etl_node = ""
+        self.shadow_logs: list[str] = []
 
     @property
     def ns(self) -> str:
@@ -159,6 +160,7 @@ def _scene(cluster: harness.ScopedCluster, workdir: Path) -> Iterator[Scene]:
     finally:
         for shadow in shadows:
             shadow.stop()
+            scene.shadow_logs.append(shadow.log_path.read_text())
     scene.dry_run_writes = _written_by_schedulers(cluster, ns)
     scene.dry_run_etl_node = _lines(scene.decisions[1])[-1]["binds"][f"{ns}/etl"]
     # Volcano (played by the test) puts etl on the other node; vscheduler schedules the rest.
@@ -194,6 +196,12 @@ def test_a_dry_run_decides_every_pod_of_its_scheduler_name_and_writes_nothing(sc
     assert set(ours[0]["binds"]) == {f"{ns}/train-0", f"{ns}/train-1"}
     assert ours[0]["pending"][f"{ns}/big"] == MISMATCH
     assert set(_lines(scene.decisions[1])[-1]["binds"]) == {f"{ns}/etl"}
+    name = harness.scheduler_name_of(scene.cluster)
+    assert (
+        f"dry run: deciding the pods of {name}, writing nothing to the API server; decisions "
+        f"to {scene.decisions[0]}"
+    ) in scene.shadow_logs[0]
+    assert f"dry run: would bind {ns}/train-0 to " in scene.shadow_logs[0]
 
 
 @pytest.mark.timeout(300)
