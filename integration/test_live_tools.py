@@ -226,6 +226,8 @@ def test_compare_decisions_reports_where_each_pod_would_have_gone_and_where_it_w
         "only live": 0,
         "pending": 1,
         "gone": 0,
+        "evicted": 0,
+        "kept": 0,
     }
 
 

@@ -4,8 +4,8 @@ it actually landed.
 Reads a decisions file of `vscheduler run --dry-run` (`runtime.decisions`) and the cluster's
 pods now. Per pod, the dry run's last word counts (a pod decided in several cycles, as a dry run
 decides a pod again until another scheduler binds it, keeps its latest decision): a node it
-would bind the pod to, or the message it would leave the pod pending with. Against the pod's
-`spec.nodeName` now, each pod is one of:
+would bind the pod to, the message it would leave the pod pending with, or an eviction. Against
+the pod's `spec.nodeName` now, each pod is one of:
 
     same         bound where the dry run would have bound it
     different    bound to another node
@@ -13,6 +13,8 @@ would bind the pod to, or the message it would leave the pod pending with. Again
     only live    the dry run left it pending, it was bound
     pending      pending in both
     gone         the pod no longer exists
+    evicted      the dry run would evict it from its node; it is gone from there too
+    kept         the dry run would evict it from its node; it still runs there
 
 Owns: the comparison and its rendering.
 Must not: write to the cluster.
@@ -29,11 +31,21 @@ from vscheduler.errors import InputError
 from vscheduler.informer.ports import Raw
 
 Json = dict[str, object]
-RESULTS: Final = ("same", "different", "not bound", "only live", "pending", "gone")
+RESULTS: Final = (
+    "same",
+    "different",
+    "not bound",
+    "only live",
+    "pending",
+    "gone",
+    "evicted",
+    "kept",
+)
 
 
 def read_decisions(path: str) -> dict[str, tuple[str, str]]:
-    """Per pod, the dry run's last decision: ("bind", node) or ("pending", message)."""
+    """Per pod, the dry run's last decision: ("bind", node), ("pending", message) or
+    ("evict", node)."""
     try:
         with open(path, encoding="utf-8") as handle:
             lines = handle.readlines()
@@ -54,6 +66,10 @@ def read_decisions(path: str) -> dict[str, tuple[str, str]]:
             decided[str(pod)] = ("pending", str(message))
         for pod, node in doc["binds"].items():
             decided[str(pod)] = ("bind", str(node))
+        evictions = doc.get("evictions")
+        for evict in evictions if isinstance(evictions, list) else ():
+            if isinstance(evict, dict) and "pod" in evict:
+                decided[str(evict["pod"])] = ("evict", str(evict.get("node", "")))
     return decided
 
 
@@ -71,17 +87,28 @@ def compare(decided: Mapping[str, tuple[str, str]], pods: Iterable[Raw]) -> list
         what, detail = decided[key]
         would = detail if what == "bind" else ""
         node, scheduler = live.get(key, ("", ""))
+        if what == "evict":
+            result = "kept" if key in live and node == detail else "evicted"
+        else:
+            result = _result(would, node, key in live)
         rows.append(
             {
                 "pod": key,
                 "vscheduler": would,
+                "evictFrom": detail if what == "evict" else "",
                 "message": detail if what == "pending" else "",
                 "actual": node,
                 "schedulerName": scheduler,
-                "result": _result(would, node, key in live),
+                "result": result,
             }
         )
     return rows
+
+
+def _would(row: Json) -> str:
+    if row["evictFrom"]:
+        return f"evict from {row['evictFrom']}"
+    return str(row["vscheduler"]) or "(pending)"
 
 
 def _result(would: str, node: str, exists: bool) -> str:
@@ -104,7 +131,7 @@ def render(rows: Sequence[Json], fmt: str) -> str:
     table = [header] + [
         (
             str(r["pod"]),
-            str(r["vscheduler"]) or "(pending)",
+            _would(r),
             str(r["actual"]) or "(pending)",
             str(r["schedulerName"]) or "-",
             str(r["result"]),

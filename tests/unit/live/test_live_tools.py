@@ -433,6 +433,10 @@ def test_compare_decisions_takes_each_pods_last_decision_and_says_where_it_went(
             "cycle": 2,
             "binds": {"team/b": "node-b", "team/d": "node-a", "team/gone": "node-a"},
             "pending": {"team/e": "no room"},
+            "evictions": [
+                {"pod": "team/low", "node": "node-b", "reason": "preempted"},
+                {"pod": "team/old", "node": "node-b", "reason": "preempted"},
+            ],
         },
     )
     live = [
@@ -441,6 +445,7 @@ def test_compare_decisions_takes_each_pods_last_decision_and_says_where_it_went(
         pod("c", node_name="node-b", scheduler="volcano"),
         pod("d", scheduler="volcano"),
         pod("e", scheduler="volcano"),
+        pod("low", node_name="node-b", scheduler="volcano"),
     ]
     rows = compare.compare(compare.read_decisions(path), live)
     assert [(r["pod"], r["vscheduler"], r["actual"], r["result"]) for r in rows] == [
@@ -450,12 +455,24 @@ def test_compare_decisions_takes_each_pods_last_decision_and_says_where_it_went(
         ("team/d", "node-a", "", "not bound"),
         ("team/e", "", "", "pending"),
         ("team/gone", "node-a", "", "gone"),
+        ("team/low", "", "node-b", "kept"),
+        ("team/old", "", "", "evicted"),
     ]
     text = compare.render(rows, "table")
     assert text.splitlines()[0].split() == ["POD", "VSCHEDULER", "ACTUAL", "SCHEDULER", "RESULT"]
     assert text.splitlines()[-1] == (
-        "6 pods: 1 same, 1 different, 1 not bound, 1 only live, 1 pending, 1 gone"
+        "8 pods: 1 same, 1 different, 1 not bound, 1 only live, 1 pending, 1 gone, 1 evicted, "
+        "1 kept"
     )
+    assert text.splitlines()[7].split() == [
+        "team/low",
+        "evict",
+        "from",
+        "node-b",
+        "node-b",
+        "volcano",
+        "kept",
+    ]
     assert json.loads(compare.render(rows, "json"))["counts"]["same"] == 1
 
 
