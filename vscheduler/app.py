@@ -9,6 +9,11 @@ threads, handles SIGTERM. The only wiring code; everything else is handed what i
     UsageLoop (Prometheus node usage, every replica) -> SchedulerCache.set_usage
     ConfigMapWatches (informers of the ConfigMaps the policy's plugins read) -> SchedulerCache
 
+`--dry-run` (shadow mode): the API client is read-only (every write refused before it is sent),
+no leader election (`vscheduler_is_leader` stays 0), the cycles' decisions go to a
+`runtime.decisions.DecisionRecorder` (log and decisions file) instead of the effects, and
+Events to the log (`DryRunEvents`).
+
 On SIGTERM or SIGINT: the loop stops; within `Settings.drain_timeout` the queued binds and
 evictions are sent first, then as many Events as the time left allows (`Effects.shutdown` logs
 what was not sent); the lease is released, the informers and the HTTP server stop. A node deleted
@@ -26,7 +31,7 @@ import signal
 import threading
 from collections.abc import Callable
 from types import FrameType
-from typing import Literal
+from typing import Literal, Protocol
 
 from prometheus_client import CollectorRegistry
 
@@ -51,6 +56,7 @@ from vscheduler.obs.http import ObsServer
 from vscheduler.obs.logs import setup_logging
 from vscheduler.obs.metrics import SchedulerMetrics
 from vscheduler.obs.usage import UsageLoop
+from vscheduler.runtime.decisions import DecisionRecorder, DryRunEvents
 from vscheduler.runtime.health import CycleHealth
 from vscheduler.runtime.policy import (
     ConfigMapPolicy,
@@ -120,11 +126,21 @@ QUANTITY_CLAMPED = "QuantityClamped"
 """The reason of the Warning Event on an object with an amount above the scheduler's ceiling."""
 
 
+class EventWriter(Protocol):
+    """Where the composition root's own Events go (the API server, or the log of a dry run)."""
+
+    def record_event(
+        self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str
+    ) -> None:
+        """Record an Event about `ref`."""
+        ...
+
+
 class ProblemReporter:
     """Warning Events (and log lines) for cluster objects the cache could not read, and for
     objects read other than as written (an amount above the scheduler's ceiling), once each."""
 
-    def __init__(self, cache: SchedulerCache, writer: KubeWriter) -> None:
+    def __init__(self, cache: SchedulerCache, writer: EventWriter) -> None:
         self._cache, self._writer = cache, writer
         self._reported: dict[str, str] = {}
         self._warned: dict[str, tuple[str, ...]] = {}
@@ -203,13 +219,25 @@ class App:
         # leave; the Lease has a client of its own, so renewals never queue behind binds. Both
         # report an API server outage through one `Outage`: one warning when it ends.
         self.outage = Outage(clock)
-        self.api = connect(client, clock=clock, fence=self._may_send, outage=self.outage)
+        dry_run = settings.dry_run
+        self.api = connect(
+            client,
+            clock=clock,
+            fence=None if dry_run else self._may_send,
+            outage=self.outage,
+            read_only=dry_run,
+        )
         self.lease_api = connect(
-            dataclasses.replace(client, qps=0, bind_workers=1), clock=clock, outage=self.outage
+            dataclasses.replace(client, qps=0, bind_workers=1),
+            clock=clock,
+            outage=self.outage,
+            read_only=dry_run,
         )
         self.writer = KubeWriter(
             self.api, clock=clock, component=settings.scheduler_name, instance=self.identity
         )
+        self._dry_run_events = DryRunEvents()
+        self.recorder = DecisionRecorder(settings.decisions_file, clock=clock) if dry_run else None
         self.cache = SchedulerCache(
             clock=clock, scheduler_name=settings.scheduler_name, assume_ttl=settings.assume_ttl
         )
@@ -240,9 +268,9 @@ class App:
         )
         self.cache.on_node_deleted(self.effects.node_deleted)
         self.elector = self._elector()
-        if self.elector is None:  # without election this replica always schedules
-            self.metrics.set_leader(True)
-        self.problems = ProblemReporter(self.cache, self.writer)
+        if self.elector is None and not dry_run:  # without election this replica schedules
+            self.metrics.set_leader(True)  # (a dry run schedules nothing: it reports 0)
+        self.problems = ProblemReporter(self.cache, self.events)
         self._frozen = False
         self.health = CycleHealth(
             settings.unready_after_failed_cycles,
@@ -253,7 +281,7 @@ class App:
         self.scheduler = Scheduler(
             cache=self.cache,
             policy=self.policy,
-            effects=self.effects,
+            effects=self.recorder or self.effects,
             clock=clock,
             observer=self.metrics,
             is_synced=self.gate.is_synced,
@@ -329,6 +357,11 @@ class App:
             on_stopped_leading=self._stopped_leading,
         )
 
+    @property
+    def events(self) -> EventWriter:
+        """Where the scheduler's own Events go: the API server, or the log of a dry run."""
+        return self._dry_run_events if self.settings.dry_run else self.writer
+
     def is_leading(self) -> bool:
         """Whether this replica may schedule now."""
         return self.elector is None or self.elector.is_leader()
@@ -360,7 +393,7 @@ class App:
             uid="",
         )
         try:
-            self.writer.record_event(ref, type_, reason, f"{self.identity}: {text}")
+            self.events.record_event(ref, type_, reason, f"{self.identity}: {text}")
         except ClusterError as exc:
             logger.warning("could not record the %s event: %s", reason, exc)
 
@@ -411,7 +444,7 @@ class App:
             f"policy rejected; {self.policy.source} stays in force: {'; '.join(rejection.errors)}"
         )
         try:
-            self.writer.record_event(ref, "Warning", "PolicyRejected", message)
+            self.events.record_event(ref, "Warning", "PolicyRejected", message)
         except ClusterError as exc:
             logger.warning("could not record the PolicyRejected event: %s", exc)
 
@@ -420,6 +453,13 @@ class App:
         """Start everything, schedule until stopped, shut down cleanly."""
         port = self.http.start()
         logger.info("serving /metrics, /healthz, /readyz on port %d", port)
+        if self.settings.dry_run:
+            logger.warning(
+                "dry run: deciding the pods of %s, writing nothing to the API server; "
+                "decisions to %s",
+                self.settings.scheduler_name,
+                self.settings.decisions_file or "the log only",
+            )
         for informer in self.informers:
             informer.start()
         self.watches.start()
@@ -437,6 +477,8 @@ class App:
         (idempotent)."""
         self.stop.set()
         self.effects.shutdown(self.settings.drain_timeout)
+        if self.recorder is not None:
+            self.recorder.shutdown(self.settings.drain_timeout)
         self.stop_electing.set()  # only now: the lease is released after the last bind
         if self.elector is not None:
             self.elector.join(timeout=5.0)

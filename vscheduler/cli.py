@@ -1,4 +1,6 @@
-"""The command line: `vscheduler run`, `simulate`, `validate-config`, `version`.
+"""The command line: `vscheduler run`, `simulate`, `validate-config`, `version`, and the
+live-cluster tools `snapshot`, `explain`, `queues`, `compare-decisions` (`live.commands`).
+`kubectl_main` is the same command line as the kubectl plugin `kubectl vscheduler`.
 
 Parses arguments, calls one function, prints, and maps errors to exit codes: 0 success, 1 the
 input (snapshot, policy, a port in use) is wrong, with a message naming the file, object and field,
@@ -20,7 +22,7 @@ from vscheduler.model.cluster import DEFAULT_SCHEDULER_NAME
 from vscheduler.obs.http import ListenError
 from vscheduler.runtime import flags
 from vscheduler.runtime.policy import read_policy_file
-from vscheduler.runtime.settings import Settings
+from vscheduler.runtime.settings import DEFAULT_POLICY_KEY, Settings
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,10 +33,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="vscheduler", description="A Volcano-compatible batch scheduler for Kubernetes."
-    )
+def _parser(prog: str = "vscheduler") -> argparse.ArgumentParser:
+    parser = _Parser(prog=prog, description="A Volcano-compatible batch scheduler for Kubernetes.")
     parser.add_argument("--version", action="version", version=f"vscheduler {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     sim = sub.add_parser("simulate", help="run the scheduler on snapshot files and report")
@@ -84,7 +84,103 @@ def _parser() -> argparse.ArgumentParser:
     val.add_argument("file", metavar="FILE")
     sub.add_parser("version", help="print the version")
     _run_parser(sub)
+    _live_parsers(sub)
     return parser
+
+
+def _live_flags(
+    parser: argparse.ArgumentParser, *, policy: bool = True, scheduler: bool = True
+) -> None:
+    parser.add_argument(
+        "--kubeconfig",
+        default="",
+        metavar="FILE",
+        help="kubeconfig file (default: in-cluster, else $KUBECONFIG or ~/.kube/config)",
+    )
+    if not policy:
+        return
+    if scheduler:
+        parser.add_argument(
+            "--scheduler-name",
+            default=DEFAULT_SCHEDULER_NAME,
+            help="pods of this spec.schedulerName are scheduled "
+            f"(default: {DEFAULT_SCHEDULER_NAME})",
+        )
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
+        "--config", metavar="POLICY", help="scheduler policy file (default: the built-in policy)"
+    )
+    source.add_argument(
+        "--policy-configmap",
+        default="",
+        metavar="NAMESPACE/NAME",
+        help="read the policy from this ConfigMap (default: none, the built-in policy)",
+    )
+    parser.add_argument(
+        "--policy-key",
+        default=DEFAULT_POLICY_KEY,
+        metavar="KEY",
+        help=f"the ConfigMap key holding the policy (default: {DEFAULT_POLICY_KEY})",
+    )
+
+
+def _live_parsers(sub: argparse._SubParsersAction[_Parser]) -> None:
+    snap = sub.add_parser(
+        "snapshot",
+        help="write the live cluster's scheduling objects to one file simulate reads",
+        description="List every object the scheduler reads (read-only) into one List: pods of "
+        "every scheduler and phase; the policy names the ConfigMaps its plugins read.",
+    )
+    snap.add_argument(
+        "--output",
+        "-o",
+        default="-",
+        metavar="FILE",
+        help="write to FILE, JSON when it ends in .json, else YAML (default: -, stdout)",
+    )
+    _live_flags(snap, scheduler=False)
+    exp = sub.add_parser(
+        "explain",
+        help="why a live pod waits: one simulated cycle with --explain, its condition, Events",
+    )
+    exp.add_argument("pod", metavar="NAMESPACE/POD", help="the pod to explain")
+    exp.add_argument(
+        "--output",
+        "-o",
+        choices=("table", "json", "yaml"),
+        default="table",
+        help="the report's format (default: table)",
+    )
+    _live_flags(exp)
+    que = sub.add_parser(
+        "queues", help="each queue's weight, deserved, allocated, guarantee and jobs"
+    )
+    que.add_argument(
+        "--output",
+        "-o",
+        choices=("table", "wide", "json", "yaml"),
+        default="table",
+        help="the report's format (default: table)",
+    )
+    _live_flags(que)
+    cmp = sub.add_parser(
+        "compare-decisions",
+        help="a dry run's decisions (run --dry-run --decisions-file) against where pods landed",
+    )
+    cmp.add_argument(
+        "files",
+        nargs="+",
+        metavar="DECISIONS_FILE",
+        help="decisions files of dry runs (one per scheduler name); a pod's last decision counts",
+    )
+    cmp.add_argument(
+        "--output",
+        "-o",
+        choices=("table", "json"),
+        default="table",
+        help="the report's format (default: table)",
+    )
+    _live_flags(cmp, policy=False)
 
 
 def _run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
@@ -105,10 +201,18 @@ def _settings(args: argparse.Namespace) -> Settings:
     return flags.settings(args)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+_LIVE = ("snapshot", "explain", "queues", "compare-decisions")
+
+
+def kubectl_main(argv: Sequence[str] | None = None) -> int:
+    """The kubectl plugin's entry point (`kubectl vscheduler ...`): the same commands."""
+    return main(argv, prog="kubectl vscheduler")
+
+
+def main(argv: Sequence[str] | None = None, *, prog: str = "vscheduler") -> int:
     """Entry point; returns the exit code (2 for a usage error, as argparse exits)."""
     try:
-        args = _parser().parse_args(argv)
+        args = _parser(prog).parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error argparse already printed
         return exc.code if isinstance(exc.code, int) else 2
     try:
@@ -118,6 +222,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _validate(args.file)
         if args.command == "run":
             return _run(args)
+        if args.command in _LIVE:
+            return _live(args)
         print(__version__)
         return 0
     except flags.UsageError as exc:
@@ -144,6 +250,18 @@ def _run(args: argparse.Namespace) -> int:
     from vscheduler import app  # the runtime and the kubernetes client load only here
 
     return app.run(settings)
+
+
+def _live(args: argparse.Namespace) -> int:
+    from vscheduler.live import commands  # loads the kubernetes client
+
+    run = {
+        "snapshot": commands.run_snapshot,
+        "explain": commands.run_explain,
+        "queues": commands.run_queues,
+        "compare-decisions": commands.run_compare,
+    }[args.command]
+    return run(args, _warn)
 
 
 def _warn(message: str) -> None:

@@ -118,6 +118,11 @@ class FencedError(NotSentError):
     the write was queued under an earlier lease)."""
 
 
+class ReadOnlyError(NotSentError):
+    """A write refused before it left the process: the client is read-only (`run --dry-run`,
+    `snapshot`, `explain`, `queues`, `compare-decisions`)."""
+
+
 class StaleDecisionError(NotSentError):
     """A write refused before it left the process: checked against the cache just before
     sending, the decision no longer holds (the node is gone or cordoned, the pod was deleted,

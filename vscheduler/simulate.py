@@ -22,7 +22,7 @@ import yaml
 
 from vscheduler import builtins, loop
 from vscheduler.clock import FixedClock
-from vscheduler.convert.files import load_objects
+from vscheduler.convert.files import SourcedObject, load_objects
 from vscheduler.convert.snapshot import build_snapshot
 from vscheduler.errors import InputError
 from vscheduler.framework.placement import RESOURCE_FIT
@@ -44,7 +44,13 @@ class Request:
     """What the user asked for."""
 
     snapshots: Sequence[str]
+    objects: Sequence[SourcedObject] = ()
+    """Objects read elsewhere (the live tools' listing), after those of `snapshots`."""
     policy_file: str | None = None
+    policy_text: str | None = None
+    """The policy itself (read from the cluster), when there is no `policy_file`."""
+    policy_source: str = "default policy"
+    """Where `policy_text` came from, for its errors."""
     cycles: int = 1
     now: dt.datetime | None = None
     explain: Sequence[str] = ()
@@ -73,10 +79,12 @@ def simulate(request: Request) -> Json:
     """Run the request; raises InputError / PolicyError on bad input, before doing anything."""
     now = request.now or EPOCH
     snap = build_snapshot(
-        load_objects(request.snapshots), scheduler_name=request.scheduler_name, taken_at=now
+        [*load_objects(request.snapshots), *request.objects],
+        scheduler_name=request.scheduler_name,
+        taken_at=now,
     )
-    policy_text = None
-    source = "default policy"
+    policy_text = request.policy_text
+    source = request.policy_source
     if request.policy_file is not None:
         source = request.policy_file
         policy_text = read_policy_file(request.policy_file)
@@ -275,7 +283,7 @@ def render_table(output: Json) -> str:
     explained = output["explain"]
     assert isinstance(explained, dict)
     for key, data in explained.items():
-        lines.extend(_explain_lines(key, data))
+        lines.extend(explain_lines(key, data))
     lines.append(f"{stats['nodes']} nodes, {stats['pods']} pods")
     return "\n".join(lines) + "\n"
 
@@ -311,7 +319,8 @@ def _cycle_lines(n: int, cycle: Json, seconds: float) -> list[str]:
     return lines
 
 
-def _explain_lines(key: str, data: object) -> list[str]:
+def explain_lines(key: str, data: object) -> list[str]:
+    """The `--explain` node table of one pod: each node's filter verdict, total and scores."""
     assert isinstance(data, dict)
     lines = [f"explain {key}:", f"  {'NODE':<24} {'FILTER':<40} {'TOTAL':>9}  SCORES"]
     for name, node in data["nodes"].items():

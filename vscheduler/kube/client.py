@@ -18,6 +18,10 @@ wrapped for that), so a replica frozen between queueing and sending sends nothin
 lease deadline passed. `fence` may also raise `errors.NotSentError` itself (the effects' check
 that the decision still holds): it propagates unchanged, and nothing of the request reaches
 the server (a request cut after its headers is discarded with its connection).
+
+Read-only: a `KubeApi` made with `read_only=True` (`run --dry-run` and the live-cluster tools)
+refuses every method but GET with `errors.ReadOnlyError` before the rate limiter or the socket
+is reached: nothing a caller does, through any writer, can change the cluster.
 """
 
 from __future__ import annotations
@@ -36,7 +40,13 @@ import yaml
 from kubernetes import client as k8s_client, config as k8s_config
 
 from vscheduler.clock import Clock
-from vscheduler.errors import ClusterError, FencedError, NotSentError, UnreachableError
+from vscheduler.errors import (
+    ClusterError,
+    FencedError,
+    NotSentError,
+    ReadOnlyError,
+    UnreachableError,
+)
 from vscheduler.informer.kinds import CLUSTER_KINDS
 from vscheduler.kube.errors import translate
 from vscheduler.kube.outage import Outage
@@ -141,8 +151,11 @@ class KubeApi:
         request_timeout: float = 30.0,
         fence: Callable[[], bool] | None = None,
         outage: Outage | None = None,
+        read_only: bool = False,
     ) -> None:
         self._client = api_client
+        self.read_only = read_only
+        """Every write is refused with ReadOnlyError before it is sent."""
         self._limiter = limiter
         self._fence = fence
         """Asked after the rate limiter's wait and right before each chunk of a write leaves:
@@ -198,8 +211,10 @@ class KubeApi:
         read_timeout: float | None = None,
     ) -> urllib3.HTTPResponse:
         """Send a request and return the unread response (the caller reads and closes it)."""
-        self._limiter.acquire()
         write = method != "GET"
+        if write and self.read_only:
+            raise ReadOnlyError(f"{method} {path} not sent: this client is read-only")
+        self._limiter.acquire()
         if write:
             self._guard()
         timeout = (self._connect_timeout, read_timeout or self._request_timeout)
@@ -258,9 +273,11 @@ def connect(
     clock: Clock,
     fence: Callable[[], bool] | None = None,
     outage: Outage | None = None,
+    read_only: bool = False,
 ) -> KubeApi:
     """The composition root's entry: an ApiClient for `settings`, behind a token bucket, its
-    writes fenced by `fence` when given, its outages reported through `outage`."""
+    writes fenced by `fence` when given (refused altogether when `read_only`), its outages
+    reported through `outage`."""
     api_client = build_api_client(
         settings.kubeconfig,
         settings.context,
@@ -275,6 +292,7 @@ def connect(
         request_timeout=settings.request_timeout,
         fence=fence,
         outage=outage,
+        read_only=read_only,
     )
 
 

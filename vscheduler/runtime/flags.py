@@ -227,6 +227,7 @@ def add_run_flags(run: argparse.ArgumentParser) -> None:
         f"(default: {d.unready_after_failed_cycles})",
     )
     _election_flags(run, le)
+    _dry_run_flags(run)
     run.add_argument(
         "--log-level",
         default=d.log_level,
@@ -279,6 +280,23 @@ def _policy_flags(run: argparse.ArgumentParser) -> None:
         default=DEFAULT_POLICY_KEY,
         metavar="KEY",
         help=f"the ConfigMap key holding the policy (default: {DEFAULT_POLICY_KEY})",
+    )
+
+
+def _dry_run_flags(run: argparse.ArgumentParser) -> None:
+    run.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="shadow mode: decide every cycle, write nothing to the API server (no binds, "
+        "evictions, status, Events or Lease; no leader election), only the log, the metrics "
+        "and --decisions-file (default: off)",
+    )
+    run.add_argument(
+        "--decisions-file",
+        default="",
+        metavar="FILE",
+        help="with --dry-run, append each cycle's decisions to FILE as a JSON line, for "
+        "`vscheduler compare-decisions` (default: none)",
     )
 
 
@@ -356,7 +374,9 @@ def check(args: argparse.Namespace) -> None:
     namespace, _, name = args.policy_configmap.partition("/")
     if (args.policy_configmap and not (namespace and name)) or "/" in name:
         raise UsageError("argument --policy-configmap: give it as NAMESPACE/NAME")
-    if args.leader_elect:
+    if args.decisions_file and not args.dry_run:
+        raise UsageError("argument --decisions-file: only with --dry-run")
+    if args.leader_elect and not args.dry_run:
         for flag in ("resource-name", "resource-namespace"):
             if not getattr(args, f"leader_elect_{flag.replace('-', '_')}"):
                 raise UsageError(f"argument --leader-elect-{flag}: must not be empty")
@@ -412,7 +432,7 @@ def settings(args: argparse.Namespace) -> Settings:
         listen_address=args.listen_address,
         unready_after_failed_cycles=args.unready_after_failed_cycles,
         leader_election=LeaderElection(
-            enabled=args.leader_elect,
+            enabled=args.leader_elect and not args.dry_run,
             lease_duration=args.leader_elect_lease_duration,
             renew_deadline=args.leader_elect_renew_deadline,
             retry_period=args.leader_elect_retry_period,
@@ -422,4 +442,6 @@ def settings(args: argparse.Namespace) -> Settings:
         ),
         log_level=args.log_level,
         log_format=args.log_format,
+        dry_run=args.dry_run,
+        decisions_file=args.decisions_file,
     )

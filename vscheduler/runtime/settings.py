@@ -67,3 +67,8 @@ class Settings:
     drain_timeout: float = 10.0
     """The grace SIGTERM gives queued writes: binds and evictions first, then Events (status
     writes not started are skipped); keep it below the pod's terminationGracePeriodSeconds."""
+    dry_run: bool = False
+    """Shadow mode: decide, write nothing to the API server (`runtime.decisions`); no leader
+    election."""
+    decisions_file: str = ""
+    """With `dry_run`, where each cycle's decisions are appended (empty: the log only)."""

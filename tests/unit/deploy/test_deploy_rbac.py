@@ -1,4 +1,6 @@
-"""deploy/rbac.yaml grants the scheduler's ServiceAccount exactly what the code calls.
+"""deploy/rbac.yaml grants the scheduler's ServiceAccount exactly what the code calls, and
+deploy/readonly/rbac.yaml grants its read-only ServiceAccount exactly what the live tools and
+`run --dry-run` call (reads only).
 
 The calls are not listed by hand: every watched kind is listed and watched through the real
 KubeLister, every public method of KubeWriter and LeaseClient is called, all against a recording
@@ -23,7 +25,7 @@ from typing import Any
 import pytest
 import yaml
 
-from vscheduler import cli
+from vscheduler import builtins, cli
 from vscheduler.clock import FixedClock
 from vscheduler.effects.ports import ObjectRef
 from vscheduler.errors import NotFoundError
@@ -32,6 +34,8 @@ from vscheduler.kube.client import KubeApi
 from vscheduler.kube.lease import LeaseClient, LeaseRecord
 from vscheduler.kube.lister import KubeLister
 from vscheduler.kube.writers import KubeWriter
+from vscheduler.live import explain, snapshot
+from vscheduler.live.source import KubeSource, policy_text
 from vscheduler.plugins import reservation
 from vscheduler.runtime.settings import Settings
 
@@ -300,3 +304,107 @@ def test_no_rule_uses_a_wildcard() -> None:
     for grant in grants():
         for key in ("verbs", "apiGroups", "resources"):
             assert "*" not in grant.rule[key], grant
+
+
+# --- deploy/readonly: the live tools and `run --dry-run` ----------------------------------------
+READONLY = DEPLOY / "readonly"
+READONLY_ACCOUNT = ("vscheduler-system", "vscheduler-readonly")
+READONLY_POLICY = (
+    "actions: enqueue, allocate\ntiers:\n- plugins:\n  - name: gang\n  - name: reservation\n"
+)
+
+
+class ReadOnlyRecordingApi(RecordingApi):
+    """A cluster holding one pending pod `team-a/worker-0` and the shipped policy ConfigMap."""
+
+    def request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        answer = super().request(method, path, **kwargs)
+        pod = {
+            "kind": "Pod",
+            "apiVersion": "v1",
+            "metadata": {"name": "worker-0", "namespace": "team-a", "uid": "u"},
+            "spec": {"schedulerName": "vscheduler", "containers": [{"name": "c"}]},
+        }
+        if path == "/api/v1/namespaces/team-a/pods/worker-0":
+            return pod
+        if path == "/api/v1/pods":
+            return {"items": [pod]}
+        if path.endswith("/configmaps/vscheduler-policy"):
+            return {"data": {"volcano-scheduler.conf": READONLY_POLICY}}
+        return answer
+
+
+def readonly_accesses() -> set[Access]:
+    """Every request of `snapshot`, `explain`, `queues`, `compare-decisions` (with the shipped
+    policy ConfigMap) and of `run --dry-run` (with the shipped Deployment's flags)."""
+    api = ReadOnlyRecordingApi()
+    source = KubeSource(api)
+    settings = deployment_settings()
+    policy = f"{settings.policy.configmap_namespace}/{settings.policy.configmap_name}"
+    text, where = policy_text(source, file="", configmap=policy, key=settings.policy.configmap_key)
+    explain.explain(
+        source,
+        "team-a/worker-0",
+        policy_text=text,
+        policy_source=where,
+        scheduler_name="vscheduler",
+        now=dt.datetime(2024, 5, 1, tzinfo=dt.UTC),
+        warn=lambda _: None,
+    )
+    snapshot.take(source, builtins.load_pipeline(text), warn=lambda _: None)
+    lister = KubeLister(api)
+    for kind in kinds_watched(settings):
+        lister.list(kind)
+        with contextlib.suppress(_SentError):
+            next(iter(lister.watch(kind, "1", timeout_seconds=1, stop=threading.Event())))
+    return {access_of(*sent) for sent in api.sent}
+
+
+def readonly_grants() -> list[Grant]:
+    docs = [d for d in yaml.safe_load_all((READONLY / "rbac.yaml").read_text()) if d]
+    roles = {
+        (d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"]): d
+        for d in docs
+        if d["kind"] in ("Role", "ClusterRole")
+    }
+    found: list[Grant] = []
+    for binding in (d for d in docs if d["kind"] in ("RoleBinding", "ClusterRoleBinding")):
+        subjects = {(s.get("namespace"), s["name"]) for s in binding["subjects"]}
+        if READONLY_ACCOUNT not in subjects:
+            continue
+        namespace = binding["metadata"].get("namespace")
+        ref = binding["roleRef"]
+        role = roles[(ref["kind"], namespace if ref["kind"] == "Role" else None, ref["name"])]
+        found += [Grant(rule, namespace, f"{ref['kind']} {ref['name']}") for rule in role["rules"]]
+    return found
+
+
+def test_the_read_only_role_allows_every_request_of_the_live_tools_and_a_dry_run() -> None:
+    allowed = readonly_grants()
+    missing = sorted(a for a in readonly_accesses() if not any(g.allows(a) for g in allowed))
+    assert [str(a) for a in missing] == []
+
+
+def test_every_rule_of_the_read_only_role_is_needed_and_none_writes() -> None:
+    made = readonly_accesses()
+    unused = [
+        f"{verb} {resource} ({group or 'core'}) {name or ''}".strip()
+        for g in readonly_grants()
+        for verb, group, resource, name in g.needs()
+        if not any(
+            g.allows(a)
+            and (a.verb, a.group, a.resource) == (verb, group, resource)
+            and (name is None or a.name == name)
+            for a in made
+        )
+    ]
+    assert unused == []
+    assert {verb for g in readonly_grants() for verb in g.rule["verbs"]} == {"get", "list", "watch"}
+
+
+def test_the_read_only_role_is_its_own_kustomization_outside_the_base() -> None:
+    base = yaml.safe_load((DEPLOY / "kustomization.yaml").read_text())
+    assert "readonly" not in base["resources"]
+    own = yaml.safe_load((READONLY / "kustomization.yaml").read_text())
+    assert own["resources"] == ["namespace.yaml", "rbac.yaml"]
+    assert (READONLY / "namespace.yaml").read_text() == (DEPLOY / "namespace.yaml").read_text()

@@ -34,6 +34,7 @@ LINK_CHECKED = [
     ROOT / "docs" / "migrating-from-volcano.md",
     ROOT / "docs" / "policy.md",
     ROOT / "docs" / "metrics.md",
+    ROOT / "docs" / "live-tools.md",
     ROOT / "examples" / "gang-job" / "README.md",
     ROOT / "examples" / "queues" / "README.md",
 ]
