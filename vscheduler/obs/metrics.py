@@ -7,8 +7,9 @@ milliseconds) and buckets, so dashboards carry over; labels that name a single j
 observation; the callers (the loop, the effects, the informers, the elector) stay unaware of
 prometheus_client. The queue gauges are defined in `vscheduler.obs.queues`. Volcano families
 whose data vscheduler does not have are not registered (job succeeded/failed counts, namespace
-shares; docs/metrics.md says why). The registry also gets prometheus_client's process and
-platform collectors (memory, CPU, file descriptors) and `vscheduler_build_info`.
+shares; docs/metrics.md says why). The registry also gets prometheus_client's process, platform
+and garbage-collector collectors (memory, CPU, file descriptors, collections) and
+`vscheduler_build_info`.
 
 This module owns metric definitions and label vocabularies. It must not read a clock, touch the
 global `prometheus_client.REGISTRY`, or hold state beyond the metrics themselves.
@@ -26,6 +27,7 @@ from prometheus_client import (
     CollectorRegistry,
     Counter,
     Gauge,
+    GCCollector,
     Histogram,
     PlatformCollector,
     ProcessCollector,
@@ -288,6 +290,7 @@ class SchedulerMetrics:
         _build_info(registry)
         ProcessCollector(registry=registry)
         PlatformCollector(registry=registry)
+        GCCollector(registry=registry)
 
     # --- the cycle ----------------------------------------------------------------------------
     def observe_cycle(self, report: CycleReport) -> None:

@@ -102,6 +102,7 @@ def test_metrics_serves_the_process_figures_and_the_build_info(
     assert "\nprocess_cpu_seconds_total " in body
     assert "\nprocess_open_fds " in body
     assert "\npython_info{" in body
+    assert "\npython_gc_collections_total{" in body
     line = re.search(r"^vscheduler_build_info\{(.*)\} 1\.0$", body, re.M)
     assert line is not None
     labels = dict(re.findall(r'(\w+)="([^"]*)"', line.group(1)))
