@@ -7,7 +7,7 @@ tokens, their refresh, client certificates — applies but its model classes are
 reads raw JSON, and turns every failure into a `vscheduler.errors.ClusterError` (see
 `kube.errors`). The kubernetes client's majors 31 to 36 and 37 (a regenerated client with
 another `call_api`) are both spoken (`KubeApi._send`). The client's own GET retries of 37
-(`client_go_retries`) stay off, as is its default.
+(`client_go_retries`) are off as well.
 
 The connection pool is sized for the bind workers plus one connection per open watch and a few
 for status, event and lease writes; urllib3 would otherwise open and discard a connection per
@@ -128,6 +128,7 @@ def build_api_client(
     configuration = load_configuration(kubeconfig, context, environ=environ)
     configuration.connection_pool_maxsize = pool_maxsize
     configuration.retries = False  # ours are the only retries (effects.retry)
+    configuration.client_go_retries = False  # 37's GET retries on Retry-After: ours too
     api_client = k8s_client.ApiClient(configuration)
     api_client.user_agent = user_agent
     return api_client
