@@ -11,6 +11,7 @@ from integration import harness
 TIMEOUT = 60.0
 NOT_HAPPENING = 3.0
 E2E = "vscheduler_e2e_scheduling_latency_milliseconds"
+PLUGIN = "vscheduler_plugin_scheduling_latency_milliseconds"
 
 
 def test_metrics_show_cycle_latency_bound_pods_and_schedule_attempts(
@@ -58,6 +59,14 @@ def test_metrics_show_cycle_latency_bound_pods_and_schedule_attempts(
     assert (harness.metric(text, f"{E2E}_sum") or 0) > 0
     assert harness.metric(text, "vscheduler_unschedule_task_count") == 1
     assert (harness.metric(text, "vscheduler_bind_failures_total") or 0) == 0
+    # Each bind is timed, and each pod's wait from its creation to its bind.
+    assert harness.metric(text, "vscheduler_bind_duration_seconds_count") == 5
+    assert harness.metric(text, "vscheduler_task_scheduling_latency_milliseconds_count") == 5
+    # Every plugin of the policy is timed opening each cycle's session.
+    assert (harness.metric(text, f"{PLUGIN}_count", OnSession="OnSessionOpen") or 0) >= cycles
+    assert (harness.metric(text, "process_resident_memory_bytes") or 0) > 0
+    assert "\nvscheduler_build_info{" in text
+    assert "_created" not in text
 
 
 def test_healthz_and_readyz_answer_200_once_synced(

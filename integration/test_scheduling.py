@@ -23,7 +23,7 @@ def _other_nodes(cluster: harness.ScopedCluster, mine: int) -> int:
 
 
 def _fit_error(total: int, reasons: dict[str, int]) -> str:
-    """kube-scheduler's aggregate, most common reason first (docs/pending-reasons.md)."""
+    """kube-scheduler's aggregate, most common reason first (docs/pending.md, "The messages")."""
     parts = sorted(((r, n) for r, n in reasons.items() if n), key=lambda kv: (-kv[1], kv[0]))
     return f"0/{total} nodes are available: " + ", ".join(f"{n} {r}" for r, n in parts) + "."
 

@@ -262,6 +262,7 @@ class App:
             on_eviction=lambda evict, result: self.metrics.observe_eviction(
                 evict.action, evict.strategy, result
             ),
+            on_duration=self.metrics.observe_duration,
             retry=RetryPolicy(jitter=random.Random()),
             may_write=self.is_leading,
             config_maps=self.writer,

@@ -6,7 +6,7 @@ Pure apart from the injected clock; the runtime and `simulate` both call `run_cy
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from vscheduler.clock import Clock, perf_counter
 from vscheduler.framework.registry import Pipeline
@@ -29,18 +29,29 @@ class CycleReport:
     action_errors: tuple[str, ...] = ()
     """Jobs an action failed on (`Session.contained`): each job's statement was discarded and the
     job reported; the action went on with the next job."""
+    plugin_seconds: tuple[tuple[str, str, float], ...] = ()
+    """`(plugin, "OnSessionOpen" | "OnSessionClose", seconds)`: each plugin's session open, and
+    its session close when it has a `sessionClose` hook, in policy order (Volcano's plugin
+    latency)."""
 
 
 def open_session(
-    snapshot: ClusterSnapshot, pipeline: Pipeline, *, clock: Clock, uid: str = "cycle-1"
+    snapshot: ClusterSnapshot,
+    pipeline: Pipeline,
+    *,
+    clock: Clock,
+    uid: str = "cycle-1",
+    timer: Callable[[], float] | None = None,
 ) -> Session:
-    """A session on `snapshot` with the pipeline's plugins, before any action runs."""
+    """A session on `snapshot` with the pipeline's plugins, before any action runs (`timer`
+    times each plugin's open and close, see `Session`)."""
     return Session(
         snapshot,
         pipeline.tiers,
         clock=clock,
         actions=tuple(a.name for a in pipeline.actions),
         uid=uid,
+        timer=timer,
     )
 
 
@@ -49,7 +60,7 @@ def run_cycle(
 ) -> CycleReport:
     """Open a session, run every action in order, close it."""
     started = perf_counter()
-    session = open_session(snapshot, pipeline, clock=clock, uid=uid)
+    session = open_session(snapshot, pipeline, clock=clock, uid=uid, timer=perf_counter)
     timings: dict[str, float] = {"openSession": perf_counter() - started}
     for action in pipeline.actions:
         t0 = perf_counter()
@@ -59,8 +70,10 @@ def run_cycle(
     result = session.close()
     timings["closeSession"] = perf_counter() - t0
     errors = tuple(dict.fromkeys(str(e) for e in session.hooks.errors))
+    plugins = tuple((name, "OnSessionOpen", s) for name, s in session.open_seconds.items())
+    plugins += tuple((name, "OnSessionClose", s) for name, s in session.hooks.close_seconds.items())
     return CycleReport(
-        result, perf_counter() - started, timings, errors, tuple(session.action_errors)
+        result, perf_counter() - started, timings, errors, tuple(session.action_errors), plugins
     )
 
 

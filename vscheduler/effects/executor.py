@@ -39,11 +39,16 @@ conflict | error | dropped; `pod_condition`: success | error | dropped; `podgrou
 success | conflict (the PodGroup is gone) | error | dropped; `reservation_release`: success |
 error | dropped) for metrics, and `on_eviction(evict, outcome)` of every eviction again with its
 `Evict` (the asking action and the strategy that chose the victim label the eviction metrics).
+`on_duration(kind, seconds)` times, for metrics: `bind` (one bind sent, retries included,
+whatever its outcome; not for a bind dropped before it was sent), `task` (a pod bound, `seconds`
+after its creation) and `job` (a PodGroup's status written Running, `seconds` after its
+creation); creation times come from the snapshot the decisions were made on.
 """
 
 from __future__ import annotations
 
 import collections
+import datetime as dt
 import functools
 import logging
 import threading
@@ -76,6 +81,8 @@ from vscheduler.model.commands import (
     QueueFigures,
     ReservationRelease,
 )
+from vscheduler.model.facts import EPOCH
+from vscheduler.model.status import PodGroupPhase
 
 logger = logging.getLogger(__name__)
 
@@ -103,6 +110,10 @@ def _no_eviction(_evict: Evict, _outcome: str) -> None:
     """The default `on_eviction`: nothing."""
 
 
+def _no_duration(_kind: str, _seconds: float) -> None:
+    """The default `on_duration`: nothing."""
+
+
 class Effects:
     """Carries cycle results out through a `ClusterWriter` on a pool of `workers` threads."""
 
@@ -115,6 +126,7 @@ class Effects:
         workers: int = 16,
         on_outcome: Callable[[str, str], None] = _no_outcome,
         on_eviction: Callable[[Evict, str], None] = _no_eviction,
+        on_duration: Callable[[str, float], None] = _no_duration,
         retry: RetryPolicy | None = None,
         may_write: Callable[[], bool] = lambda: True,
         config_maps: ConfigMapWriter | None = None,
@@ -122,6 +134,7 @@ class Effects:
         self._writer, self._cache, self._clock = writer, cache, clock
         self._on_outcome = on_outcome
         self._on_eviction = on_eviction
+        self._on_duration = on_duration
         self._may_write = may_write
         """Checked before every attempt: a replica that lost the lease sends nothing more, not
         even the binds it had queued (the fence kube-scheduler gets by exiting). The API client
@@ -156,14 +169,15 @@ class Effects:
         """Assume the binds and evictions in the cache, queue the rest, and return (never
         raises). Submits are carried out in order by one dispatcher thread, which diffs and
         queues the writes on the pool."""
-        del snapshot  # the cache's latest raw objects are fresher for diffing
+        created = _created(result, snapshot)  # the raw objects are diffed from the cache
         try:
             self._cache.assume_binds(((b.task_uid, b.node) for b in result.binds), held=True)
             self._cache.assume_evicts(e.task_uid for e in result.evictions)
         except Exception:
             logger.exception("assuming the cycle's decisions failed")
         tickets = self._terms.queue(result.binds)  # from now on a node deletion drops them
-        if not self._queue("dispatch", lambda: self._dispatch(result, tickets), self._dispatcher):
+        dispatch = functools.partial(self._dispatch, result, tickets, created)
+        if not self._queue("dispatch", dispatch, self._dispatcher):
             for ticket in tickets:
                 self._terms.take(ticket)
             self._forget_all(result)
@@ -247,7 +261,9 @@ class Effects:
         """No bind or eviction is queued or in flight (called under `_idle`)."""
         return self._pending["binds"] + self._pending["evictions"] + self._pending[""] == 0
 
-    def _dispatch(self, result: CycleResult, tickets: list[QueuedBind]) -> None:
+    def _dispatch(
+        self, result: CycleResult, tickets: list[QueuedBind], created: Mapping[str, dt.datetime]
+    ) -> None:
         if self._terms.thread_term() != self._terms.current:  # submitted before a step-down
             for evict in result.evictions:  # its binds were dropped by the step-down
                 self._cache.forget_evict(evict.task_uid)
@@ -255,10 +271,10 @@ class Effects:
             logger.info("a cycle's decisions dropped: this replica stopped leading since")
             return
         steps: tuple[tuple[str, Callable[[], None]], ...] = (
-            ("binds", lambda: self._submit_binds(tickets)),
+            ("binds", lambda: self._submit_binds(tickets, created)),
             ("evictions", lambda: self._submit_evictions(result.evictions)),
             ("pod conditions", lambda: self._update_pods(result.unschedulable)),
-            ("podgroup statuses", lambda: self._update_podgroups(result.podgroups)),
+            ("podgroup statuses", lambda: self._update_podgroups(result.podgroups, created)),
             ("reservation releases", lambda: self._release(result.reservations_released)),
             ("queue warnings", lambda: self._warn_queues(result.queues)),
             ("housekeeping", self._blocked_sent.expire),
@@ -276,13 +292,14 @@ class Effects:
             self._cache.forget_evict(evict.task_uid)
 
     # --- binds and evictions ------------------------------------------------------------------
-    def _submit_binds(self, tickets: list[QueuedBind]) -> None:
+    def _submit_binds(self, tickets: list[QueuedBind], created: Mapping[str, dt.datetime]) -> None:
         for ticket in tickets:
-            queued = self._spawn(f"bind {ticket.bind.pod}", self._bind, ticket)
+            born = created.get(ticket.bind.task_uid)
+            queued = self._spawn(f"bind {ticket.bind.pod}", self._bind, ticket, born)
             if not queued and self._terms.take(ticket):
                 self._cache.forget_bind(ticket.bind.task_uid)
 
-    def _bind(self, ticket: QueuedBind) -> None:
+    def _bind(self, ticket: QueuedBind, created: dt.datetime | None = None) -> None:
         if not self._terms.take(ticket):
             return
         bind = ticket.bind
@@ -299,7 +316,7 @@ class Effects:
                 raise
 
         try:
-            self._call(what, send, check=lambda: self._cache.bind_problem(ref.uid, bind.node))
+            self._timed(what, send, lambda: self._cache.bind_problem(ref.uid, bind.node))
         except NotSentError as err:
             self._cache.forget_bind(bind.task_uid)
             self._outcome("bind", "dropped")
@@ -330,6 +347,7 @@ class Effects:
             return
         self._cache.bind_sent(bind.task_uid)
         self._outcome("bind", "success")
+        self._since("task", created)
         logger.info("bound %s to %s", bind.pod, bind.node)
         message = f"Successfully assigned {bind.pod} to {bind.node}"
         # the Event goes to its own small pool: the next bind does not wait for it
@@ -338,6 +356,22 @@ class Effects:
             lambda: self._scheduled_event(ref, message),
             self._event_pool,
         )
+
+    def _timed(self, what: str, send: Callable[[], None], check: Check) -> None:
+        """`_call` for a bind: the time from its first attempt to its answer is told to
+        `on_duration("bind", ...)`; a bind never attempted is not timed."""
+        started: list[float] = []
+
+        def attempt() -> None:
+            if not started:
+                started.append(self._clock.monotonic())
+            send()
+
+        try:
+            self._call(what, attempt, check=check)
+        finally:
+            if started:
+                self._duration("bind", self._clock.monotonic() - started[0])
 
     def _unconfirmed(self, bind: Bind, what: str, err: Exception) -> None:
         """An attempt of `bind` may have bound the pod but its answer was lost: the pod stays
@@ -493,7 +527,9 @@ class Effects:
         self._event(ref, "Warning", "FailedScheduling", condition["message"])
 
     # --- PodGroup statuses --------------------------------------------------------------------
-    def _update_podgroups(self, podgroups: Mapping[str, PodGroupStatus]) -> None:
+    def _update_podgroups(
+        self, podgroups: Mapping[str, PodGroupStatus], created: Mapping[str, dt.datetime]
+    ) -> None:
         for key, status in podgroups.items():
             raw = self._cache.podgroup_raw(key)
             if raw is None:
@@ -503,11 +539,17 @@ class Effects:
                 self._groups_sent.discard(key)
             elif self._groups_sent.claim(key, st.patch_substance(patch)):
                 events = st.podgroup_events(status, raw, patch)
-                self._spawn(f"status of {key}", self._write_podgroup, key, raw, patch, events)
+                born = created.get(key)
+                self._spawn(f"status of {key}", self._write_podgroup, key, raw, patch, events, born)
         self._groups_sent.prune(podgroups.keys())
 
     def _write_podgroup(
-        self, key: str, raw: st.Raw, patch: Mapping[str, object], events: list[st.Event]
+        self,
+        key: str,
+        raw: st.Raw,
+        patch: Mapping[str, object],
+        events: list[st.Event],
+        created: dt.datetime | None = None,
     ) -> None:
         ref = st.object_ref("PodGroup", raw)
         if ref is None or self._skipped_in_shutdown():
@@ -535,6 +577,8 @@ class Effects:
             _log_failure(f"{what} failed: %s", err)
             return
         self._outcome("podgroup_status", "success")
+        if patch.get("phase") == PodGroupPhase.RUNNING.value:
+            self._since("job", created)
         for type_, reason, message in events:
             self._event(ref, type_, reason, message)
 
@@ -700,12 +744,30 @@ class Effects:
         except Exception:
             logger.exception("on_outcome(%s, %s) failed", action, outcome)
 
+    def _duration(self, kind: str, seconds: float) -> None:
+        try:
+            self._on_duration(kind, seconds)
+        except Exception:
+            logger.exception("on_duration(%s, %s) failed", kind, seconds)
+
+    def _since(self, kind: str, created: dt.datetime | None) -> None:
+        """`on_duration(kind, seconds since created)`, when the creation time is known."""
+        if created is not None and created > EPOCH:
+            self._duration(kind, max(0.0, (self._clock.now() - created).total_seconds()))
+
     def _evicted(self, evict: Evict, outcome: str) -> None:
         self._outcome("evict", outcome)
         try:
             self._on_eviction(evict, outcome)
         except Exception:
             logger.exception("on_eviction(%s, %s) failed", evict.pod, outcome)
+
+
+def _created(result: CycleResult, snapshot: ClusterSnapshot) -> dict[str, dt.datetime]:
+    """Creation times of the pods to bind (by uid) and of the PodGroups (by key)."""
+    out = {b.task_uid: t.created for b in result.binds if (t := snapshot.tasks.get(b.task_uid))}
+    out.update({k: j.created for k in result.podgroups if (j := snapshot.jobs.get(k))})
+    return out
 
 
 def _rank(order: tuple[str, ...], kind: str) -> int:

@@ -100,10 +100,22 @@ def collect(tiers: Sequence[Sequence[tuple[EnabledFlags, object]]], point: point
 
 
 class Dispatcher:
-    """Calls the hooks of every point and combines their answers."""
+    """Calls the hooks of every point and combines their answers.
 
-    def __init__(self, tiers: Sequence[Sequence[tuple[EnabledFlags, object]]]) -> None:
+    With a `timer` (seconds, e.g. `vscheduler.clock.perf_counter`; the framework reads no clock
+    of its own), each plugin's `sessionClose` hook is timed into `close_seconds` (Volcano's
+    `OnSessionClose` latency). The hooks asked per task or per node are not timed: they are the
+    hot path, and Volcano times only session open and close per plugin."""
+
+    def __init__(
+        self,
+        tiers: Sequence[Sequence[tuple[EnabledFlags, object]]],
+        timer: Callable[[], float] | None = None,
+    ) -> None:
         self.tiers: dict[str, Tiers] = {p.name: collect(tiers, p) for p in points.POINTS}
+        self._timer = timer
+        self.close_seconds: dict[str, float] = {}
+        """Plugin -> seconds its `sessionClose` hook took (only with a `timer`)."""
         self.errors: list[PluginError] = []
         self.failed_tasks: dict[str, str] = {}
         """Task uid -> `task_error` of the first hook that raised about it (at `TASK_POINTS`)."""
@@ -293,8 +305,20 @@ class Dispatcher:
         self._broadcast("deallocateEvent", task)
 
     def session_closing(self) -> None:
-        """Let every plugin write its end-of-session findings."""
-        self._broadcast("sessionClose")
+        """Let every plugin write its end-of-session findings (timed with a `timer`)."""
+        timer = self._timer
+        if timer is None:
+            self._broadcast("sessionClose")
+            return
+        for hook in self.hooks("sessionClose"):
+            started = timer()
+            try:
+                hook.fn()
+            except Exception as exc:
+                self._failed(hook, "sessionClose", exc)
+            self.close_seconds[hook.plugin] = (
+                self.close_seconds.get(hook.plugin, 0.0) + timer() - started
+            )
 
     # --- best node ----------------------------------------------------------------------------
     def pick_best_node(self, task: TaskState, scores: dict[str, float]) -> str | None:

@@ -2,7 +2,8 @@
 
 Opened on a `ClusterSnapshot` and the policy's plugin tiers; actions read it and change it only
 through Statements; `close()` returns the `CycleResult`. It does no I/O and reads time only
-from the clock it is handed.
+from the clock it is handed (and, to time each plugin's session open and close for the metrics,
+from the optional `timer`; no decision reads it).
 
 `contained(action, job, undo)` is the actions' boundary around one job: an exception while an
 action works on one job undoes that job's statement, reports the job (its pending pods carry the
@@ -69,6 +70,7 @@ class Session:
         clock: Clock,
         actions: Sequence[str] = (),
         uid: str = "session",
+        timer: Callable[[], float] | None = None,
     ) -> None:
         self.snapshot = snapshot
         self.clock = clock
@@ -109,15 +111,21 @@ class Session:
         self._rows: dict[int, IntArray] = {}
         self._load_tasks(snapshot)
         self.plugins: dict[str, object] = {}
+        self.open_seconds: dict[str, float] = {}
+        """Plugin -> seconds its factory took to open it (Volcano's `OnSessionOpen`), when the
+        session was handed a `timer`."""
         opened: list[list[tuple[EnabledFlags, object]]] = []
         for tier in tiers:
             row: list[tuple[EnabledFlags, object]] = []
             for entry in tier:
+                started = timer() if timer is not None else 0.0
                 plugin = entry.factory.open(self)
+                if timer is not None:
+                    self.open_seconds[entry.option.name] = timer() - started
                 self.plugins[entry.option.name] = plugin
                 row.append((entry.option, plugin))
             opened.append(row)
-        self.hooks = Dispatcher(opened)
+        self.hooks = Dispatcher(opened, timer)
         self.placer = Placer(
             self.ledger,
             filters=self.hooks.hooks("predicate"),

@@ -1,10 +1,13 @@
 """The connection to the API server: an ApiClient from a kubeconfig or the in-cluster service
 account, and `KubeApi`, the one door every request of `vscheduler.kube` goes through.
 
-`KubeApi` takes a rate-limiter token (see `ratelimit.TokenBucket`), calls the client's
-`call_api` with `_preload_content=False` (so the client's auth handling — bearer tokens, their
-refresh, client certificates — applies but its model classes are never built), reads raw JSON,
-and turns every failure into a `vscheduler.errors.ClusterError` (see `kube.errors`).
+`KubeApi` takes a rate-limiter token (see `ratelimit.TokenBucket`), sends the request through
+the client's `call_api` without preloading the answer (so the client's auth handling — bearer
+tokens, their refresh, client certificates — applies but its model classes are never built),
+reads raw JSON, and turns every failure into a `vscheduler.errors.ClusterError` (see
+`kube.errors`). The kubernetes client's majors 31 to 36 and 37 (a regenerated client with
+another `call_api`) are both spoken (`KubeApi._send`). The client's own GET retries of 37
+(`client_go_retries`) are off as well.
 
 The connection pool is sized for the bind workers plus one connection per open watch and a few
 for status, event and lease writes; urllib3 would otherwise open and discard a connection per
@@ -38,6 +41,7 @@ import urllib3.connection
 import urllib3.connectionpool
 import yaml
 from kubernetes import client as k8s_client, config as k8s_config
+from kubernetes.client.exceptions import ApiException
 
 from vscheduler.clock import Clock
 from vscheduler.errors import (
@@ -134,6 +138,7 @@ def build_api_client(
     configuration = load_configuration(kubeconfig, context, environ=environ)
     configuration.connection_pool_maxsize = pool_maxsize
     configuration.retries = False  # ours are the only retries (effects.retry)
+    configuration.client_go_retries = False  # 37's GET retries on Retry-After: ours too
     api_client = k8s_client.ApiClient(configuration)
     api_client.user_agent = user_agent
     return api_client
@@ -220,16 +225,13 @@ class KubeApi:
         timeout = (self._connect_timeout, read_timeout or self._request_timeout)
         self._writing.path = path if write else ""
         try:
-            response = self._client.call_api(
-                path,
+            response = self._send(
                 method,
-                query_params=list(query),
-                header_params={"Accept": JSON, "Content-Type": content_type},
+                path,
+                query=list(query),
+                headers={"Accept": JSON, "Content-Type": content_type},
                 body=dict(body) if body is not None else None,
-                auth_settings=["BearerToken"],
-                _return_http_data_only=True,
-                _preload_content=False,
-                _request_timeout=timeout,
+                timeout=timeout,
             )
         except NotSentError:
             raise
@@ -244,6 +246,49 @@ class KubeApi:
             self.outage.answered()
         if not isinstance(response, urllib3.HTTPResponse):
             raise ClusterError(f"unexpected response type from {path}: {type(response).__name__}")
+        return response
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: list[tuple[str, str]],
+        headers: dict[str, str],
+        body: dict[str, object] | None,
+        timeout: tuple[float, float],
+    ) -> object:
+        """One request through the ApiClient, the unread urllib3 response back; a status other
+        than 2xx raises `ApiException` (with its body), whichever client major is installed:
+        up to 36 `call_api(path, method, ...)` does it all, from 37 (a regenerated client)
+        `param_serialize` builds the request, `call_api(method, url, ...)` sends it and the
+        status is checked here."""
+        client = self._client
+        if not hasattr(client, "param_serialize"):
+            return client.call_api(
+                path,
+                method,
+                query_params=query,
+                header_params=headers,
+                body=body,
+                auth_settings=["BearerToken"],
+                _return_http_data_only=True,
+                _preload_content=False,
+                _request_timeout=timeout,
+            )
+        method, url, headers, body, _ = client.param_serialize(
+            method,
+            path,
+            query_params=query,
+            header_params=headers,
+            body=body,
+            auth_settings=["BearerToken"],
+        )
+        response = client.call_api(
+            method, url, header_params=headers, body=body, _request_timeout=timeout
+        ).response
+        if not 200 <= response.status <= 299:
+            raise ApiException(http_resp=response)
         return response
 
     def _guard(self) -> None:

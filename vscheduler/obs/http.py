@@ -1,6 +1,7 @@
 """ObsServer: `/metrics`, `/healthz`, `/livez` and `/readyz` over HTTP, in a daemon thread.
 
-`/metrics` renders the injected CollectorRegistry in Prometheus' text format; `/healthz` and
+`/metrics` renders the injected CollectorRegistry in Prometheus' text format, without
+prometheus_client's `<name>_created` series (`WithoutCreated`); `/healthz` and
 `/livez` (kube components' name for it since 1.16) answer 200 "ok" while `is_healthy()` holds,
 500 otherwise; `/readyz` answers 200 "ok" while `is_ready()` says so, 503 with its reason
 ("informers not synced", "not leading") otherwise. As kube components do, `?verbose` lists the
@@ -17,12 +18,14 @@ from __future__ import annotations
 import logging
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import cast
+from typing import Final, cast
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.metrics_core import Metric
+from prometheus_client.registry import Collector
 
 from vscheduler.errors import VSchedulerError
 
@@ -74,6 +77,26 @@ class _Server(ThreadingHTTPServer):
         return self.is_healthy(), "unhealthy"
 
 
+_CREATED_TYPES: Final = frozenset({"counter", "histogram", "summary", "gaugehistogram"})
+
+
+class WithoutCreated(Collector):
+    """A registry's metrics without prometheus_client's `<name>_created` series, as /metrics
+    serves them. Filtering here leaves prometheus_client's process-wide switch
+    (`disable_created_metrics`) alone."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self._registry = registry
+
+    def collect(self) -> Iterator[Metric]:
+        """Every metric of the registry, its `_created` samples left out."""
+        for metric in self._registry.collect():
+            if metric.type in _CREATED_TYPES:
+                created = metric.name + "_created"
+                metric.samples = [s for s in metric.samples if s.name != created]
+            yield metric
+
+
 class _Handler(BaseHTTPRequestHandler):
     """Routes one GET."""
 
@@ -85,7 +108,7 @@ class _Handler(BaseHTTPRequestHandler):
         path, _, query = self.path.partition("?")
         verbose = "verbose" in {part.partition("=")[0] for part in query.split("&")}
         if path == "/metrics":
-            self._reply(200, generate_latest(server.registry), CONTENT_TYPE_LATEST)
+            self._reply(200, generate_latest(WithoutCreated(server.registry)), CONTENT_TYPE_LATEST)
         elif path in ("/healthz", "/livez"):
             self._probe_reply(path[1:], server.liveness, failure=500, verbose=verbose)
         elif path == "/readyz":

@@ -5,7 +5,11 @@ names with `vscheduler_` for `volcano_`, and their types, units (milliseconds wh
 milliseconds) and buckets, so dashboards carry over; labels that name a single job are dropped
 (docs/metrics.md says which and why). Our own metrics use base units. One method per
 observation; the callers (the loop, the effects, the informers, the elector) stay unaware of
-prometheus_client. The queue gauges are defined in `vscheduler.obs.queues`.
+prometheus_client. The queue gauges are defined in `vscheduler.obs.queues`. Volcano families
+whose data vscheduler does not have are not registered (job succeeded/failed counts, namespace
+shares; docs/metrics.md says why). The registry also gets prometheus_client's process, platform
+and garbage-collector collectors (memory, CPU, file descriptors, collections) and
+`vscheduler_build_info`.
 
 This module owns metric definitions and label vocabularies. It must not read a clock, touch the
 global `prometheus_client.REGISTRY`, or hold state beyond the metrics themselves.
@@ -13,11 +17,21 @@ global `prometheus_client.REGISTRY`, or hold state beyond the metrics themselves
 
 from __future__ import annotations
 
+import importlib.metadata
 import math
+import platform
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    GCCollector,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+)
 
 from vscheduler.errors import ConflictError, NotFoundError, TransientClusterError
 from vscheduler.obs.queues import QueueMetrics, QueueReading as QueueReading
@@ -48,7 +62,6 @@ CYCLE_RESULTS: Final = ("success", "plugin_error", "error")
 RELOAD_RESULTS: Final = ("success", "failure")
 EVICTION_RESULTS: Final = ("success", "blocked", "conflict", "error", "dropped")
 """The effects executor's eviction outcomes (see `vscheduler.effects.executor`)."""
-BOUND: Final = "bound"
 BIND_FAILURE_REASONS: Final = (
     "conflict",
     "not_found",
@@ -58,6 +71,8 @@ BIND_FAILURE_REASONS: Final = (
     "unconfirmed",
     "error",
 )
+DURATION_KINDS: Final = ("bind", "task", "job")
+"""What the effects executor times (`vscheduler.effects.executor`'s `on_duration`)."""
 INFORMER_ACTIVITY: Final = ("list", "watch", "event", "bookmark", "expired", "error")
 """`vscheduler.informer.informer.OBSERVED` apart from `relist`, which has a counter of its own."""
 RELIST: Final = "relist"
@@ -131,15 +146,11 @@ _HELP: Final = {
     "unschedule_task_count": "Number of tasks could not be scheduled",
     "unschedule_job_count": "Number of jobs could not be scheduled",
     "job_retry_counts": "Number of retry counts, all jobs together",
-    "job_succeeded_counts": "Number of succeeded job counts",
-    "job_failed_counts": "Number of failed job counts",
-    "namespace_share": "Share for one namespace",
-    "namespace_weight": "Weight for one namespace",
-    "namespace_weighted_share": "Weighted share for one namespace",
     # ours
     "pods_bound": "Pods bound successfully (its rate is pods/s)",
     "bind_failures": "Binds that failed, by reason",
-    "bind_duration_seconds": "Duration of one bind, retries included",
+    "bind_duration_seconds": "Duration of one bind sent to the API server, retries included",
+    "build_info": "1, labelled with the version of vscheduler, Python and the kubernetes client",
     "cycles": "Scheduling cycles run, by result",
     "consecutive_failed_cycles": (
         "Scheduling cycles that failed in a row since the last one that ran (0 when the last ran)"
@@ -201,11 +212,6 @@ class _VolcanoMetrics:
         self.unsched_tasks = _gauge(r, "unschedule_task_count")
         self.unsched_jobs = _gauge(r, "unschedule_job_count")
         self.job_retries = _gauge(r, "job_retry_counts")
-        self.job_succeeded = _gauge(r, "job_succeeded_counts", "job_ns")
-        self.job_failed = _gauge(r, "job_failed_counts", "queue", "job_ns")
-        self.ns_share = _gauge(r, "namespace_share", "namespace_name")
-        self.ns_weight = _gauge(r, "namespace_weight", "namespace_name")
-        self.ns_weighted = _gauge(r, "namespace_weighted_share", "namespace_name")
         for result in ATTEMPT_RESULTS:
             self.attempts.labels(result)
 
@@ -251,6 +257,24 @@ class _UsageMetrics:
             self.failures.labels(reason)
 
 
+def _version(package: str) -> str:
+    """The installed version of `package` (read from its metadata, not imported), or ""."""
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+def _build_info(r: CollectorRegistry) -> None:
+    info = Gauge(
+        _P + "build_info",
+        _HELP["build_info"],
+        ("version", "python", "kubernetes_client"),
+        registry=r,
+    )
+    info.labels(_version("vscheduler"), platform.python_version(), _version("kubernetes")).set(1)
+
+
 class SchedulerMetrics:
     """Every vscheduler metric, registered on `registry`; one method per observation.
 
@@ -263,6 +287,10 @@ class SchedulerMetrics:
         self._queues = QueueMetrics(registry)
         self._own = _OwnMetrics(registry)
         self._usage = _UsageMetrics(registry)
+        _build_info(registry)
+        ProcessCollector(registry=registry)
+        PlatformCollector(registry=registry)
+        GCCollector(registry=registry)
 
     # --- the cycle ----------------------------------------------------------------------------
     def observe_cycle(self, report: CycleReport) -> None:
@@ -274,6 +302,8 @@ class SchedulerMetrics:
         for action, seconds in report.action_seconds.items():
             if action not in SESSION_STEPS:
                 v.action.labels(action).observe(seconds * 1000)
+        for plugin, on_session, seconds in report.plugin_seconds:
+            v.plugin.labels(plugin, on_session).observe(seconds * 1000)
         for result, count in attempt_counts(report.result).items():
             v.attempts.labels(result).inc(count)
         jobs = unschedulable_jobs(report.result)
@@ -318,20 +348,6 @@ class SchedulerMetrics:
         self._volcano.victims.set(victims)
 
     # --- effects ------------------------------------------------------------------------------
-    def observe_bind(self, outcome: str, seconds: float) -> None:
-        """A bind finished after `seconds`: `outcome` is `"bound"` or a failure reason from
-        `BIND_FAILURE_REASONS` (see `bind_failure_reason`)."""
-        if outcome == BOUND:
-            self._own.bound.inc()
-        elif outcome in BIND_FAILURE_REASONS:
-            self._own.bind_failures.labels(outcome).inc()
-        else:
-            raise ValueError(
-                f"bind outcome {outcome!r}: expected {BOUND!r} or one of "
-                f"{', '.join(BIND_FAILURE_REASONS)}"
-            )
-        self._own.bind_duration.observe(seconds)
-
     def observe_effect(self, action: str, outcome: str) -> None:
         """The effects executor's `on_outcome(action, outcome)`: a bind's `success` counts a bound
         pod, any other outcome a bind failure (`conflict`, `dropped`: not sent, the decision no
@@ -346,13 +362,18 @@ class SchedulerMetrics:
             reason = outcome if outcome in BIND_FAILURE_REASONS else "error"
             self._own.bind_failures.labels(reason).inc()
 
-    def observe_task_scheduled(self, seconds: float) -> None:
-        """A pod was bound `seconds` after it was created."""
-        self._volcano.task.observe(seconds * 1000)
-
-    def observe_job_scheduled(self, seconds: float) -> None:
-        """A job's last task was placed `seconds` after the job was created."""
-        self._volcano.e2e_job.observe(seconds * 1000)
+    def observe_duration(self, kind: str, seconds: float) -> None:
+        """The effects executor's `on_duration(kind, seconds)`: `bind` (one bind sent, retries
+        included), `task` (a pod bound, `seconds` after its creation) or `job` (a PodGroup's
+        status written Running, `seconds` after its creation); see `DURATION_KINDS`."""
+        if kind == "bind":
+            self._own.bind_duration.observe(seconds)
+        elif kind == "task":
+            self._volcano.task.observe(seconds * 1000)
+        elif kind == "job":
+            self._volcano.e2e_job.observe(seconds * 1000)
+        else:
+            raise ValueError(f"duration kind {kind!r}: expected one of {', '.join(DURATION_KINDS)}")
 
     def observe_eviction(self, action: str, strategy: str, result: str) -> None:
         """An eviction asked by `action` (preempt, reclaim, shuffle), its victim chosen by
@@ -363,13 +384,6 @@ class SchedulerMetrics:
                 f"eviction result {result!r}: expected one of {', '.join(EVICTION_RESULTS)}"
             )
         self._own.evictions.labels(action, strategy, result).inc()
-
-    def observe_job_finished(self, namespace: str, queue: str, *, succeeded: bool) -> None:
-        """A job (PodGroup) completed or failed."""
-        if succeeded:
-            self._volcano.job_succeeded.labels(namespace).inc()
-        else:
-            self._volcano.job_failed.labels(queue, namespace).inc()
 
     # --- the rest of the process --------------------------------------------------------------
     def observe_reload(self, ok: bool, when: float) -> None:
@@ -402,13 +416,6 @@ class SchedulerMetrics:
     def delete_queue(self, name: str) -> None:
         """A queue is gone: drop its series."""
         self._queues.delete(name)
-
-    def set_namespace(self, name: str, *, share: float, weight: int, weighted_share: float) -> None:
-        """One namespace's fair-share figures."""
-        v = self._volcano
-        v.ns_share.labels(name).set(share)
-        v.ns_weight.labels(name).set(weight)
-        v.ns_weighted.labels(name).set(weighted_share)
 
     # --- the node-usage collector -------------------------------------------------------------
     def observe_usage_query(self, metric: str, seconds: float) -> None:

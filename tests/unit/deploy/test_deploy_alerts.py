@@ -26,11 +26,13 @@ CASES = Path(__file__).with_name("alerts.promtool.yaml")
 ALERTS = [
     "VSchedulerNoLeader",
     "VSchedulerCycleLatencyHigh",
-    "VSchedulerPodsPendingTooLong",
+    "VSchedulerPendingWithoutProgress",
     "VSchedulerUsageDataStale",
     "VSchedulerPolicyReloadFailed",
     "VSchedulerCyclesFailing",
+    "VSchedulerCycleErrors",
 ]
+RUNBOOKS = ROOT / "docs" / "runbooks.md"
 
 
 def promtool() -> str:
@@ -71,7 +73,24 @@ def exported_series() -> set[str]:
 def test_the_rule_file_names_the_alerts_that_matter() -> None:
     assert [r["alert"] for r in rules()] == ALERTS
     assert all(r["labels"]["severity"] in ("warning", "critical") for r in rules())
-    assert all(r["annotations"].keys() == {"summary", "description"} for r in rules())
+    assert all(
+        r["annotations"].keys() == {"summary", "description", "runbook_url"} for r in rules()
+    )
+
+
+def anchors(markdown: str) -> set[str]:
+    """GitHub's anchors of the headings: lower case, punctuation dropped, spaces to dashes."""
+    headings = re.findall(r"^#+ (.+)$", markdown, re.MULTILINE)
+    return {re.sub(r"[^a-z0-9 _-]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
+def test_every_alert_links_to_its_own_section_of_docs_runbooks_md() -> None:
+    found = anchors(RUNBOOKS.read_text(encoding="utf-8"))
+    for rule in rules():
+        path, _, anchor = rule["annotations"]["runbook_url"].partition("#")
+        assert path == "docs/runbooks.md", rule["alert"]
+        assert anchor == rule["alert"].lower(), rule["alert"]
+        assert anchor in found, rule["alert"]
 
 
 def test_every_alert_reads_metrics_that_vscheduler_exports() -> None:

@@ -30,7 +30,6 @@ DOCUMENTS = [
 LINK_CHECKED = [
     ROOT / "README.md",
     ROOT / "docs" / "pending.md",
-    ROOT / "docs" / "pending-reasons.md",
     ROOT / "docs" / "migrating-from-volcano.md",
     ROOT / "docs" / "policy.md",
     ROOT / "docs" / "metrics.md",

@@ -86,6 +86,7 @@ def test_the_clients_own_retries_are_off(kubeconfig: Path) -> None:
     client = build_api_client(str(kubeconfig), pool_maxsize=1)
     try:
         assert client.configuration.retries is False
+        assert client.configuration.client_go_retries is False
         retries = client.rest_client.pool_manager.connection_pool_kw["retries"]
         assert retries is False or retries.total is False
     finally:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import platform
+import re
 import socket
 import threading
 import urllib.error
@@ -64,7 +66,7 @@ def get(url: str) -> tuple[int, str, str]:
 def test_metrics_serves_the_injected_registry_in_prometheus_text_format(
     base: str, registry: CollectorRegistry
 ) -> None:
-    SchedulerMetrics(registry).observe_bind("bound", 0.01)
+    SchedulerMetrics(registry).observe_effect("bind", "success")
 
     status, content_type, body = get(base + "/metrics")
 
@@ -72,6 +74,42 @@ def test_metrics_serves_the_injected_registry_in_prometheus_text_format(
     assert content_type == CONTENT_TYPE_LATEST
     assert "vscheduler_pods_bound_total 1.0" in body
     assert "# TYPE vscheduler_e2e_scheduling_latency_milliseconds histogram" in body
+
+
+def test_metrics_serves_no_created_series_and_leaves_prometheus_clients_switch_alone(
+    base: str, registry: CollectorRegistry
+) -> None:
+    metrics = SchedulerMetrics(registry)
+    metrics.observe_skip()
+    metrics.observe_duration("bind", 0.01)
+
+    body = get(base + "/metrics")[2]
+
+    assert "vscheduler_cycle_skipped_total 1.0" in body
+    assert "vscheduler_bind_duration_seconds_count 1.0" in body
+    assert [line for line in body.splitlines() if "_created" in line] == []
+    assert registry.get_sample_value("vscheduler_cycle_skipped_created") is not None
+
+
+def test_metrics_serves_the_process_figures_and_the_build_info(
+    base: str, registry: CollectorRegistry
+) -> None:
+    SchedulerMetrics(registry)
+
+    body = get(base + "/metrics")[2]
+
+    assert "\nprocess_resident_memory_bytes " in body
+    assert "\nprocess_cpu_seconds_total " in body
+    assert "\nprocess_open_fds " in body
+    assert "\npython_info{" in body
+    assert "\npython_gc_collections_total{" in body
+    line = re.search(r"^vscheduler_build_info\{(.*)\} 1\.0$", body, re.M)
+    assert line is not None
+    labels = dict(re.findall(r'(\w+)="([^"]*)"', line.group(1)))
+    assert labels["python"] == platform.python_version()
+    assert set(labels) == {"version", "python", "kubernetes_client"}
+    assert re.fullmatch(r"\d+\.\d+.*", labels["version"])
+    assert re.fullmatch(r"\d+\.\d+\.\d+", labels["kubernetes_client"])
 
 
 def test_healthz_is_ok_while_healthy_and_500_when_not(base: str, probes: Probes) -> None:

@@ -222,18 +222,23 @@ def test_a_skipped_cycle_is_counted(metrics: SchedulerMetrics, registry: Collect
 
 
 # --- effects -----------------------------------------------------------------------------------
-def test_binds_that_succeed_count_as_bound_pods_and_failures_count_by_reason(
+def test_the_executors_durations_feed_bind_duration_and_task_and_job_latency(
     metrics: SchedulerMetrics, registry: CollectorRegistry
 ) -> None:
-    metrics.observe_bind("bound", 0.004)
-    metrics.observe_bind("bound", 0.006)
-    metrics.observe_bind("conflict", 0.002)
+    metrics.observe_duration("bind", 0.004)
+    metrics.observe_duration("bind", 0.006)
+    metrics.observe_duration("task", 1.5)
+    metrics.observe_duration("job", 3.0)
 
-    assert value(registry, "vscheduler_pods_bound_total") == 2
-    assert value(registry, "vscheduler_bind_failures_total", reason="conflict") == 1
-    assert value(registry, "vscheduler_bind_failures_total", reason="transient") == 0
-    assert value(registry, "vscheduler_bind_duration_seconds_count") == 3
-    assert value(registry, "vscheduler_bind_duration_seconds_sum") == pytest.approx(0.012)
+    assert value(registry, "vscheduler_bind_duration_seconds_count") == 2
+    assert value(registry, "vscheduler_bind_duration_seconds_sum") == pytest.approx(0.01)
+    assert value(registry, "vscheduler_task_scheduling_latency_milliseconds_sum") == 1500
+    assert value(registry, "vscheduler_e2e_job_scheduling_latency_milliseconds_sum") == 3000
+
+
+def test_a_duration_kind_outside_the_vocabulary_is_refused(metrics: SchedulerMetrics) -> None:
+    with pytest.raises(ValueError, match="duration kind 'evict': expected one of bind, task, job"):
+        metrics.observe_duration("evict", 0.1)
 
 
 def test_the_executors_bind_outcomes_count_bound_pods_and_failures_and_other_writes_are_ignored(
@@ -261,11 +266,6 @@ def test_the_executors_bind_outcomes_count_bound_pods_and_failures_and_other_wri
     assert "evictions_total{" not in generate_latest(registry).decode()
 
 
-def test_a_bind_outcome_outside_the_vocabulary_is_refused(metrics: SchedulerMetrics) -> None:
-    with pytest.raises(ValueError, match="bind outcome 'pod gone'"):
-        metrics.observe_bind("pod gone", 0.1)
-
-
 @pytest.mark.parametrize(
     ("exc", "reason"),
     [
@@ -280,17 +280,13 @@ def test_a_bind_error_maps_to_a_bounded_reason(exc: BaseException, reason: str) 
     assert bind_failure_reason(exc) == reason
 
 
-def test_task_and_job_latencies_and_evictions_are_recorded(
+def test_evictions_preemptions_and_plugin_latency_are_recorded(
     metrics: SchedulerMetrics, registry: CollectorRegistry
 ) -> None:
-    metrics.observe_task_scheduled(1.5)
-    metrics.observe_job_scheduled(3.0)
     metrics.observe_eviction("preempt", "", "success")
     metrics.observe_preemption(victims=3)
     metrics.observe_plugin_latency("gang", "OnSessionOpen", 0.002)
 
-    assert value(registry, "vscheduler_task_scheduling_latency_milliseconds_sum") == 1500
-    assert value(registry, "vscheduler_e2e_job_scheduling_latency_milliseconds_sum") == 3000
     assert (
         value(
             registry, "vscheduler_evictions_total", action="preempt", strategy="", result="success"
@@ -305,16 +301,6 @@ def test_task_and_job_latencies_and_evictions_are_recorded(
         plugin="gang",
         OnSession="OnSessionOpen",
     ) == pytest.approx(2)
-
-
-def test_finished_jobs_are_counted_by_namespace_and_failed_ones_by_queue_too(
-    metrics: SchedulerMetrics, registry: CollectorRegistry
-) -> None:
-    metrics.observe_job_finished("ml", "research", succeeded=True)
-    metrics.observe_job_finished("ml", "research", succeeded=False)
-
-    assert value(registry, "vscheduler_job_succeeded_counts", job_ns="ml") == 1
-    assert value(registry, "vscheduler_job_failed_counts", queue="research", job_ns="ml") == 1
 
 
 # --- the process --------------------------------------------------------------------------------
@@ -406,17 +392,6 @@ def test_deleting_a_queue_drops_its_series(
     assert value(registry, "vscheduler_queue_allocated_milli_cpu", queue_name="q2") == 1
 
 
-def test_namespace_fair_share_figures_are_gauges(
-    metrics: SchedulerMetrics, registry: CollectorRegistry
-) -> None:
-    metrics.set_namespace("ml", share=0.5, weight=2, weighted_share=0.25)
-
-    ns = {"namespace_name": "ml"}
-    assert value(registry, "vscheduler_namespace_share", **ns) == 0.5
-    assert value(registry, "vscheduler_namespace_weight", **ns) == 2
-    assert value(registry, "vscheduler_namespace_weighted_share", **ns) == 0.25
-
-
 # --- the registry ---------------------------------------------------------------------------------
 def test_metrics_live_only_on_the_injected_registry_so_two_instances_do_not_collide() -> None:
     first, second = CollectorRegistry(), CollectorRegistry()
@@ -445,7 +420,8 @@ def test_every_metric_in_docs_metrics_md_is_exposed_and_every_exposed_one_is_doc
     SchedulerMetrics(registry)
     exposed = set()
     for family in registry.collect():
-        exposed.add(family.name + ("_total" if family.type == "counter" else ""))
+        if family.name.startswith("vscheduler_"):
+            exposed.add(family.name + ("_total" if family.type == "counter" else ""))
     documented = set(
         re.findall(r"^\| `(vscheduler_[a-z0-9_]+)`", DOCS.read_text(encoding="utf-8"), re.MULTILINE)
     )
