@@ -498,7 +498,7 @@ class Effects:
             condition = st.pod_scheduled_condition(message, raw, now)
             if condition is None:
                 self._pods_sent.discard(key)
-            elif self._pods_sent.claim(key, message):
+            elif self._pods_sent.claim(key, st.cause(message)):
                 self._spawn(f"condition of {key}", self._write_condition, key, raw, condition)
         self._pods_sent.prune(unschedulable.keys())
 
@@ -514,12 +514,12 @@ class Effects:
                 check=lambda: self._cache.condition_problem(key, ref.uid),
             )
         except NotSentError as err:
-            self._pods_sent.release(key, condition["message"])
+            self._pods_sent.release(key, st.cause(condition["message"]))
             self._outcome("pod_condition", "dropped")
             logger.info("%s not sent: %s", what, err)
             return
         except Exception as err:
-            self._pods_sent.release(key, condition["message"])
+            self._pods_sent.release(key, st.cause(condition["message"]))
             self._outcome("pod_condition", "error")
             _log_failure(f"{what} failed: %s", err)
             return
