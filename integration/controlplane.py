@@ -16,6 +16,7 @@ See integration/README.md for the versions, flags and measured costs.
 from __future__ import annotations
 
 import atexit
+import base64
 import contextlib
 import ctypes
 import json
@@ -456,7 +457,12 @@ class LocalControlPlane:
             with urllib.request.urlopen(request, timeout=10) as answer:
                 return json.load(answer)
 
-        revision = int(call("/v3/kv/range", {"key": "AA=="})["header"]["revision"])  # key "\0"
+        # Two writes of a key of our own first: the compaction then reaches past the newest
+        # revision any watcher can have seen (one revision newer could still be resumed from).
+        key = base64.b64encode(b"/vscheduler-test/compaction-marker").decode()
+        for _ in range(2):
+            call("/v3/kv/put", {"key": key, "value": base64.b64encode(b"x").decode()})
+        revision = int(call("/v3/kv/range", {"key": key})["header"]["revision"])
         call("/v3/kv/compaction", {"revision": revision, "physical": True})
         return revision
 
