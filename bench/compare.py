@@ -38,6 +38,7 @@ check says so in its JSON (`check.ok: false`) and in the table.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import ssl
@@ -49,7 +50,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -527,6 +528,17 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+@contextlib.contextmanager
+def _workdir(keep: str | None, prefix: str) -> Iterator[Path]:
+    """A temporary directory for one run, kept under `keep` when given."""
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        yield Path(tempfile.mkdtemp(prefix=prefix, dir=keep))
+        return
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        yield Path(tmp)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -546,6 +558,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--profile", metavar="DIR", help="run vscheduler under cProfile: DIR/<workload>.prof(.txt)"
     )
+    parser.add_argument("--keep", metavar="DIR", help="keep each run's scheduler log under DIR")
     parser.add_argument("--out", metavar="FILE", help="also write every run's JSON here")
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.workloads.split(",") if n.strip()]
@@ -559,8 +572,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             for who in order:
                 if args.only and who != args.only:
                     continue
-                with tempfile.TemporaryDirectory(prefix="vscheduler-compare-") as tmp:
-                    result = run_one(WORKLOADS[name], who, args, Path(tmp))
+                with _workdir(args.keep, f"{name}-{who}-{pair}-") as tmp:
+                    result = run_one(WORKLOADS[name], who, args, tmp)
                 result["pair"] = pair
                 runs.append(result)
                 print(json.dumps(result), flush=True)

@@ -1,8 +1,10 @@
 """Effects: a cycle's `CycleResult` carried out against the cluster, off the cycle thread.
 
-Owns: turning decisions into `ClusterWriter` calls on a bounded worker pool, in this order per
-submit: binds (assumed in the cache before they are queued, so the next cycle never binds a pod
-twice; a conflict or a missing pod forgets the assumption, other failures also get a Warning
+Owns: turning decisions into `ClusterWriter` calls on bounded worker pools (binds and
+evictions on one; status writes and reservation releases on a smaller one of their own, so they
+never delay a later cycle's binds; Events on a third), in this order per submit: binds (assumed
+in the cache before they are queued, so the next cycle never binds a pod twice; a conflict or a
+missing pod forgets the assumption, other failures also get a Warning
 `FailedScheduling`; success a Normal `Scheduled`), evictions (assumed releasing; a disruption
 budget's refusal puts the pod in backoff as a victim, honouring the API server's Retry-After
 (`SchedulerCache.refuse_evict`), with a Warning `EvictionBlocked`, never retried within the
@@ -142,6 +144,12 @@ class Effects:
         self._retry = retry or RetryPolicy()
         self._event_retry = self._retry.events()
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="effects")
+        self._status_pool = ThreadPoolExecutor(
+            max_workers=max(2, workers // 4), thread_name_prefix="effects-status"
+        )
+        """Pod conditions, PodGroup statuses and reservation releases: a pool of their own, so
+        the binds and evictions of a later cycle never queue behind an earlier cycle's status
+        writes (a stream of gangs writes a PodGroup status per gang per cycle)."""
         self._event_pool = ThreadPoolExecutor(
             max_workers=max(2, workers // 4), thread_name_prefix="effects-events"
         )
@@ -224,7 +232,7 @@ class Effects:
     def close(self) -> None:
         """Stop at once: cut retries short, drop queued work (its assumptions expire with their
         TTL), wait for the calls already in progress."""
-        pools = (self._dispatcher, self._pool, self._event_pool)
+        pools = (self._dispatcher, self._pool, self._status_pool, self._event_pool)
         for pool in pools:  # queued work first, so none starts once retries are cut short
             pool.shutdown(wait=False, cancel_futures=True)
         self._stop.set()
@@ -498,8 +506,10 @@ class Effects:
             condition = st.pod_scheduled_condition(message, raw, now)
             if condition is None:
                 self._pods_sent.discard(key)
-            elif self._pods_sent.claim(key, message):
-                self._spawn(f"condition of {key}", self._write_condition, key, raw, condition)
+            elif self._pods_sent.claim(key, st.cause(message)):
+                self._spawn_status(
+                    f"condition of {key}", self._write_condition, key, raw, condition
+                )
         self._pods_sent.prune(unschedulable.keys())
 
     def _write_condition(self, key: str, raw: st.Raw, condition: Mapping[str, str]) -> None:
@@ -514,12 +524,12 @@ class Effects:
                 check=lambda: self._cache.condition_problem(key, ref.uid),
             )
         except NotSentError as err:
-            self._pods_sent.release(key, condition["message"])
+            self._pods_sent.release(key, st.cause(condition["message"]))
             self._outcome("pod_condition", "dropped")
             logger.info("%s not sent: %s", what, err)
             return
         except Exception as err:
-            self._pods_sent.release(key, condition["message"])
+            self._pods_sent.release(key, st.cause(condition["message"]))
             self._outcome("pod_condition", "error")
             _log_failure(f"{what} failed: %s", err)
             return
@@ -540,7 +550,9 @@ class Effects:
             elif self._groups_sent.claim(key, st.patch_substance(patch)):
                 events = st.podgroup_events(status, raw, patch)
                 born = created.get(key)
-                self._spawn(f"status of {key}", self._write_podgroup, key, raw, patch, events, born)
+                self._spawn_status(
+                    f"status of {key}", self._write_podgroup, key, raw, patch, events, born
+                )
         self._groups_sent.prune(podgroups.keys())
 
     def _write_podgroup(
@@ -627,7 +639,7 @@ class Effects:
             if self._released_sent.claim(sent, True):
                 keys.setdefault(release.config_map, []).append(release.key)
         for config_map, removed in sorted(keys.items()):
-            self._spawn(f"release in {config_map}", self._write_release, config_map, removed)
+            self._spawn_status(f"release in {config_map}", self._write_release, config_map, removed)
 
     def _write_release(self, config_map: str, keys: list[str]) -> None:
         writer = self._config_maps
@@ -662,6 +674,16 @@ class Effects:
     ) -> bool:
         """Queue `fn(*args)` on the worker pool, guarded; False when the pool is closed."""
         return self._queue(what, lambda: fn(*args, **kwargs), self._pool)
+
+    def _spawn_status(
+        self,
+        what: str,
+        fn: Callable[P, None],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> bool:
+        """`_spawn` on the status pool (status writes never delay binds and evictions)."""
+        return self._queue(what, lambda: fn(*args, **kwargs), self._status_pool)
 
     def _queue(self, what: str, call: Callable[[], None], pool: ThreadPoolExecutor) -> bool:
         """Queue `call` on `pool`, counted for `drain` and guarded: nothing raises out of it.

@@ -1,9 +1,13 @@
 """What to write back to the cluster, as differences from what it holds.
 
 Owns: the PodScheduled=False condition (kube-scheduler's shape) and when it needs writing (its
-status, reason or message changed); a PodGroup status in Volcano's JSON field names and the
-merge patch from the current one (only the fields that differ; a condition whose type, status,
-reason and message are unchanged keeps its old transitionID and lastTransitionTime); the Events
+status or reason changed, or its message's cause: `cause` reads a message with its counts left
+out, so a gang whose pods arrive one by one, or a cluster whose node count moves, does not
+rewrite every pending pod's condition and post an Event per pod per change of a count — one
+write and one Event per pod per change of cause); a PodGroup status in Volcano's JSON field
+names and the merge patch from the current one (only the fields that differ; a condition whose
+type, status, reason and message are unchanged keeps its old transitionID and
+lastTransitionTime); the Events
 a PodGroup status change calls for; ObjectRefs of raw objects.
 Must not: call the API server, or raise on a malformed raw object (a malformed field reads as
 absent, so writing repairs it).
@@ -11,6 +15,7 @@ absent, so writing repairs it).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Final, Literal
 
@@ -34,16 +39,26 @@ _NONE: Final[Mapping[object, object]] = {}
 
 
 # --- pods ---------------------------------------------------------------------------------------
+_COUNT: Final = re.compile(r"(?<![\w.-])\d+(?:\.\d+)?(?![\w.-])")
+"""A number standing alone (`3/10`, `0/3 nodes`, `cpu 16`), not part of a name (`node-1`) or a
+quantity (`16Gi`)."""
+
+
+def cause(message: str) -> str:
+    """`message` with every count replaced by `#`: two messages of one cause are equal."""
+    return _COUNT.sub("#", message)
+
+
 def pod_scheduled_condition(message: str, pod: Raw, now: str) -> dict[str, str] | None:
     """The PodScheduled=False (Unschedulable) condition to write on `pod`, or None when the pod
-    already carries it with this message or has been placed meanwhile. `lastTransitionTime`
-    moves only when the condition's status does."""
+    already carries it with a message of this cause (`cause`: only counts differ) or has been
+    placed meanwhile. `lastTransitionTime` moves only when the condition's status does."""
     spec = pod.get("spec")
     if isinstance(spec, Mapping) and spec.get("nodeName"):
         return None
     wanted = {"type": POD_SCHEDULED, "status": "False", "reason": UNSCHEDULABLE, "message": message}
     current = _find(_status(pod).get("conditions"), POD_SCHEDULED)
-    if current is not None and all(current.get(k) == wanted[k] for k in _SUBSTANCE):
+    if current is not None and _same_cause(current, wanted):
         return None
     since = current.get("lastTransitionTime") if current is not None else None
     if current is None or current.get("status") != "False" or not isinstance(since, str):
@@ -114,13 +129,16 @@ def podgroup_events(
     status: PodGroupStatus, podgroup: Raw, patch: Mapping[str, object]
 ) -> list[Event]:
     """The Events a status change calls for: Warning `Unschedulable` with the condition's message
-    when the Unschedulable condition becomes true or its message changes; Normal `Scheduled`
-    when the PodGroup starts running (Volcano's reasons)."""
+    when the Unschedulable condition becomes true or its message's cause changes (the condition
+    itself follows every count); Normal `Scheduled` when the PodGroup starts running (Volcano's
+    reasons)."""
     events: list[Event] = []
     if "conditions" in patch:
         wanted = next((c for c in status.conditions if c.type == UNSCHEDULABLE), None)
         current = _find(_status(podgroup).get("conditions"), UNSCHEDULABLE)
-        changed = current is None or _substance(current) != _facts_substance(wanted)
+        changed = current is None or _cause_of(_substance(current)) != _cause_of(
+            _facts_substance(wanted)
+        )
         if wanted is not None and wanted.status == "True" and changed:
             events.append(("Warning", UNSCHEDULABLE, wanted.message))
     if patch.get("phase") == PodGroupPhase.RUNNING.value:
@@ -164,6 +182,13 @@ def _find(conditions: object, type_: str) -> Mapping[object, object] | None:
     return None
 
 
+def _same_cause(current: Mapping[object, object], wanted: Mapping[str, str]) -> bool:
+    if any(current.get(k) != wanted[k] for k in ("status", "reason")):
+        return False
+    message = current.get("message")
+    return isinstance(message, str) and cause(message) == cause(wanted["message"])
+
+
 def _substance(condition: Mapping[object, object]) -> tuple[object, ...]:
     return tuple(condition.get(key) or "" for key in ("type", *_SUBSTANCE))
 
@@ -172,6 +197,10 @@ def _facts_substance(condition: PodGroupCondition | None) -> tuple[object, ...]:
     if condition is None:
         return ()
     return (condition.type, condition.status, condition.reason, condition.message)
+
+
+def _cause_of(substance: tuple[object, ...]) -> tuple[object, ...]:
+    return tuple(cause(v) if isinstance(v, str) else v for v in substance)
 
 
 def _count(value: object) -> int:

@@ -182,11 +182,30 @@ def status_of(cache: SchedulerCache, uid: str) -> tuple[TaskStatus, str | None]:
 
 
 def behind_a_held_bind(effects: Effects, writer: Writer, result: CycleResult) -> None:
-    """Queue `result` behind a bind of p4 that the only worker is sending (held)."""
+    """Queue `result` behind a bind of p4 that the only worker is sending (held), its status
+    writes behind busy status workers (released by `finish`)."""
     writer.hold("bind")
+    writer.gates["status workers"] = hold_status_workers(effects)
     effects.submit(CycleResult(binds=(bind("p4", "n1"),)), ClusterSnapshot())
     assert writer.entered["bind"].wait(WAIT)
     effects.submit(result, ClusterSnapshot())
+
+
+def hold_status_workers(effects: Effects) -> threading.Event:
+    """Keep every worker of the status pool busy until the returned gate is set."""
+    gate = threading.Event()
+    pool = effects._status_pool
+    started = [threading.Event() for _ in range(pool._max_workers)]
+
+    def occupy(busy: threading.Event) -> None:
+        busy.set()
+        gate.wait(WAIT)
+
+    for busy in started:
+        pool.submit(occupy, busy)
+    for busy in started:
+        assert busy.wait(WAIT)
+    return gate
 
 
 def queued(effects: Effects, kind: str, count: int = 1) -> None:

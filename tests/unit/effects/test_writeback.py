@@ -4,6 +4,8 @@ from typing import Any
 
 from vscheduler.effects.ports import ObjectRef
 from vscheduler.effects.status import (
+    cause,
+    condition_json,
     object_ref,
     patch_substance,
     pod_ref,
@@ -215,3 +217,62 @@ def test_references_name_the_object_kind_version_and_uid() -> None:
     )
     assert object_ref("Node", {"metadata": {}}) is None
     assert pod_ref("ns/p1", "u1") == ObjectRef("Pod", "v1", "ns", "p1", "u1")
+
+
+# --- one write per change of cause ---------------------------------------------------------------
+GANG = (
+    "{0}/10 tasks in gang unschedulable: pod group is not ready, {0} Pending, "
+    "10 minAvailable; Pending: {0} Unschedulable"
+)
+
+
+def test_a_message_whose_counts_alone_changed_needs_no_write() -> None:
+    current = {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": GANG.format(3),
+        "lastTransitionTime": EARLIER,
+    }
+    assert pod_scheduled_condition(GANG.format(7), pod_with(current), NOW) is None
+    nodes = dict(current, message="0/3 nodes are available: 3 Insufficient cpu.")
+    assert (
+        pod_scheduled_condition(
+            "0/4 nodes are available: 4 Insufficient cpu.", pod_with(nodes), NOW
+        )
+        is None
+    )
+
+
+def test_a_message_of_another_cause_is_written() -> None:
+    current = {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": "0/3 nodes are available: 3 Insufficient cpu.",
+        "lastTransitionTime": EARLIER,
+    }
+    wanted = pod_scheduled_condition(
+        "0/3 nodes are available: 3 Insufficient memory.", pod_with(current), NOW
+    )
+    assert wanted is not None
+    assert wanted["message"] == "0/3 nodes are available: 3 Insufficient memory."
+
+
+def test_counts_are_told_from_names_and_quantities() -> None:
+    assert cause("0/3 nodes are available: 2 Insufficient cpu.") == (
+        "#/# nodes are available: # Insufficient cpu."
+    )
+    assert cause("node node-1 has 16Gi left, 2.5 cpu") == "node node-1 has 16Gi left, # cpu"
+
+
+def test_a_gang_condition_follows_its_counts_but_warns_once_per_cause() -> None:
+    raw = podgroup_with(
+        {"phase": "Inqueue", "conditions": [condition_json(unschedulable(GANG.format(3)))]}
+    )
+    status = PodGroupStatus(
+        phase=PodGroupPhase.INQUEUE, conditions=(unschedulable(GANG.format(7)),)
+    )
+    patch = podgroup_status_patch(status, raw)
+    assert "conditions" in patch
+    assert podgroup_events(status, raw, patch) == []
