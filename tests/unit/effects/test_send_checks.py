@@ -486,6 +486,7 @@ def test_a_shutdown_sends_the_queued_binds_first_then_their_events_and_skips_sta
         while not effects._draining:  # the shutdown has begun
             pass
         writer.release("bind")
+        writer.gates["status workers"].set()  # the status write is reached during the shutdown
         stopping.join(WAIT)
     assert not stopping.is_alive()
     kinds = [method for method, _ in writer.calls]
