@@ -207,7 +207,8 @@ def add_run_flags(run: argparse.ArgumentParser) -> None:
         type=bind_workers,
         metavar="N",
         default=d.bind_workers,
-        help=f"threads carrying out binds, evictions and status writes, 1 to {MAX_BIND_WORKERS} "
+        help=f"threads carrying out binds and evictions (status writes get a quarter as many, "
+        f"at least 2), 1 to {MAX_BIND_WORKERS} "
         f"(default: {d.bind_workers})",
     )
     run.add_argument(
