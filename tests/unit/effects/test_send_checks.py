@@ -520,3 +520,21 @@ def test_a_shutdown_out_of_grace_drops_the_queued_events_and_says_how_many(
     assert report == {"Events": 2}
     assert len(writer.of("event")) == 2
     assert "shutdown after 0s of grace: not sent: 2 Events" in caplog.messages
+
+
+# --- status writes never hold up binds ---------------------------------------------------------
+def test_a_bind_is_sent_while_earlier_status_writes_are_still_stuck(
+    effects: Effects, writer: Writer
+) -> None:
+    writer.hold("condition")  # both status workers sit in a slow condition write
+    effects.submit(
+        CycleResult(unschedulable={"ns/p2": "0/2 nodes fit", "ns/p3": "0/2 nodes fit"}),
+        ClusterSnapshot(),
+    )
+    assert writer.entered["condition"].wait(WAIT)
+    sent = threading.Event()
+    writer.during("event", sent.set)  # the bind's Scheduled Event follows its success
+    effects.submit(CycleResult(binds=(bind("p1", "n2"),)), ClusterSnapshot())
+    assert sent.wait(WAIT)
+    assert writer.of("bind") == ["ns/p1 -> n2"]
+    finish(effects, writer)
