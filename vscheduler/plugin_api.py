@@ -37,6 +37,10 @@ short of room for a reason its figures do not show (other queues' guarantees exc
 `guarantee_excess`) says so with `session.note_queue(name, reason)`: the pending messages of the
 queue's refused pods end with it; `QueueFigures.warning` reports it on the guaranteeing queues.
 `podindex.PodIndex` counts the session's pods by node, for checks that look at other pods.
+A factory that needs something of the rest of the policy declares it in a `needs` attribute
+(`Needs`): the node-usage periods it reads (the collector queries each), and `TierConflict`s,
+plugins it must not share a tier with while one of its flags is on. Most factories need nothing
+and have no `needs`.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from vscheduler.errors import PluginArgsError
 from vscheduler.framework import podindex
 from vscheduler.framework.ledger import BoolArray, FloatArray, IntArray, Ledger
 from vscheduler.framework.messages import gang_shortfall
+from vscheduler.framework.needs import Needs, TierConflict
 from vscheduler.framework.quota import (
     ALWAYS_BOUNDED,
     GuaranteeExcess,
@@ -109,6 +114,7 @@ __all__ = [
     "IntArray",
     "JobState",
     "Ledger",
+    "Needs",
     "NodeAffinity",
     "NodeFacts",
     "NodeUsage",
@@ -134,6 +140,7 @@ __all__ = [
     "Taint",
     "TaskState",
     "TaskStatus",
+    "TierConflict",
     "Toleration",
     "Vote",
     "all_guarantees",

@@ -29,9 +29,11 @@ from vscheduler.plugin_api import (
     EMPTY,
     ArgumentReader,
     JobState,
+    Needs,
     Resources,
     Session,
     TaskState,
+    TierConflict,
     cluster_total,
 )
 
@@ -114,9 +116,11 @@ class Drf:
 
 
 class Factory:
-    """Lives as long as the policy; holds nothing across cycles."""
+    """Lives as long as the policy; holds nothing across cycles. Hierarchical drf and
+    proportion both divide the cluster among queues: one tier holds one of them."""
 
     name = NAME
+    needs = Needs(conflicts=(TierConflict(flag="enableHierarchy", plugin="proportion"),))
 
     def open(self, session: Session) -> Drf:
         """A fresh plugin for `session`."""

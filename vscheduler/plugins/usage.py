@@ -45,6 +45,7 @@ from vscheduler.plugin_api import (
     BoolArray,
     FloatArray,
     IntArray,
+    Needs,
     NodeUsage,
     PluginArgsError,
     Session,
@@ -138,6 +139,7 @@ class Factory:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        self.needs = Needs(usage_periods=(settings.period,))
 
     def open(self, session: Session) -> Usage:
         """A fresh plugin for `session`."""
