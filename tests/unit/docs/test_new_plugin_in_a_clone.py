@@ -5,7 +5,8 @@ worked example of docs/writing-a-plugin.md as `vscheduler/plugins/smallfirst.py`
 it in the module that defines `builtin_registry()`: the name in its `from vscheduler.plugins
 import (...)` list and the guide's line in its table. Nothing else changes. Then, in the copy,
 with this interpreter's virtualenv: ruff, mypy --strict, lint-imports and the whole unit and
-scenario suite must pass (the copy skips this test, so it does not copy itself again).
+scenario suite must pass (the copy skips this test, so it does not copy itself again). Last,
+the plugin is made to import another plugin: lint-imports must then fail.
 
 It takes about as long as the unit suite, so it runs when `scripts/check` runs everything, and
 is deselected otherwise (`-m "not clone"` in pyproject's addopts; `scripts/check` selects it).
@@ -68,11 +69,12 @@ def register(registry_file: Path, name: str, line: str) -> None:
     registry_file.write_text(text[: table.end()] + line + text[table.end() :], encoding="utf-8")
 
 
-def run(args: list[str], cwd: Path) -> None:
+def run(args: list[str], cwd: Path, *, passes: bool = True) -> str:
     env = {**os.environ, IN_CLONE: "1", "PYTHONPATH": str(cwd)}
     done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, check=False)
     tail = "\n".join((done.stdout + done.stderr).splitlines()[-40:])
-    assert done.returncode == 0, f"{' '.join(args)} failed in the copy:\n{tail}"
+    assert (done.returncode == 0) is passes, f"{' '.join(args)} in the copy:\n{tail}"
+    return done.stdout + done.stderr
 
 
 def test_a_new_plugin_file_and_its_registry_entry_pass_every_check(tmp_path: Path) -> None:
@@ -81,7 +83,8 @@ def test_a_new_plugin_file_and_its_registry_entry_pass_every_check(tmp_path: Pat
     module, line = fenced_python()[:2]
     name = re.search(r'^NAME: Final = "([a-z]+)"$', module, re.M)
     assert name is not None
-    (clone / "vscheduler" / "plugins" / f"{name.group(1)}.py").write_text(module, encoding="utf-8")
+    plugin_file = clone / "vscheduler" / "plugins" / f"{name.group(1)}.py"
+    plugin_file.write_text(module, encoding="utf-8")
     registry_file = Path(inspect.getfile(builtin_registry)).relative_to(ROOT)
     register(clone / registry_file, name.group(1), line)
 
@@ -97,3 +100,8 @@ def test_a_new_plugin_file_and_its_registry_entry_pass_every_check(tmp_path: Pat
     run([str(BIN / "mypy"), "--cache-dir", str(tmp_path / "mypy-cache")], clone)
     run([str(BIN / "lint-imports"), "--no-cache"], clone)
     run([python, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "tests"], clone)
+
+    # and the same plugin importing another plugin breaks an import contract
+    plugin_file.write_text(module + "\nfrom vscheduler.plugins import gang  # noqa\n")
+    out = run([str(BIN / "lint-imports"), "--no-cache"], clone, passes=False)
+    assert f"vscheduler.plugins.{name.group(1)} is not allowed to import" in out
