@@ -64,15 +64,18 @@ def class_problems(name: str, cls: type) -> list[str]:
 
 
 def _public_methods(cls: type) -> dict[str, object]:
-    """Public callables `cls` defines or inherits from its own (non-Protocol) bases."""
+    """Public methods (static and class methods too) `cls` defines or inherits from its own
+    (non-Protocol) bases; attributes and properties (`node_local`) are not hooks."""
     found: dict[str, object] = {}
     for base in reversed(cls.__mro__):
         if base is object or _is_protocol(base):
             continue
         for attr, value in vars(base).items():
-            if attr.startswith("_") or isinstance(value, (staticmethod, classmethod, property)):
+            if attr.startswith("_"):
                 continue
-            if inspect.isfunction(value):
+            if isinstance(value, (staticmethod, classmethod)):
+                found[attr] = value.__func__  # no hook is static: the arity check says so
+            elif inspect.isfunction(value):
                 found[attr] = value
     return found
 
