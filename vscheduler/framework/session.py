@@ -5,11 +5,11 @@ through Statements; `close()` returns the `CycleResult`. Its parts: the read vie
 `jobs`, `queues`, `snapshot`, `now`: `framework.view.SessionView`), the `ledger` (node
 accounting), the `findings` (pending reasons, conditions, fit failures: `framework.findings`,
 written only through methods), the `dispatch` (the plugins' hooks, combined per point), the
-`placer`, and the decisions (binds, evictions, releases, queue figures), recorded only by
-committed Statements and the plugin calls of `framework.view.PluginSession`. Plugins are handed
-the session as a `PluginSession`. It does no I/O and reads time only
-from the clock it is handed (and, to time each plugin's session open and close for the metrics,
-from the optional `timer`; no decision reads it).
+`placer`, and the `decisions` (binds, evictions, releases, queue figures:
+`framework.decisions`), recorded only by committed Statements and the plugin calls of
+`framework.view.PluginSession`. Plugins are handed the session as a `PluginSession`. It does no
+I/O and reads time only from the clock it is handed (and, to time each plugin's session open
+and close for the metrics, from the optional `timer`; no decision reads it).
 
 `contained(action, job, undo)` is the actions' boundary around one job: an exception while an
 action works on one job undoes that job's statement, reports the job (its pending pods carry the
@@ -28,6 +28,7 @@ from typing import Protocol, TypeVar
 
 from vscheduler.clock import Clock
 from vscheduler.framework import messages
+from vscheduler.framework.decisions import Decisions, podgroup_statuses
 from vscheduler.framework.dispatch import Dispatcher, EnabledFlags
 from vscheduler.framework.findings import Findings
 from vscheduler.framework.ledger import IntArray, Ledger, Placed
@@ -38,15 +39,13 @@ from vscheduler.framework.view import PluginSession
 from vscheduler.model import status as st
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import (
-    Bind,
     CycleResult,
     Evict,
-    PodGroupStatus,
     QueueFigures,
     ReservationRelease,
 )
 from vscheduler.model.facts import PodGroupCondition, TaskFacts
-from vscheduler.model.status import PodGroupPhase, TaskStatus
+from vscheduler.model.status import TaskStatus
 
 Plugin_co = TypeVar("Plugin_co", covariant=True)
 
@@ -106,10 +105,9 @@ class Session:
         self.findings = Findings()
         """What the cycle found out (pending reasons, conditions, fit failures, ...): written
         only through its methods (or this session's, for plugins)."""
-        self._binds: list[Bind] = []
-        self._evictions: list[Evict] = []
-        self._releases: list[ReservationRelease] = []
-        self._queue_figures: dict[str, QueueFigures] = {}
+        self.decisions = Decisions()
+        """Binds, evictions, releases and queue figures: recorded by committed Statements and
+        the plugins' reports, through this session's methods."""
         self._class_ids: dict[tuple[object, ...], int] = {}
         self._rows: dict[int, IntArray] = {}
         self._load_tasks(snapshot)
@@ -253,38 +251,28 @@ class Session:
     def record_bind(self, task: TaskState) -> None:
         """A committed allocation: Allocated -> Binding, and a Bind decision."""
         self._move(task, TaskStatus.BINDING)
-        self._binds.append(Bind(task_uid=task.uid, pod=task.key, node=task.node or ""))
+        self.decisions.bind(task)
 
     def record_evict(
         self, task: TaskState, reason: str, *, action: str = "", strategy: str = "", plan: str = ""
     ) -> None:
         """A committed eviction (`plan`: see `Evict`)."""
-        self._evictions.append(
-            Evict(
-                task_uid=task.uid,
-                pod=task.key,
-                node=task.node or "",
-                reason=reason,
-                action=action,
-                strategy=strategy,
-                plan=plan,
-            )
-        )
+        self.decisions.evict(task, reason, action=action, strategy=strategy, plan=plan)
 
     def record_release(self, release: ReservationRelease) -> None:
         """A reservation is done (its pod placed, or expired): its ConfigMap key goes."""
-        self._releases.append(release)
+        self.decisions.release(release)
 
     def report_queue(self, figures: QueueFigures) -> None:
         """A queue plugin's figures for one queue (at session close). A later report of the
         same queue replaces an earlier one: with two queue plugins, the one later in the policy
         (tier order, then order in the tier) wins."""
-        self._queue_figures[figures.name] = figures
+        self.decisions.report_queue(figures)
 
     @property
     def evictions(self) -> tuple[Evict, ...]:
         """The evictions committed so far this session (plugins read them at session close)."""
-        return tuple(self._evictions)
+        return self.decisions.evictions
 
     # --- what actions and plugins report (kept in `findings`) --------------------------------
     def record_fit_failure(self, task: TaskState, failure: FitFailure) -> None:
@@ -370,50 +358,11 @@ class Session:
             for t in self.tasks.values()
             if t.status in (TaskStatus.PIPELINED, TaskStatus.ALLOCATED)
         }
-        return CycleResult(
-            binds=tuple(self._binds),
-            evictions=tuple(self._evictions),
-            pipelined=pipelined,
-            podgroups=self._podgroup_statuses(),
-            unschedulable=messages.unschedulable(self, self.findings, self.dispatch, self.placer),
-            reservations_released=tuple(self._releases),
-            queues={name: self._queue_figures[name] for name in sorted(self._queue_figures)},
+        return self.decisions.result(
+            pipelined,
+            podgroup_statuses(self.jobs.values(), self.findings, self.uid),
+            messages.unschedulable(self, self.findings, self.dispatch, self.placer),
         )
-
-    def _podgroup_statuses(self) -> dict[str, PodGroupStatus]:
-        out: dict[str, PodGroupStatus] = {}
-        for job in self.jobs.values():
-            if job.facts.synthetic:
-                continue
-            conditions = {c.type: c for c in job.facts.conditions}
-            conditions.update(self.findings.conditions_of(job.key))
-            out[job.key] = PodGroupStatus(
-                phase=self._end_phase(job, conditions),
-                conditions=tuple(conditions[k] for k in sorted(conditions)),
-                running=job.count(TaskStatus.RUNNING),
-                succeeded=job.count(TaskStatus.SUCCEEDED),
-                failed=job.count(TaskStatus.FAILED),
-            )
-        return out
-
-    def _end_phase(self, job: JobState, conditions: dict[str, PodGroupCondition]) -> PodGroupPhase:
-        """Volcano's end-of-session phase rule."""
-        unsched = conditions.get("Unschedulable")
-        if (
-            job.count(TaskStatus.RUNNING)
-            and unsched is not None
-            and unsched.status == "True"
-            and unsched.transition_id == self.uid
-        ):
-            return PodGroupPhase.UNKNOWN
-        allocated = job.count(*st.OCCUPYING, TaskStatus.SUCCEEDED)
-        if allocated >= job.min_member and allocated > 0:
-            if job.count(TaskStatus.SUCCEEDED) == allocated:
-                return PodGroupPhase.COMPLETED
-            return PodGroupPhase.RUNNING
-        if job.phase is not PodGroupPhase.INQUEUE:
-            return PodGroupPhase.PENDING
-        return job.phase
 
 
 def _requested_dims(tasks: Iterable[TaskFacts]) -> set[str]:
