@@ -14,12 +14,12 @@ The map of the package (data flows one way, and import-linter checks it)::
     plugin_api  the one module plugins import
     actions/    enqueue, allocate, backfill
     plugins/    one module per plugin plus an explicit builtin registry
-    loop.py     one scheduling cycle: snapshot + policy -> CycleResult
+    cycle.py    one scheduling cycle: snapshot + policy -> CycleResult
     simulate.py the what-if tool: snapshot files in, decisions out
     cli.py      argv -> the commands `simulate` and `validate-config`
 
 Layers, top to bottom (a module imports only from layers below it): cli, simulate, testing,
-loop, actions | plugins, plugin_api, framework, conf, model | obs | clock | errors.
+cycle, actions | plugins, plugin_api, framework, conf, model | obs | clock | errors.
 """
 
 from __future__ import annotations

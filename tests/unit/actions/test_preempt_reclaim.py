@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from vscheduler import builtins
+from vscheduler import catalog
 from vscheduler.actions import preempt, reclaim
 from vscheduler.actions.eviction import Evictor, Limits, Transaction
 from vscheduler.errors import PluginArgsError, PolicyError
@@ -85,7 +85,7 @@ def test_a_policy_with_a_bad_preempt_argument_does_not_load() -> None:
         + "configurations:\n- name: preempt\n  arguments:\n    minCandidateNodesAbsolute: -1\n"
     )
     with pytest.raises(PolicyError, match="minCandidateNodesAbsolute"):
-        builtins.load_pipeline(text)
+        catalog.load_pipeline(text)
 
 
 @pytest.mark.parametrize(
@@ -252,7 +252,7 @@ def test_node_accounting_stays_exact_through_every_attempt_and_undo(
     nodes, running, asks = cluster
     policy = f'actions: "enqueue, allocate, {action}"\n' + TIERS
     session = scenario.session(snapshot(*random_cluster(nodes, running, asks)), policy=policy)
-    for step in builtins.load_pipeline(policy).actions:
+    for step in catalog.load_pipeline(policy).actions:
         step.execute(session)
 
     ledger = session.ledger

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from vscheduler import loop
+from vscheduler import cycle
 from vscheduler.clock import FixedClock
 from vscheduler.conf.parse import parse_policy
 from vscheduler.errors import PolicyError
@@ -35,7 +35,7 @@ def pipeline(text: str) -> Pipeline:
 
 
 def open_session(snap: ClusterSnapshot, arguments: dict[str, object]) -> Session:
-    return loop.open_session(snap, pipeline(policy(arguments)), clock=FixedClock(START))
+    return cycle.open_session(snap, pipeline(policy(arguments)), clock=FixedClock(START))
 
 
 def scores(

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from vscheduler import loop
+from vscheduler import cycle
 from vscheduler.clock import FixedClock
 from vscheduler.conf.parse import parse_policy
 from vscheduler.errors import PolicyError
@@ -46,7 +46,7 @@ def pipeline(text: str) -> Pipeline:
 
 
 def open_session(snap: ClusterSnapshot, arguments: dict[str, int] | None = None) -> Session:
-    return loop.open_session(snap, pipeline(policy(**(arguments or {}))), clock=FixedClock(START))
+    return cycle.open_session(snap, pipeline(policy(**(arguments or {}))), clock=FixedClock(START))
 
 
 def plugin(session: Session) -> nodeorder.NodeOrder:

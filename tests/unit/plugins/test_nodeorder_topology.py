@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vscheduler import builtins, loop
+from vscheduler import catalog, cycle
 from vscheduler.clock import FixedClock
 from vscheduler.framework.session import Session
 from vscheduler.model.cluster import ClusterSnapshot
@@ -39,8 +39,8 @@ def policy(**weights: int) -> str:
 
 
 def open_session(snap: ClusterSnapshot, **weights: int) -> Session:
-    pipeline = builtins.load_pipeline(policy(**weights))
-    return loop.open_session(snap, pipeline, clock=FixedClock(START))
+    pipeline = catalog.load_pipeline(policy(**weights))
+    return cycle.open_session(snap, pipeline, clock=FixedClock(START))
 
 
 def batch(

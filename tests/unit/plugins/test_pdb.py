@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from vscheduler import loop
+from vscheduler import cycle
 from vscheduler.clock import FixedClock
 from vscheduler.conf.parse import parse_policy
 from vscheduler.errors import PluginArgsError
@@ -32,7 +32,7 @@ def open_session(*items: Item, flags: str = "") -> Session:
     text += "".join(f"    {flag}\n" for flag in flags.split(",") if flag)
     built = build(parse_policy(text, known_actions=(), known_plugins=REGISTRY.plugins), REGISTRY)
     snap = snapshot(node("n1").resources(cpu="16", memory="32Gi"), *items)
-    return loop.open_session(snap, built, clock=FixedClock(START))
+    return cycle.open_session(snap, built, clock=FixedClock(START))
 
 
 def tasks(session: Session, *pods: PodBuilder) -> list[TaskState]:

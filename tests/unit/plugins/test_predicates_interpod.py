@@ -11,7 +11,7 @@ from collections.abc import Mapping
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from vscheduler import builtins, loop
+from vscheduler import catalog, cycle
 from vscheduler.clock import FixedClock
 from vscheduler.framework.results import Code, Status
 from vscheduler.framework.session import Session
@@ -41,7 +41,7 @@ EXISTING = Status(
 
 
 def open_session(snap: ClusterSnapshot, policy: str = POLICY) -> Session:
-    return loop.open_session(snap, builtins.load_pipeline(policy), clock=FixedClock(START))
+    return cycle.open_session(snap, catalog.load_pipeline(policy), clock=FixedClock(START))
 
 
 def plugin(session: Session) -> predicates.Predicates:

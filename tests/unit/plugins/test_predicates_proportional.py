@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vscheduler import builtins, loop
+from vscheduler import catalog, cycle
 from vscheduler.clock import FixedClock
 from vscheduler.framework.results import Code, Status
 from vscheduler.framework.session import Session
@@ -32,7 +32,7 @@ GPU_NODE = node("gpu").resources(cpu="16", memory="64Gi", nvidia_com_gpu=2)
 
 
 def open_session(snap: ClusterSnapshot, policy: str = POLICY) -> Session:
-    return loop.open_session(snap, builtins.load_pipeline(policy), clock=FixedClock(START))
+    return cycle.open_session(snap, catalog.load_pipeline(policy), clock=FixedClock(START))
 
 
 def verdict(p: PodBuilder, *others: PodBuilder, policy: str = POLICY) -> Status | None:
@@ -79,7 +79,7 @@ def test_a_cycle_keeps_gpu_nodes_for_gpu_pods() -> None:
         pod("cpu-b").requests(cpu="6").created(2),
         pod("trainer").requests(cpu="8", nvidia_com_gpu=2).created(3),
     )
-    report = loop.run_cycle(snap, builtins.load_pipeline(POLICY), clock=FixedClock(START))
+    report = cycle.run_cycle(snap, catalog.load_pipeline(POLICY), clock=FixedClock(START))
     assert {b.pod: b.node for b in report.result.binds} == {
         "default/cpu-a": "gpu",
         "default/trainer": "gpu",

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from vscheduler import builtins, loop
+from vscheduler import catalog, cycle
 from vscheduler.clock import FixedClock
 from vscheduler.framework.results import Code, Status
 from vscheduler.framework.session import Session
@@ -40,7 +40,7 @@ LABEL = Status(
 
 
 def open_session(snap: ClusterSnapshot, policy: str = POLICY) -> Session:
-    return loop.open_session(snap, builtins.load_pipeline(policy), clock=FixedClock(START))
+    return cycle.open_session(snap, catalog.load_pipeline(policy), clock=FixedClock(START))
 
 
 def judge(session: Session, uid: str) -> dict[str, Status | None]:

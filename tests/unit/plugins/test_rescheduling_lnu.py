@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from vscheduler import builtins, loop
+from vscheduler import catalog, cycle
 from vscheduler.actions import shuffle
 from vscheduler.clock import FixedClock
 from vscheduler.model.cluster import ClusterSnapshot
@@ -104,7 +104,7 @@ def run_plugin(
         "arguments": {"strategies": list(strategies) or [LNU], **arguments},
     }
     text = yaml.safe_dump({"actions": "", "tiers": [{"plugins": [entry]}]})
-    session = loop.open_session(snap, builtins.load_pipeline(text), clock=FixedClock(START))
+    session = cycle.open_session(snap, catalog.load_pipeline(text), clock=FixedClock(START))
     plugin = session.plugins["rescheduling"]
     assert isinstance(plugin, Proposing)
     victims = plugin.propose_victims(shuffle.candidates(session))

@@ -5,7 +5,7 @@ import datetime as dt
 import numpy as np
 import pytest
 
-from vscheduler import builtins
+from vscheduler import catalog
 from vscheduler.errors import PolicyError
 from vscheduler.framework.results import Code, Status
 from vscheduler.framework.session import Session
@@ -76,7 +76,7 @@ def test_bad_arguments_are_all_reported_naming_plugin_and_argument() -> None:
     text = policy(configMapNamespace="Team_A", configMapName="''", configmapName="x")
 
     with pytest.raises(PolicyError) as caught:
-        builtins.load_pipeline(text)
+        catalog.load_pipeline(text)
 
     assert caught.value.errors == (
         "tiers[0].plugins[0]: plugin reservation: arguments.configMapNamespace: must be a "
@@ -90,7 +90,7 @@ def test_bad_arguments_are_all_reported_naming_plugin_and_argument() -> None:
 
 def test_an_argument_that_is_not_a_string_is_an_error() -> None:
     with pytest.raises(PolicyError) as caught:
-        builtins.load_pipeline(policy(configMapName="3"))
+        catalog.load_pipeline(policy(configMapName="3"))
 
     assert caught.value.errors == (
         "tiers[0].plugins[0]: plugin reservation: arguments.configMapName: must be a string, got 3",

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vscheduler import builtins, loop
+from vscheduler import catalog, cycle
 from vscheduler.clock import FixedClock
 from vscheduler.errors import PluginArgsError, PolicyError
 from vscheduler.framework.results import Code, Status, Vote
@@ -251,11 +251,11 @@ def test_an_open_zone_keeps_its_tasks() -> None:
 
 
 def test_victims_are_looked_for_at_most_once_per_eviction_period() -> None:
-    pipeline = builtins.load_pipeline(POLICY)
+    pipeline = catalog.load_pipeline(POLICY)
     snap = snapshot(*NODES, *ON_R2)
 
     def victims_at(now: dt.datetime) -> list[str]:
-        session = loop.open_session(snap, pipeline, clock=FixedClock(now))
+        session = cycle.open_session(snap, pipeline, clock=FixedClock(now))
         plugin = session.plugins["tdm"]
         assert isinstance(plugin, Tdm)
         candidates = sorted(session.tasks.values(), key=lambda t: t.key)
@@ -367,7 +367,7 @@ def test_a_bad_window_fails_the_policy() -> None:
 def test_the_volcano_documented_arguments_build() -> None:
     fixture = Path(__file__).resolve().parents[2] / "fixtures" / "policies"
     text = (fixture / "volcano-plugin-arguments.yaml").read_text(encoding="utf-8")
-    pipeline = builtins.load_pipeline(text)
+    pipeline = catalog.load_pipeline(text)
     [factory] = [e.factory for tier in pipeline.tiers for e in tier if e.factory.name == "tdm"]
 
     assert isinstance(factory, tdm.Factory)
