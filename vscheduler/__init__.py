@@ -25,7 +25,7 @@ Every subpackage and top-level module (tests/unit/docs/test_front_doors.py keeps
     catalog.py     the built-in registry: every action and plugin by its Volcano name
     cycle.py       one scheduling cycle: snapshot + policy -> CycleResult
     obs/           metrics, logging, the HTTP endpoints, node usage from Prometheus
-    testing/       the shipped test kit: builders, scenarios, strategies
+    testing/       the shipped test kit: builders, scenarios, sessions, strategies
     runtime/       the long-running scheduler: settings, the policy holder, the cycle loop
     kube/          the adapter to the API server: the only importer of `kubernetes`
     simulate.py    the what-if tool: snapshot files in, decisions out

@@ -14,7 +14,6 @@ from collections.abc import Callable
 
 from vscheduler import catalog, cycle
 from vscheduler.clock import FixedClock
-from vscheduler.framework.session import Session
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult
 from vscheduler.testing.builders import START
@@ -65,10 +64,3 @@ def run(
         out.append(Outcome(report.result, snap))
         clock.advance(step)
     return out
-
-
-def session(
-    snap: ClusterSnapshot, *, policy: str | None = None, now: dt.datetime = START
-) -> Session:
-    """A session opened on `snap`, no action run (to test plugin hooks directly)."""
-    return cycle.open_session(snap, catalog.load_pipeline(policy), clock=FixedClock(now))

@@ -19,7 +19,7 @@ from vscheduler.framework.state import TaskState
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult, Evict
 from vscheduler.model.status import PodGroupPhase, TaskStatus
-from vscheduler.testing import scenario
+from vscheduler.testing import scenario, sessions
 from vscheduler.testing.builders import START, PodBuilder, node, pod, podgroup, snapshot
 
 NOTE = ("lowNodeUtilization", "node n1 is above its target thresholds")
@@ -92,7 +92,7 @@ def entries(*tiers: Sequence[StandIn]) -> tuple[tuple[PluginEntry, ...], ...]:
 
 
 def open_session(snap: ClusterSnapshot, *tiers: Sequence[StandIn]) -> Session:
-    return Session(snap, entries(*tiers), clock=FixedClock(START), actions=("shuffle",))
+    return sessions.open_session_on_tiers(snap, entries(*tiers), actions=("shuffle",))
 
 
 def run(

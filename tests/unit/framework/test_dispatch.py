@@ -10,6 +10,7 @@ import pytest
 from vscheduler.framework.dispatch import Dispatcher
 from vscheduler.framework.results import ABSTAIN, Code, Status, Vote
 from vscheduler.framework.state import JobState, TaskState
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import pod, podgroup
 
 
@@ -190,14 +191,13 @@ def test_a_raising_predicate_skips_its_task_and_is_recorded_with_it_not_raised()
 
 
 def test_every_session_gets_fresh_plugin_instances_from_the_same_factory() -> None:
-    from vscheduler import catalog, cycle
-    from vscheduler.clock import FixedClock
-    from vscheduler.testing.builders import START, node, snapshot
+    from vscheduler import catalog
+    from vscheduler.testing.builders import node, snapshot
 
     pipeline = catalog.load_pipeline(None)
     snap = snapshot(node("n1"))
-    first = cycle.open_session(snap, pipeline, clock=FixedClock(START))
-    second = cycle.open_session(snap, pipeline, clock=FixedClock(START))
+    first = sessions.open_session(snap, pipeline)
+    second = sessions.open_session(snap, pipeline)
     assert set(first.plugins) == set(second.plugins)
     for name, plugin in first.plugins.items():
         assert plugin is not second.plugins[name]

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from vscheduler import catalog, cycle
-from vscheduler.clock import FixedClock
+from vscheduler import catalog
 from vscheduler.framework.session import Session
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.plugins import nodeorder
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import (
-    START,
     NodeBuilder,
     PodBuilder,
     node,
@@ -40,7 +39,7 @@ def policy(**weights: int) -> str:
 
 def open_session(snap: ClusterSnapshot, **weights: int) -> Session:
     pipeline = catalog.load_pipeline(policy(**weights))
-    return cycle.open_session(snap, pipeline, clock=FixedClock(START))
+    return sessions.open_session(snap, pipeline)
 
 
 def batch(

@@ -22,6 +22,7 @@ from vscheduler.model.facts import Requirement, SelectorTerm
 from vscheduler.model.status import TaskStatus
 from vscheduler.plugins import conformance, predicates
 from vscheduler.plugins.predicates import checks
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import (
     START,
     NodeBuilder,
@@ -51,7 +52,7 @@ def pipeline(policy: str = POLICY) -> Pipeline:
 
 
 def open_session(snap: ClusterSnapshot, policy: str = POLICY) -> Session:
-    return cycle.open_session(snap, pipeline(policy), clock=FixedClock(START))
+    return sessions.open_session(snap, pipeline(policy))
 
 
 def with_arguments(**arguments: bool) -> str:

@@ -11,6 +11,7 @@ from vscheduler.framework.results import Code, Status
 from vscheduler.framework.session import Session
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.plugins import predicates
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import START, PodBuilder, node, pod, snapshot
 
 POLICY = """
@@ -32,7 +33,7 @@ GPU_NODE = node("gpu").resources(cpu="16", memory="64Gi", nvidia_com_gpu=2)
 
 
 def open_session(snap: ClusterSnapshot, policy: str = POLICY) -> Session:
-    return cycle.open_session(snap, catalog.load_pipeline(policy), clock=FixedClock(START))
+    return sessions.open_session(snap, catalog.load_pipeline(policy))
 
 
 def verdict(p: PodBuilder, *others: PodBuilder, policy: str = POLICY) -> Status | None:

@@ -14,7 +14,7 @@ import yaml
 from vscheduler import catalog
 from vscheduler.actions import shuffle
 from vscheduler.clock import FixedClock
-from vscheduler.cycle import open_session, run_cycle
+from vscheduler.cycle import run_cycle
 from vscheduler.framework.registry import Pipeline
 from vscheduler.framework.session import Session
 from vscheduler.model.cluster import ClusterSnapshot
@@ -23,6 +23,7 @@ from vscheduler.model.status import QoSClass
 from vscheduler.plugins import rescheduling
 from vscheduler.plugins.rescheduling import Avoiding, Factory, Idle, Proposing, ProposingAvoiding
 from vscheduler.plugins.rescheduling.plugin import AVOID_REASON
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import START, at, node, pod, podgroup, queue, snapshot
 
 MINUTE = dt.timedelta(minutes=1)
@@ -69,7 +70,7 @@ def cluster(*tasks: TaskFacts) -> ClusterSnapshot:
 
 
 def open_at(snap: ClusterSnapshot, pipe: Pipeline, now: dt.datetime = START) -> Session:
-    return open_session(snap, pipe, clock=FixedClock(now))
+    return sessions.open_session(snap, pipe, now=now)
 
 
 def proposing(session: Session) -> Proposing:

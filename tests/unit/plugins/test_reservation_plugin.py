@@ -13,7 +13,7 @@ from vscheduler.model.commands import ReservationRelease
 from vscheduler.model.status import TaskStatus
 from vscheduler.plugins import reservation
 from vscheduler.plugins.reservation import Inert, Releases, Reserved
-from vscheduler.testing import scenario
+from vscheduler.testing import scenario, sessions
 from vscheduler.testing.builders import START, Item, at, node, pod, snapshot
 from vscheduler.testing.reservations import ReservationsBuilder, reservations
 
@@ -44,7 +44,7 @@ def open_session(
     *items: Item, book: ReservationsBuilder | None = None, now: dt.datetime = START
 ) -> tuple[Session, object]:
     extra = (book.build(),) if book is not None else ()
-    session = scenario.session(snapshot(*nodes(), *items, *extra), policy=POLICY, now=now)
+    session = sessions.open_session(snapshot(*nodes(), *items, *extra), policy=POLICY, now=now)
     return session, session.plugins["reservation"]
 
 

@@ -6,8 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vscheduler import catalog, cycle
-from vscheduler.clock import FixedClock
+from vscheduler import catalog
 from vscheduler.errors import PluginArgsError, PolicyError
 from vscheduler.framework.results import Code, Status, Vote
 from vscheduler.framework.session import Session
@@ -15,7 +14,7 @@ from vscheduler.framework.state import TaskState
 from vscheduler.model.status import TaskStatus
 from vscheduler.plugins import tdm
 from vscheduler.plugins.tdm import Tdm, Window, parse_window
-from vscheduler.testing import scenario
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import START, Item, PodBuilder, node, pod, podgroup, snapshot
 
 ZONE = "volcano.sh/revocable-zone"
@@ -42,7 +41,7 @@ def clock(hours: int, minutes: int = 0) -> dt.datetime:
 
 
 def open_session(*items: Item, now: dt.datetime = NOON) -> tuple[Session, Tdm]:
-    session = scenario.session(snapshot(*NODES, *items), policy=POLICY, now=now)
+    session = sessions.open_session(snapshot(*NODES, *items), policy=POLICY, now=now)
     plugin = session.plugins["tdm"]
     assert isinstance(plugin, Tdm)
     return session, plugin
@@ -255,7 +254,7 @@ def test_victims_are_looked_for_at_most_once_per_eviction_period() -> None:
     snap = snapshot(*NODES, *ON_R2)
 
     def victims_at(now: dt.datetime) -> list[str]:
-        session = cycle.open_session(snap, pipeline, clock=FixedClock(now))
+        session = sessions.open_session(snap, pipeline, now=now)
         plugin = session.plugins["tdm"]
         assert isinstance(plugin, Tdm)
         candidates = sorted(session.tasks.values(), key=lambda t: t.key)
@@ -361,7 +360,7 @@ def test_bad_arguments_are_errors_naming_plugin_and_argument(
 
 def test_a_bad_window_fails_the_policy() -> None:
     with pytest.raises(PolicyError, match=r"tdm\.revocable-zone\.rz2: must hold times"):
-        scenario.session(snapshot(), policy=POLICY.replace("22:00-06:00", "22:00-26:00"))
+        sessions.open_session(snapshot(), policy=POLICY.replace("22:00-06:00", "22:00-26:00"))
 
 
 def test_the_volcano_documented_arguments_build() -> None:
@@ -379,7 +378,7 @@ def test_the_volcano_documented_arguments_build() -> None:
 
 
 def test_without_revocable_nodes_answers_are_shared_per_template() -> None:
-    plain = scenario.session(snapshot(node("n1"), pod("p")), policy=POLICY, now=NOON)
+    plain = sessions.open_session(snapshot(node("n1"), pod("p")), policy=POLICY, now=NOON)
     session, revocable = open_session(pod("p"))
     plugin = plain.plugins["tdm"]
 

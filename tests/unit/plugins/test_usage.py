@@ -18,6 +18,7 @@ from vscheduler.framework.results import Code, Status
 from vscheduler.framework.session import Session
 from vscheduler.model.facts import NodeUsage
 from vscheduler.plugins import usage
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import START, Item, node, pod, snapshot
 
 REGISTRY = Registry(plugins={usage.NAME: usage.build}, actions={})
@@ -59,7 +60,7 @@ def pipeline(text: str) -> Pipeline:
 
 def open_session(*items: Item, arguments: str = "", flags: str = "") -> Session:
     snap = snapshot(*items, TASK)
-    return cycle.open_session(snap, pipeline(policy(arguments, flags)), clock=FixedClock(START))
+    return sessions.open_session(snap, pipeline(policy(arguments, flags)))
 
 
 def plugin(session: Session) -> usage.Usage:
