@@ -78,7 +78,7 @@ _LABEL = re.compile(r'(\w+)="([^"]*)"')
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
-# --- objects (as integration/harness.py builds them; the bench needs only controlplane.py) -------
+# --- objects (as integration/harness/objects.py builds them; the bench needs controlplane.py only)
 CRDS = (
     REPO_ROOT / "deploy" / "crds" / "scheduling.volcano.sh_podgroups.yaml",
     REPO_ROOT / "deploy" / "crds" / "scheduling.volcano.sh_queues.yaml",
