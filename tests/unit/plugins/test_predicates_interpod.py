@@ -11,7 +11,6 @@ from collections.abc import Mapping
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from vscheduler import catalog
 from vscheduler.framework.results import Code, Status
 from vscheduler.framework.session import Session
 from vscheduler.model.cluster import ClusterSnapshot
@@ -40,7 +39,7 @@ EXISTING = Status(
 
 
 def open_session(snap: ClusterSnapshot, policy: str = POLICY) -> Session:
-    return sessions.open_session(snap, catalog.load_pipeline(policy))
+    return sessions.open_session(snap, policy)
 
 
 def plugin(session: Session) -> predicates.Predicates:

@@ -33,7 +33,7 @@ GPU_NODE = node("gpu").resources(cpu="16", memory="64Gi", nvidia_com_gpu=2)
 
 
 def open_session(snap: ClusterSnapshot, policy: str = POLICY) -> Session:
-    return sessions.open_session(snap, catalog.load_pipeline(policy))
+    return sessions.open_session(snap, policy)
 
 
 def verdict(p: PodBuilder, *others: PodBuilder, policy: str = POLICY) -> Status | None:

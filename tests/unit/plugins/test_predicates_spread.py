@@ -10,7 +10,6 @@ from collections.abc import Sequence
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from vscheduler import catalog
 from vscheduler.framework.results import Code, Status
 from vscheduler.framework.session import Session
 from vscheduler.model.cluster import ClusterSnapshot
@@ -39,7 +38,7 @@ LABEL = Status(
 
 
 def open_session(snap: ClusterSnapshot, policy: str = POLICY) -> Session:
-    return sessions.open_session(snap, catalog.load_pipeline(policy))
+    return sessions.open_session(snap, policy)
 
 
 def judge(session: Session, uid: str) -> dict[str, Status | None]:

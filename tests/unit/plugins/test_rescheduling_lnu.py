@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 import yaml
 
-from vscheduler import catalog
 from vscheduler.actions import shuffle
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.facts import NodeFacts, NodeUsage, TaskFacts
@@ -104,7 +103,7 @@ def run_plugin(
         "arguments": {"strategies": list(strategies) or [LNU], **arguments},
     }
     text = yaml.safe_dump({"actions": "", "tiers": [{"plugins": [entry]}]})
-    session = sessions.open_session(snap, catalog.load_pipeline(text))
+    session = sessions.open_session(snap, text)
     plugin = session.plugins["rescheduling"]
     assert isinstance(plugin, Proposing)
     victims = plugin.propose_victims(shuffle.candidates(session))
