@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from vscheduler import builtins, loop
+from vscheduler import catalog, cycle
 from vscheduler.actions import shuffle
 from vscheduler.actions.shuffle import Limits, Rail
 from vscheduler.clock import FixedClock
@@ -20,7 +20,7 @@ from vscheduler.framework.view import PluginSession
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult, Evict
 from vscheduler.model.status import PodGroupPhase, TaskStatus
-from vscheduler.testing import scenario
+from vscheduler.testing import scenario, sessions
 from vscheduler.testing.builders import START, PodBuilder, node, pod, podgroup, snapshot
 
 NOTE = ("lowNodeUtilization", "node n1 is above its target thresholds")
@@ -101,7 +101,7 @@ def entries(*tiers: Sequence[StandIn]) -> tuple[tuple[PluginEntry, ...], ...]:
 
 
 def open_session(snap: ClusterSnapshot, *tiers: Sequence[StandIn]) -> Session:
-    return Session(snap, entries(*tiers), clock=FixedClock(START), actions=("shuffle",))
+    return sessions.open_session_on_tiers(snap, entries(*tiers), actions=("shuffle",))
 
 
 def run(
@@ -340,8 +340,8 @@ def test_the_eviction_carries_the_plugins_reason_and_strategy_and_names_shuffle(
 def test_an_evicted_pod_is_gone_from_the_next_cycles_snapshot() -> None:
     snap = snapshot(*NODES, running("a", "n1"), running("b", "n2"))
     pipeline = Pipeline((shuffle.build({}),), entries([Proposer("p", "a")]))
-    report = loop.run_cycle(snap, pipeline, clock=FixedClock(START))
-    after = loop.next_snapshot(snap, report.result)
+    report = cycle.run_cycle(snap, pipeline, clock=FixedClock(START))
+    after = cycle.next_snapshot(snap, report.result)
     assert sorted(after.tasks) == ["default/b"]
 
 
@@ -365,7 +365,7 @@ configurations:
     maxEvictionPerNode: 1
 """
     with pytest.raises(PolicyError) as caught:
-        builtins.load_pipeline(policy, source="p.yaml")
+        catalog.load_pipeline(policy, source="p.yaml")
     assert caught.value.errors == (
         "action shuffle: arguments.maxEvictionsPerNode: must be an integer >= 0, got -1",
         "action shuffle: arguments.maxEvictionsPerRun: must be an integer >= 0, got 'ten'",

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 import numpy as np
 import pytest
 
-from vscheduler.builtins import builtin_registry
+from vscheduler.catalog import builtin_registry
 from vscheduler.conf.parse import parse_policy
 from vscheduler.errors import PolicyError
 from vscheduler.framework import contract

@@ -12,7 +12,7 @@ from vscheduler.model.resources import Resources
 from vscheduler.model.status import PodGroupPhase
 from vscheduler.plugins import capacity
 from vscheduler.plugins.capacity import Capacity
-from vscheduler.testing import scenario
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import (
     Buildable,
     Fact,
@@ -34,7 +34,7 @@ tiers:
 
 
 def open_session(*items: Buildable | Fact, policy: str = POLICY) -> tuple[Session, Capacity]:
-    session = scenario.session(snapshot(*items), policy=policy)
+    session = sessions.open_session(snapshot(*items), policy=policy)
     plugin = session.plugins["capacity"]
     assert isinstance(plugin, Capacity)
     return session, plugin

@@ -6,7 +6,7 @@ from vscheduler.errors import PluginArgsError
 from vscheduler.framework.session import Session
 from vscheduler.plugins import drf
 from vscheduler.plugins.drf import Drf
-from vscheduler.testing import scenario
+from vscheduler.testing import scenario, sessions
 from vscheduler.testing.builders import Buildable, node, pod, podgroup, res, snapshot
 
 POLICY = """\
@@ -26,7 +26,7 @@ tiers:
 
 
 def open_session(*items: Buildable, policy: str = POLICY) -> tuple[Session, Drf]:
-    session = scenario.session(snapshot(*items), policy=policy)
+    session = sessions.open_session(snapshot(*items), policy=policy)
     plugin = session.plugins["drf"]
     assert isinstance(plugin, Drf)
     return session, plugin

@@ -13,7 +13,7 @@ from vscheduler.model.facts import PodGroupCondition, TaskFacts
 from vscheduler.model.status import PodGroupPhase, TaskStatus
 from vscheduler.plugins import gang
 from vscheduler.plugins.gang import Gang
-from vscheduler.testing import scenario
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import PodBuilder, node, pod, podgroup, snapshot
 
 POLICY = """\
@@ -29,7 +29,7 @@ S = TaskStatus
 
 
 def open_session(snap: ClusterSnapshot) -> tuple[Session, Gang]:
-    session = scenario.session(snap, policy=POLICY)
+    session = sessions.open_session(snap, policy=POLICY)
     plugin = session.plugins["gang"]
     assert isinstance(plugin, Gang)
     return session, plugin

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from vscheduler import loop
-from vscheduler.clock import FixedClock
 from vscheduler.conf.parse import parse_policy
 from vscheduler.errors import PluginArgsError
 from vscheduler.framework.registry import Registry, build
@@ -14,7 +12,8 @@ from vscheduler.framework.session import Session
 from vscheduler.framework.state import TaskState
 from vscheduler.model.selector import EVERYTHING, DisruptionBudget
 from vscheduler.plugins import pdb as pdb_plugin
-from vscheduler.testing.builders import START, Item, PodBuilder, node, pdb, pod, snapshot
+from vscheduler.testing import sessions
+from vscheduler.testing.builders import Item, PodBuilder, node, pdb, pod, snapshot
 
 REGISTRY = Registry(plugins={pdb_plugin.NAME: pdb_plugin.build}, actions={})
 
@@ -32,7 +31,7 @@ def open_session(*items: Item, flags: str = "") -> Session:
     text += "".join(f"    {flag}\n" for flag in flags.split(",") if flag)
     built = build(parse_policy(text, known_actions=(), known_plugins=REGISTRY.plugins), REGISTRY)
     snap = snapshot(node("n1").resources(cpu="16", memory="32Gi"), *items)
-    return loop.open_session(snap, built, clock=FixedClock(START))
+    return sessions.open_session(snap, built)
 
 
 def tasks(session: Session, *pods: PodBuilder) -> list[TaskState]:

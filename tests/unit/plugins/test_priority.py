@@ -8,7 +8,7 @@ from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.status import TaskStatus
 from vscheduler.plugins import priority
 from vscheduler.plugins.priority import Priority
-from vscheduler.testing import scenario
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import Buildable, node, pod, podgroup, snapshot
 
 POLICY = """\
@@ -22,7 +22,7 @@ tiers:
 
 
 def open_session(snap: ClusterSnapshot) -> tuple[Session, Priority]:
-    session = scenario.session(snap, policy=POLICY)
+    session = sessions.open_session(snap, policy=POLICY)
     plugin = session.plugins["priority"]
     assert isinstance(plugin, Priority)
     return session, plugin

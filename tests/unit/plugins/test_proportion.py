@@ -14,7 +14,7 @@ from vscheduler.model.resources import Resources
 from vscheduler.model.status import PodGroupPhase
 from vscheduler.plugins import proportion
 from vscheduler.plugins.proportion import Proportion
-from vscheduler.testing import scenario
+from vscheduler.testing import scenario, sessions
 from vscheduler.testing.builders import (
     Buildable,
     Fact,
@@ -36,7 +36,7 @@ tiers:
 
 
 def open_session(*items: Buildable | Fact) -> tuple[Session, Proportion]:
-    session = scenario.session(snapshot(*items), policy=POLICY)
+    session = sessions.open_session(snapshot(*items), policy=POLICY)
     plugin = session.plugins["proportion"]
     assert isinstance(plugin, Proportion)
     return session, plugin

@@ -9,7 +9,7 @@ from vscheduler.framework.results import Vote
 from vscheduler.framework.session import Session
 from vscheduler.model.resources import Resources
 from vscheduler.plugins.resourcequota import ResourceQuota
-from vscheduler.testing import scenario
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import Item, node, podgroup, resource_quota, snapshot
 
 POLICY = 'actions: "enqueue"\ntiers:\n- plugins:\n  - name: resourcequota\n'
@@ -17,7 +17,7 @@ TEAM_QUOTA = resource_quota("compute", "team").hard(cpu="8", memory="16Gi").used
 
 
 def open_session(*items: Item) -> tuple[Session, ResourceQuota]:
-    session = scenario.session(snapshot(node("n1"), *items), policy=POLICY)
+    session = sessions.open_session(snapshot(node("n1"), *items), policy=POLICY)
     plugin = session.plugins["resourcequota"]
     assert isinstance(plugin, ResourceQuota)
     return session, plugin
@@ -152,4 +152,4 @@ def test_resourcequota_takes_no_arguments() -> None:
     policy = POLICY + "    arguments:\n      quota.strict: true\n"
 
     with pytest.raises(PolicyError, match=r"plugin resourcequota: arguments.quota.strict: unknown"):
-        scenario.session(snapshot(), policy=policy)
+        sessions.open_session(snapshot(), policy=policy)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from vscheduler import builtins, loop
+from vscheduler import catalog, cycle
 from vscheduler.clock import FixedClock
 from vscheduler.conf.parse import parse_policy
 from vscheduler.errors import PluginArgsError, PolicyError
@@ -18,6 +18,7 @@ from vscheduler.framework.results import Code, Status
 from vscheduler.framework.session import Session
 from vscheduler.model.facts import NodeUsage
 from vscheduler.plugins import usage
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import START, Item, node, pod, snapshot
 
 REGISTRY = Registry(plugins={usage.NAME: usage.build}, actions={})
@@ -59,7 +60,7 @@ def pipeline(text: str) -> Pipeline:
 
 def open_session(*items: Item, arguments: str = "", flags: str = "") -> Session:
     snap = snapshot(*items, TASK)
-    return loop.open_session(snap, pipeline(policy(arguments, flags)), clock=FixedClock(START))
+    return sessions.open_session(snap, pipeline(policy(arguments, flags)))
 
 
 def plugin(session: Session) -> usage.Usage:
@@ -145,9 +146,9 @@ def test_thresholds_may_be_floats_and_memory_is_another_name_for_mem() -> None:
 
 def test_a_failing_node_is_reported_in_the_unschedulable_message() -> None:
     snap = snapshot(node("n1"), load("n1", 99.0, 10.0), TASK)
-    built = builtins.load_pipeline('actions: "allocate"\ntiers:\n- plugins:\n  - name: usage\n')
+    built = catalog.load_pipeline('actions: "allocate"\ntiers:\n- plugins:\n  - name: usage\n')
 
-    report = loop.run_cycle(snap, built, clock=FixedClock(START))
+    report = cycle.run_cycle(snap, built, clock=FixedClock(START))
 
     assert report.result.unschedulable == {
         # Volcano's reason ends in a period, and so does its message: the two stay, as there
