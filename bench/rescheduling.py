@@ -139,7 +139,7 @@ def proposed_count(snap: ClusterSnapshot, pipeline: Pipeline) -> int:
     session = cycle.open_session(snap, pipeline, clock=FixedClock(snap.taken_at))
     for action in pipeline.actions:
         action.execute(session)
-    proposed = len(session.victim_notes)
+    proposed = len(session.findings.victim_notes)
     session.close()
     return proposed
 

@@ -18,7 +18,7 @@ Every subpackage and top-level module (tests/unit/docs/test_front_doors.py keeps
     informer/      list + watch per kind, typed events to a sink, a ready gate
     cache/         the truth between cycles: watch events in, consistent snapshots out
     effects/       a cycle's decisions carried out as API calls, off the cycle thread
-    framework/     Session, Ledger, Statement, the extension-point table and its combinators
+    framework/     Session, Ledger, Statement, the extension points: table, Protocols, combinators
     plugin_api.py  the one module plugins import
     actions/       enqueue, allocate, backfill, preempt, reclaim, shuffle
     plugins/       one module (or package) per plugin

@@ -224,7 +224,7 @@ def _condition(c: PodGroupCondition) -> Json:
 def explain(session: Session, task: TaskState) -> Json:
     """Every node's filter result and scores for `task`, as the session stands."""
     placer, ledger = session.placer, session.ledger
-    pre = session.hooks.prefilter(task)
+    pre = session.dispatch.prefilter(task)
     req = ledger.vector(task.resreq)
     future = ledger.future_idle()
     nodes: Json = {}

@@ -45,9 +45,12 @@ from vscheduler.plugin_api import (
     BoolArray,
     FloatArray,
     IntArray,
+    NodeOrder,
     NodeUsage,
     PluginArgsError,
-    Session,
+    PluginSession,
+    Predicate,
+    PredicateReason,
     Status,
     TaskState,
     unresolvable,
@@ -74,10 +77,10 @@ class Settings:
     period: str = "10m"
 
 
-class Usage:
+class Usage(Predicate, PredicateReason, NodeOrder):
     """The per-session plugin: node verdicts and scores, computed at open."""
 
-    def __init__(self, session: Session, settings: Settings) -> None:
+    def __init__(self, session: PluginSession, settings: Settings) -> None:
         cpu, memory = percents(session, settings.period)
         self._over_cpu: BoolArray = cpu > settings.cpu_threshold
         self._over_memory: BoolArray = memory > settings.memory_threshold
@@ -101,7 +104,7 @@ class Usage:
         return self._scores[idx]
 
 
-def percents(session: Session, period: str) -> tuple[FloatArray, FloatArray]:
+def percents(session: PluginSession, period: str) -> tuple[FloatArray, FloatArray]:
     """(cpu, memory) percent of every ledger node for `period`; NaN where unknown or too old."""
     names = session.ledger.names
     cpu = np.full(len(names), np.nan)
@@ -135,11 +138,12 @@ class Factory:
     """Lives as long as the policy; holds no state across cycles."""
 
     name = NAME
+    plugin = Usage
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
-    def open(self, session: Session) -> Usage:
+    def open(self, session: PluginSession) -> Usage:
         """A fresh plugin for `session`."""
         return Usage(session, self.settings)
 

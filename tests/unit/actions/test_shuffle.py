@@ -16,6 +16,7 @@ from vscheduler.errors import InvariantError, PluginArgsError, PolicyError
 from vscheduler.framework.registry import Pipeline
 from vscheduler.framework.session import PluginEntry, Session
 from vscheduler.framework.state import TaskState
+from vscheduler.framework.view import PluginSession
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult, Evict
 from vscheduler.model.status import PodGroupPhase, TaskStatus
@@ -37,7 +38,7 @@ class Option:
 class Proposer:
     """A stand-in victimTasks plugin (it is its own factory): proposes the pods named `picks`, in
     that order, from the candidates (or, with `reach`, from every task of the session), writing
-    `notes` into `session.victim_notes`; records the candidates it was shown."""
+    `notes` with `session.note_victim`; records the candidates it was shown."""
 
     def __init__(
         self,
@@ -49,9 +50,13 @@ class Proposer:
     ) -> None:
         self.name, self.picks, self.notes, self.reach, self.off = name, picks, notes, reach, off
         self.seen: list[list[str]] = []
-        self._session: Session | None = None
+        self._session: PluginSession | None = None
 
-    def open(self, session: Session) -> object:
+    @property
+    def plugin(self) -> type[object]:
+        return type(self)
+
+    def open(self, session: PluginSession) -> object:
         self._session = session
         return self
 
@@ -64,7 +69,7 @@ class Proposer:
         for task in chosen:
             note = (self.notes or {}).get(task.facts.name)
             if note is not None:
-                self._session.victim_notes[task.uid] = note
+                self._session.note_victim(task, *note)
         return chosen
 
 
@@ -76,7 +81,11 @@ class Filter:
         self.drop = {f"default/{d}" for d in drop}
         self.seen: list[list[str]] = []
 
-    def open(self, _session: Session) -> object:
+    @property
+    def plugin(self) -> type[object]:
+        return type(self)
+
+    def open(self, _session: PluginSession) -> object:
         return self
 
     def filter_victims(self, victims: Sequence[TaskState]) -> list[TaskState]:

@@ -296,6 +296,7 @@ def test_a_plugin_period_that_is_not_a_promql_duration_is_left_to_the_plugin_to_
 
 class _Factory:
     name = "fake"
+    plugin = object
 
     def open(self, _session: object) -> object:
         return object()

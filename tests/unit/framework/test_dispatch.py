@@ -174,6 +174,7 @@ def test_a_raising_predicate_skips_its_task_and_is_recorded_with_it_not_raised()
 
     class Factory:
         name = "exploding"
+        plugin = Exploding
 
         def open(self, _session: object) -> Exploding:
             return Exploding()

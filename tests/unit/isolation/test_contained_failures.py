@@ -48,6 +48,7 @@ class Picky:
 
 class PickyFactory:
     name = "picky"
+    plugin = Picky
 
     def open(self, _session: object) -> Picky:
         return Picky()

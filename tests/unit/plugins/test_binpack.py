@@ -139,7 +139,7 @@ def test_fuller_nodes_score_higher() -> None:
 def test_weight_zero_registers_nothing() -> None:
     session = open_session(snapshot(N4, TASK), {"binpack.weight": 0})
     assert not hasattr(session.plugins[binpack.NAME], "score_nodes")
-    assert not session.hooks.has("nodeOrder")
+    assert not session.dispatch.has("nodeOrder")
 
 
 def test_arguments_defaults_and_errors() -> None:

@@ -112,7 +112,7 @@ def test_an_admitted_job_reserves_its_min_resources_for_later_votes() -> None:
     jobs = session.jobs
 
     assert plugin.vote_enqueue(jobs["default/first"]) is Vote.PERMIT
-    session.hooks.job_enqueued(jobs["default/first"])
+    session.dispatch.job_enqueued(jobs["default/first"])
 
     assert plugin.inqueue == res(cpu="5")
     assert plugin.vote_enqueue(jobs["default/second"]) is Vote.REJECT

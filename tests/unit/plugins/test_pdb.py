@@ -127,16 +127,16 @@ def test_preempt_and_reclaim_candidates_get_the_same_filter() -> None:
     [preemptor] = tasks(session, urgent)
     candidates = tasks(session, *WEB, API[0])
 
-    assert names(session.hooks.select_preemptees(preemptor, candidates)) == ["web-0", "api-0"]
-    assert names(session.hooks.select_reclaimees(preemptor, candidates)) == ["web-0", "api-0"]
+    assert names(session.dispatch.select_preemptees(preemptor, candidates)) == ["web-0", "api-0"]
+    assert names(session.dispatch.select_reclaimees(preemptor, candidates)) == ["web-0", "api-0"]
 
 
 def test_when_every_candidate_is_protected_there_are_no_victims() -> None:
     session = open_session(pdb("web", "shop").selecting(app="web"), *WEB)
     candidates = tasks(session, *WEB)
 
-    assert session.hooks.select_preemptees(candidates[0], candidates) == ()
-    assert session.hooks.filter_victims(candidates) == ()
+    assert session.dispatch.select_preemptees(candidates[0], candidates) == ()
+    assert session.dispatch.filter_victims(candidates) == ()
 
 
 # --- evictions in the session -------------------------------------------------------------------
@@ -163,8 +163,8 @@ def test_the_victim_filter_follows_enabled_victim() -> None:
     on = open_session(budget, *WEB)
     off = open_session(budget, *WEB, flags="enabledVictim: false")
 
-    assert on.hooks.filter_victims(tasks(on, *WEB)) == ()
-    assert names(off.hooks.filter_victims(tasks(off, *WEB))) == ["web-0", "web-1", "web-2"]
+    assert on.dispatch.filter_victims(tasks(on, *WEB)) == ()
+    assert names(off.dispatch.filter_victims(tasks(off, *WEB))) == ["web-0", "web-1", "web-2"]
 
 
 def test_pdb_takes_no_arguments() -> None:

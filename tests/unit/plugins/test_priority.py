@@ -138,7 +138,7 @@ def test_the_session_asks_priority_for_preemptees_together_with_its_tier() -> No
     preemptor = session.tasks["default/boss-0"]
     candidates = [session.tasks[f"default/{n}"] for n in ("minion-0", "peer-0", "boss-1")]
 
-    victims = session.hooks.select_preemptees(preemptor, candidates)
+    victims = session.dispatch.select_preemptees(preemptor, candidates)
 
     # gang keeps every job at minMember 1 (minion and peer have one ready task each; boss has 3)
     assert [t.key for t in victims] == ["default/boss-1"]

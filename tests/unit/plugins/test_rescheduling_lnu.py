@@ -107,7 +107,9 @@ def run_plugin(
     plugin = session.plugins["rescheduling"]
     assert isinstance(plugin, Proposing)
     victims = plugin.propose_victims(shuffle.candidates(session))
-    notes = {session.tasks[uid].facts.name: note for uid, note in session.victim_notes.items()}
+    notes = {
+        session.tasks[uid].facts.name: note for uid, note in session.findings.victim_notes.items()
+    }
     return [t.facts.name for t in victims], plugin, notes
 
 

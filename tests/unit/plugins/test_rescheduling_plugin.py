@@ -212,7 +212,7 @@ def test_each_victim_carries_the_chain_as_its_strategy_and_a_reason() -> None:
 
     [victim] = plugin.propose_victims(shuffle.candidates(session))
 
-    assert session.victim_notes == {
+    assert session.findings.victim_notes == {
         victim.uid: ("offlineOnly+lowPriorityFirst", "chosen by offlineOnly+lowPriorityFirst")
     }
     assert plugin.outcome == "1 pods chosen by offlineOnly+lowPriorityFirst"

@@ -27,7 +27,7 @@ def vote(*items: Item, job: str = "team/new") -> tuple[Vote, str | None]:
     """The vote on `job` and the note it left."""
     session, plugin = open_session(*items)
     result = plugin.vote_enqueue(session.jobs[job])
-    return result, session.job_notes.get(job)
+    return result, session.findings.job_notes.get(job)
 
 
 # --- the gate -------------------------------------------------------------------------------------
@@ -130,7 +130,7 @@ def test_jobs_admitted_earlier_in_the_session_count_against_the_quota() -> None:
 
     assert plugin.admitted == {"team": Resources(cpu=2000)}
     assert plugin.vote_enqueue(session.jobs["team/new"]) is Vote.REJECT
-    assert session.job_notes["team/new"] == (
+    assert session.findings.job_notes["team/new"] == (
         "podgroup team/new is Pending: resource quota team/compute insufficient: "
         "requested cpu 2, used cpu 5 (and cpu 2 admitted in this cycle), limited cpu 8"
     )

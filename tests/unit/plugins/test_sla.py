@@ -141,7 +141,9 @@ def test_a_bad_annotation_makes_the_job_invalid_with_a_clear_message(
 
     assert plugin.validate_job(job) == Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, problem)
     assert plugin.vote_enqueue(job) is Vote.REJECT
-    assert session.job_notes["default/bad"] == (f"podgroup default/bad is not valid: {problem}")
+    assert session.findings.job_notes["default/bad"] == (
+        f"podgroup default/bad is not valid: {problem}"
+    )
 
 
 def test_a_good_annotation_leaves_the_job_valid() -> None:

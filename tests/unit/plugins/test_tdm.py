@@ -237,7 +237,7 @@ def test_a_closed_zone_gives_back_its_preemptable_tasks_one_per_job() -> None:
     victims = plugin.propose_victims(candidates)
 
     assert keys(victims) == ["default/night-0", "default/solo"]
-    assert session.victim_notes == {
+    assert session.findings.victim_notes == {
         "default/night-0": ("tdm", "revocable zone rz2 of node r2 is closed (22:00-06:00)"),
         "default/solo": ("tdm", "revocable zone rz2 of node r2 is closed (22:00-06:00)"),
     }

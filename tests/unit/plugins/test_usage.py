@@ -207,16 +207,16 @@ def test_the_period_argument_chooses_the_value_read() -> None:
 # --- flags --------------------------------------------------------------------------------------
 def test_enable_predicate_false_turns_the_filter_off_but_keeps_the_score() -> None:
     session = open_session(node("n1"), load("n1", 99.0, 60.0), flags="enablePredicate: false")
-    assert not session.hooks.has("predicate")
-    assert not session.hooks.has("predicateReason")
-    assert session.hooks.has("nodeOrder")
+    assert not session.dispatch.has("predicate")
+    assert not session.dispatch.has("predicateReason")
+    assert session.dispatch.has("nodeOrder")
     assert node_status(session, "n1") is None
 
 
 def test_enable_node_order_false_turns_the_score_off() -> None:
     session = open_session(node("n1"), load("n1", 10.0, 10.0), flags="enableNodeOrder: false")
-    assert session.hooks.has("predicate")
-    assert not session.hooks.has("nodeOrder")
+    assert session.dispatch.has("predicate")
+    assert not session.dispatch.has("nodeOrder")
 
 
 # --- arguments ----------------------------------------------------------------------------------
