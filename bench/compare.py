@@ -56,16 +56,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.runtime import (
-    NAMESPACE,
-    Api,
-    BindWatch,
-    CpuMeter,
-    add_nodes,
-    install_crds,
-    podgroup,
-    wait_until,
-)
+from bench.apiclient import Api
+from bench.cluster import NAMESPACE, add_nodes, install_crds, podgroup
+from bench.observe import BindWatch, CpuMeter, wait_until
 from integration.controlplane import REPO_ROOT, ControlPlaneError, LocalControlPlane, free_port
 
 KUBE = "kube"

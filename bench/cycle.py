@@ -21,7 +21,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 
-from vscheduler import builtins, loop
+from vscheduler import catalog, cycle
 from vscheduler.clock import FixedClock
 from vscheduler.convert.files import load_objects
 from vscheduler.convert.snapshot import build_snapshot
@@ -112,11 +112,11 @@ def measure(path: str, policy: str | None) -> dict[str, object]:
     if policy:
         with open(policy, encoding="utf-8") as handle:
             text = handle.read()
-    pipeline = builtins.load_pipeline(text)
+    pipeline = catalog.load_pipeline(text)
     t0 = time.perf_counter()
     snap = build_snapshot(load_objects([path]))
     load = time.perf_counter() - t0
-    report = loop.run_cycle(snap, pipeline, clock=FixedClock(EPOCH))
+    report = cycle.run_cycle(snap, pipeline, clock=FixedClock(EPOCH))
     placed = len(report.result.binds)
     return {
         "nodes": len(snap.nodes),

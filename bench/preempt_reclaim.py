@@ -24,7 +24,7 @@ import subprocess
 import sys
 import time
 
-from vscheduler import builtins, loop
+from vscheduler import catalog, cycle
 from vscheduler.clock import FixedClock
 from vscheduler.conf.default import DEFAULT_POLICY_TEXT
 from vscheduler.model.cluster import ClusterSnapshot
@@ -104,8 +104,8 @@ def measure(action: str, nodes: int, running: int, pending: int, gang: int) -> d
     t0 = time.perf_counter()
     snap = cluster(action, nodes, running, pending, gang)
     built = time.perf_counter() - t0
-    pipeline = builtins.load_pipeline(policy(action))
-    report = loop.run_cycle(snap, pipeline, clock=FixedClock(EPOCH))
+    pipeline = catalog.load_pipeline(policy(action))
+    report = cycle.run_cycle(snap, pipeline, clock=FixedClock(EPOCH))
     victims = report.result.evictions
     return {
         "action": action,

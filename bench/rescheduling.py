@@ -34,7 +34,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from vscheduler import builtins, loop
+from vscheduler import catalog, cycle
 from vscheduler.clock import FixedClock
 from vscheduler.framework.registry import Pipeline
 from vscheduler.model.cluster import ClusterSnapshot
@@ -122,9 +122,9 @@ def one_run(
     clock = FixedClock(snap.taken_at)
     gc.collect()
     if warm:
-        loop.run_cycle(snap, pipeline, clock=clock, uid="warm-up")
+        cycle.run_cycle(snap, pipeline, clock=clock, uid="warm-up")
         clock.advance(1.0)
-    report = loop.run_cycle(snap, pipeline, clock=clock)
+    report = cycle.run_cycle(snap, pipeline, clock=clock)
     if report.plugin_errors:
         raise RuntimeError(f"plugin errors: {report.plugin_errors}")
     return {
@@ -136,10 +136,10 @@ def one_run(
 
 def proposed_count(snap: ClusterSnapshot, pipeline: Pipeline) -> int:
     """How many victims the plugin proposes (before shuffle's rails), from a session's notes."""
-    session = loop.open_session(snap, pipeline, clock=FixedClock(snap.taken_at))
+    session = cycle.open_session(snap, pipeline, clock=FixedClock(snap.taken_at))
     for action in pipeline.actions:
         action.execute(session)
-    proposed = len(session.victim_notes)
+    proposed = len(session.findings.victim_notes)
     session.close()
     return proposed
 
@@ -159,10 +159,10 @@ def measure(args: argparse.Namespace) -> dict[str, object]:
     caps = {"per_node": args.max_per_node, "per_run": args.max_per_run}
 
     def with_plugin() -> Pipeline:
-        return builtins.load_pipeline(policy(rescheduling=True, **caps))
+        return catalog.load_pipeline(policy(rescheduling=True, **caps))
 
     def without_plugin() -> Pipeline:
-        return builtins.load_pipeline(policy(rescheduling=False, **caps))
+        return catalog.load_pipeline(policy(rescheduling=False, **caps))
 
     runs: list[dict[str, float]] = []
     baseline: list[dict[str, float]] = []

@@ -44,7 +44,7 @@ from typing import Any
 
 from integration.exporter import PORT_SUFFIX, NodeExporter
 from integration.prometheus import PrometheusServer
-from vscheduler import builtins
+from vscheduler import catalog
 from vscheduler.clock import SystemClock
 from vscheduler.model.facts import NodeUsage
 from vscheduler.obs.prometheus import QueryRequest, urllib_fetch
@@ -139,7 +139,7 @@ metrics:
   address: {server.url}
   timeout: 60s
 """
-    pipeline = builtins.load_pipeline(text)
+    pipeline = catalog.load_pipeline(text)
     if pipeline.metrics is None:
         raise RuntimeError("the policy has no metrics block")
     return UsageCollector(

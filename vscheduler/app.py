@@ -5,7 +5,7 @@ threads, handles SIGTERM. The only wiring code; everything else is handed what i
     informer (policy ConfigMap)     -> PolicyHolder    -+-> Scheduler loop (main thread)
     LeaderElector (Lease)           -> is_leading      -'        | CycleResult
     ObsServer: /metrics /healthz /readyz                         v
-                                                      Effects (bind / evict / status pool)
+                                               EffectsExecutor (bind / evict / status pool)
     UsageLoop (Prometheus node usage, every replica) -> SchedulerCache.set_usage
     ConfigMapWatches (informers of the ConfigMaps the policy's plugins read) -> SchedulerCache
 
@@ -15,10 +15,11 @@ no leader election (`vscheduler_is_leader` stays 0), the cycles' decisions go to
 Events to the log (`DryRunEvents`).
 
 On SIGTERM or SIGINT: the loop stops; within `Settings.drain_timeout` the queued binds and
-evictions are sent first, then as many Events as the time left allows (`Effects.shutdown` logs
-what was not sent); the lease is released, the informers and the HTTP server stop. A node deleted
-drops the binds queued to it (`SchedulerCache.on_node_deleted` -> `Effects.node_deleted`); a
-step-down drops all queued work (`Effects.step_down`).
+evictions are sent first, then as many Events as the time left allows
+(`EffectsExecutor.shutdown` logs what was not sent); the lease is released, the informers and
+the HTTP server stop. A node deleted drops the binds queued to it
+(`SchedulerCache.on_node_deleted` -> `EffectsExecutor.node_deleted`); a step-down drops all
+queued work (`EffectsExecutor.step_down`).
 """
 
 from __future__ import annotations
@@ -35,10 +36,10 @@ from typing import Literal, Protocol
 
 from prometheus_client import CollectorRegistry
 
-from vscheduler import builtins
+from vscheduler import catalog
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import Clock, SystemClock
-from vscheduler.effects.executor import Effects
+from vscheduler.effects.executor import EffectsExecutor
 from vscheduler.effects.ports import ObjectRef
 from vscheduler.effects.retry import RetryPolicy
 from vscheduler.election import LeaderElector, LeaseRecord, default_identity
@@ -253,7 +254,7 @@ class App:
         )
         self.lister = KubeLister(self.api)
         self.informers = self._informers(self.lister)
-        self.effects = Effects(
+        self.effects = EffectsExecutor(
             self.writer,
             self.cache,
             clock=clock,
@@ -498,7 +499,7 @@ def run(settings: Settings) -> int:
     clock = SystemClock()
     if settings.policy.file:
         try:
-            builtins.load_pipeline(
+            catalog.load_pipeline(
                 read_policy_file(settings.policy.file), source=settings.policy.file
             )
         except (InputError, PolicyError) as exc:

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
-from vscheduler import __version__, builtins, simulate
+from vscheduler import __version__, catalog, simulate
 from vscheduler.conf.advice import policy_warnings
 from vscheduler.errors import InputError, PolicyError, VSchedulerError
 from vscheduler.model.cluster import DEFAULT_SCHEDULER_NAME
@@ -293,11 +293,11 @@ def _validate(path: str) -> int:
         print(exc, file=sys.stderr)
         return 1
     try:
-        builtins.load_pipeline(text, source=path)
+        catalog.load_pipeline(text, source=path)
     except PolicyError as exc:
         _policy_errors(exc, sys.stdout)
         return 1
-    for warning in policy_warnings(builtins.parse(text, source=path)):
+    for warning in policy_warnings(catalog.parse(text, source=path)):
         print(f"{path}: warning: {warning}")
     print(f"{path}: OK")
     return 0

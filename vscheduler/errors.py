@@ -1,14 +1,25 @@
 """The exception tree. Every error a user can meet names the object and the field.
 
 VSchedulerError
-├── ConfigError             the scheduler policy is wrong
-│   ├── PolicyError         parse / structure errors (carries every error found)
-│   └── PluginArgsError     a plugin's or action's arguments are wrong
-├── InputError              a Kubernetes object (or a snapshot file) is malformed
-│   └── QuantityError       a resource quantity string is malformed
-├── ClusterError            a call to the API server failed (Transient, Unreachable, Conflict...)
-├── NotSentError            a write refused before it left: FencedError, StaleDecisionError
-└── InvariantError          the framework broke its own bookkeeping: abort the cycle
+├── ConfigError                  the scheduler policy is wrong
+│   ├── PolicyError              parse / structure errors (carries every error found)
+│   └── PluginArgsError          a plugin's or action's arguments are wrong
+├── InputError                   a Kubernetes object (or a snapshot file) is malformed
+│   └── QuantityError            a resource quantity string is malformed
+├── ClusterError                 a call to the API server failed
+│   ├── TransientClusterError    worth retrying with backoff (429, 5xx, reset, timeout)
+│   │   └── UnreachableError     no HTTP answer at all: part of an outage
+│   ├── ConflictError            the object changed or is already bound: drop the decision
+│   ├── NotFoundError            the object is gone
+│   ├── DisruptionBudgetError    a PodDisruptionBudget refused an eviction (429)
+│   └── ExpiredError             the watch's resourceVersion is too old (410): list again
+├── NotSentError                 a write refused before it left the process
+│   ├── FencedError              this replica no longer holds the lease
+│   ├── ReadOnlyError            the client is read-only (dry run, the live tools)
+│   └── StaleDecisionError       checked against the cache, the decision no longer holds
+└── InvariantError               the framework broke its own bookkeeping: abort the cycle
+
+tests/unit/docs/test_front_doors.py keeps this tree equal to the classes below.
 """
 
 from __future__ import annotations

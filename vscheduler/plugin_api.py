@@ -1,26 +1,28 @@
 """The plugin API: everything a plugin may import, in one place.
 
 A plugin is a module with a builder `build(arguments) -> factory`. The factory (lives as long as
-the policy; holds any cross-cycle state as typed attributes) has `name` and `open(session)`,
-which returns a fresh per-session plugin object. That object takes part in an extension point
-simply by having the point's method (the table in `vscheduler.framework.points`):
+the policy; holds any cross-cycle state as typed attributes) is a `PluginFactory`: `name`,
+`plugin` (the class `open` returns, or a tuple of the classes it may return) and
+`open(session)`, which returns a fresh per-session plugin object. That class serves an
+extension point by subclassing the point's Protocol and implementing its one method; the exact
+signatures are the Protocols themselves (`vscheduler.framework.protocols`, re-exported here:
+`JobOrder.compare_jobs(a, b) -> int`, `Predicate.filter_nodes(task, idx) -> BoolArray`, ...),
+and the point table with each point's Volcano flag and combination rule is
+`vscheduler.framework.points`. mypy --strict checks every hook against its Protocol; at policy
+load every class a factory declares is checked too (`framework.contract`): a public method that
+is no point's method (`filter_nodez`), a hook whose Protocol is not among the class's bases, or
+one with the wrong number of parameters is a `PolicyError` naming plugin and method. Helpers on
+a plugin class are private (`_x`).
 
-    compare_jobs(a, b) -> int          compare_tasks(a, b) -> int     compare_queues(a, b) -> int
-    validate_job(job) -> Status | None vote_enqueue(job) -> Vote      on_enqueued(job)
-    prefilter(task) -> Status | None
-    filter_nodes(task, idx) -> bool array over node indices `idx`     (vectorised predicate)
-    explain_node(task, i) -> Status | None                            (the reason for node i)
-    score_nodes(task, idx) -> float array | None                      (nodeOrder, weights applied)
-    batch_score_nodes(task, idx) -> float array | None                (batchNodeOrder)
-    pick_best_node(task, scores) -> node name | None
-    is_job_ready(job) -> bool          vote_pipelined(job) -> Vote    is_job_starving(job) -> bool
-    allows_allocation(queue, task) -> bool                            is_overused(queue) -> bool
-    allows_reclaim(queue, task) -> bool
-    select_preemptees(preemptor, candidates) -> tasks | ABSTAIN
-    select_reclaimees(reclaimer, candidates) -> tasks | ABSTAIN
-    propose_victims(candidates) -> tasks     filter_victims(victims) -> tasks (only removes)
-    on_allocate(task) / on_deallocate(task)                           (event handlers)
-    on_session_close()                                                (may `report_queue`)
+    class Spread(Predicate, PredicateReason):
+        def filter_nodes(self, task: TaskState, idx: IntArray) -> BoolArray: ...
+        def explain_node(self, task: TaskState, i: int) -> Status | None: ...
+
+`open` is handed a `PluginSession`, not the whole session: what a plugin may read (`clock`,
+`now`, `uid`, `snapshot`, `tasks`, `jobs`, `queues`, `ledger`, `queue_of`, `request_row`,
+`evictions`, `job_note`, `schedulable_count`) and the few calls it may make (`report_queue`,
+`note_queue`, `note_job`, `note_victim`, `set_job_condition`, `record_release`). Only actions,
+through Statements, change session state.
 
 Contracts. Hooks are pure functions of the session (no I/O, time only from `session.clock` /
 `session.now`). Predicates and nodeOrder scores must depend only on the task's template (its
@@ -36,6 +38,8 @@ A queue plugin reports each queue's `QueueFigures` at session close with
 short of room for a reason its figures do not show (other queues' guarantees exceed the cluster:
 `guarantee_excess`) says so with `session.note_queue(name, reason)`: the pending messages of the
 queue's refused pods end with it; `QueueFigures.warning` reports it on the guaranteeing queues.
+A victim-tasks plugin says why it proposes a task with `session.note_victim(task, strategy,
+reason)`: shuffle puts the reason on the eviction and the strategy labels the metrics.
 `podindex.PodIndex` counts the session's pods by node, for checks that look at other pods.
 A factory that needs something of the rest of the policy declares it in a `needs` attribute
 (`Needs`): the node-usage periods it reads (the collector queries each), and `TierConflict`s,
@@ -51,6 +55,33 @@ from vscheduler.framework import podindex
 from vscheduler.framework.ledger import BoolArray, FloatArray, IntArray, Ledger
 from vscheduler.framework.messages import gang_shortfall
 from vscheduler.framework.needs import Needs, TierConflict
+from vscheduler.framework.protocols import (
+    Allocatable,
+    AllocateEvent,
+    BatchNodeOrder,
+    BestNode,
+    DeallocateEvent,
+    JobEnqueueable,
+    JobEnqueued,
+    JobOrder,
+    JobPipelined,
+    JobReady,
+    JobStarving,
+    JobValid,
+    NodeOrder,
+    Overused,
+    Predicate,
+    PredicateReason,
+    Preemptable,
+    Preemptive,
+    PrePredicate,
+    QueueOrder,
+    Reclaimable,
+    SessionClose,
+    TaskOrder,
+    VictimFilter,
+    VictimTasks,
+)
 from vscheduler.framework.quota import (
     ALWAYS_BOUNDED,
     GuaranteeExcess,
@@ -74,8 +105,9 @@ from vscheduler.framework.results import (
     unresolvable,
     unschedulable,
 )
-from vscheduler.framework.session import PluginFactory, Session
+from vscheduler.framework.session import PluginFactory
 from vscheduler.framework.state import JobState, QueueState, TaskState
+from vscheduler.framework.view import PluginSession
 from vscheduler.model import status as task_status
 from vscheduler.model.commands import QueueFigures, ReservationRelease
 from vscheduler.model.facts import (
@@ -104,29 +136,51 @@ __all__ = [
     "EMPTY",
     "MEMORY",
     "Abstain",
+    "Allocatable",
+    "AllocateEvent",
     "ArgumentReader",
+    "BatchNodeOrder",
+    "BestNode",
     "BoolArray",
     "Code",
+    "DeallocateEvent",
     "DisruptionBudget",
     "FloatArray",
     "GuaranteeExcess",
     "HostPort",
     "IntArray",
+    "JobEnqueueable",
+    "JobEnqueued",
+    "JobOrder",
+    "JobPipelined",
+    "JobReady",
+    "JobStarving",
     "JobState",
+    "JobValid",
     "Ledger",
     "Needs",
     "NodeAffinity",
     "NodeFacts",
+    "NodeOrder",
     "NodeUsage",
+    "Overused",
     "PluginArgsError",
     "PluginFactory",
+    "PluginSession",
     "PodAffinityTerm",
     "PodGroupCondition",
     "PodGroupPhase",
+    "PrePredicate",
+    "Predicate",
+    "PredicateReason",
+    "Preemptable",
+    "Preemptive",
     "PreferredTerm",
     "QoSClass",
     "QueueFigures",
+    "QueueOrder",
     "QueueState",
+    "Reclaimable",
     "Requirement",
     "Reservation",
     "ReservationBook",
@@ -134,14 +188,17 @@ __all__ = [
     "ResourceQuotaFacts",
     "Resources",
     "SelectorTerm",
-    "Session",
+    "SessionClose",
     "SpreadConstraint",
     "Status",
     "Taint",
+    "TaskOrder",
     "TaskState",
     "TaskStatus",
     "TierConflict",
     "Toleration",
+    "VictimFilter",
+    "VictimTasks",
     "Vote",
     "all_guarantees",
     "cluster_total",

@@ -2,7 +2,7 @@
 
 Reads snapshot files (ordinary Kubernetes objects), runs N cycles of the real scheduler on them
 and reports the decisions. Between cycles, bound pods run on their node, evicted pods are gone
-and PodGroup phases carry over (`loop.next_snapshot`). `--explain NS/POD` evaluates a pod
+and PodGroup phases carry over (`cycle.next_snapshot`). `--explain NS/POD` evaluates a pod
 against every node in the session as opened, before any action: each node's filter result and
 each scoring plugin's score.
 
@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import yaml
 
-from vscheduler import builtins, loop
+from vscheduler import catalog, cycle
 from vscheduler.clock import FixedClock
 from vscheduler.convert.files import SourcedObject, load_objects
 from vscheduler.convert.snapshot import build_snapshot
@@ -88,7 +88,7 @@ def simulate(request: Request) -> Json:
     if request.policy_file is not None:
         source = request.policy_file
         policy_text = read_policy_file(request.policy_file)
-    pipeline = builtins.load_pipeline(policy_text, source=source)
+    pipeline = catalog.load_pipeline(policy_text, source=source)
     for warning in snapshot_warnings(snap):
         request.warn(warning)
     for namespace, name in config_maps_read(pipeline):
@@ -98,7 +98,7 @@ def simulate(request: Request) -> Json:
     clock = FixedClock(now)
     explained: Json = {}
     if request.explain:
-        session = loop.open_session(snap, pipeline, clock=clock, uid="explain")
+        session = cycle.open_session(snap, pipeline, clock=clock, uid="explain")
         explained = {key: explain(session, _task(session, key)) for key in request.explain}
     cycles: list[Json] = []
     seconds: list[float] = []
@@ -107,7 +107,7 @@ def simulate(request: Request) -> Json:
     all_details: list[Json] = []
     all_released: list[Json] = []
     for i in range(request.cycles):
-        report = loop.run_cycle(snap, pipeline, clock=clock, uid=f"cycle-{i + 1}")
+        report = cycle.run_cycle(snap, pipeline, clock=clock, uid=f"cycle-{i + 1}")
         for error in report.plugin_errors:
             request.warn(f"cycle {i + 1}: plugin {error}")
         for error in report.action_errors:
@@ -118,7 +118,7 @@ def simulate(request: Request) -> Json:
         all_evictions.extend(e.pod for e in report.result.evictions)
         all_details.extend(eviction_json(e) for e in report.result.evictions)
         all_released.extend(release_json(r) for r in report.result.reservations_released)
-        snap = loop.next_snapshot(snap, report.result)
+        snap = cycle.next_snapshot(snap, report.result)
         clock.advance(1.0)
     return {
         "cycles": cycles,
@@ -224,7 +224,7 @@ def _condition(c: PodGroupCondition) -> Json:
 def explain(session: Session, task: TaskState) -> Json:
     """Every node's filter result and scores for `task`, as the session stands."""
     placer, ledger = session.placer, session.ledger
-    pre = session.hooks.prefilter(task)
+    pre = session.dispatch.prefilter(task)
     req = ledger.vector(task.resreq)
     future = ledger.future_idle()
     nodes: Json = {}
@@ -278,8 +278,8 @@ def render_table(output: Json) -> str:
     stats = output["stats"]
     assert isinstance(cycles, list)
     assert isinstance(stats, dict)
-    for n, cycle in enumerate(cycles, start=1):
-        lines.extend(_cycle_lines(n, cycle, stats["cycleSeconds"][n - 1]))
+    for n, cycle_output in enumerate(cycles, start=1):
+        lines.extend(_cycle_lines(n, cycle_output, stats["cycleSeconds"][n - 1]))
     explained = output["explain"]
     assert isinstance(explained, dict)
     for key, data in explained.items():

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from vscheduler.actions import shuffle
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.testing.builders import Item, PodBuilder, node, pod, podgroup, queue, snapshot
-from vscheduler.testing.scenario import run, session
+from vscheduler.testing.scenario import run
+from vscheduler.testing.sessions import open_session
 
 TIERS = """\
 tiers:
@@ -140,6 +141,6 @@ def test_shuffle_never_offers_a_victim_in_backoff() -> None:
     items += [podgroup("low").priority(1).min_member(1).inqueue()]
     items += [low(f"low-{i}", "n1") for i in range(3)] + [low("low-3", "n1").eviction_refused()]
 
-    pool = shuffle.candidates(session(snapshot(*items), policy=PREEMPT))
+    pool = shuffle.candidates(open_session(snapshot(*items), policy=PREEMPT))
 
     assert [t.key for t in pool] == keys("low-0", "low-1", "low-2")

@@ -7,7 +7,7 @@ import dataclasses
 import datetime as dt
 from typing import Any
 
-from vscheduler import builtins
+from vscheduler import catalog
 from vscheduler.conf.default import DEFAULT_POLICY_TEXT
 from vscheduler.convert.files import SourcedObject
 from vscheduler.convert.snapshot import build_snapshot
@@ -36,7 +36,7 @@ def nodes() -> list[NodeBuilder]:
 
 
 def test_usage_joins_the_second_tier_of_the_default_policy() -> None:
-    pipeline = builtins.load_pipeline(POLICY)
+    pipeline = catalog.load_pipeline(POLICY)
     assert [entry.option.name for entry in pipeline.tiers[1]][-2:] == ["binpack", "usage"]
 
 

@@ -25,7 +25,7 @@ def admitted_jobs(session: Session) -> dict[str, list[JobState]]:
         if job.facts.problem:
             session.note_job(job, job.facts.problem)
             continue
-        invalid = session.hooks.validate_job(job)
+        invalid = session.dispatch.validate_job(job)
         if invalid is not None:
             session.note_job(job, f"podgroup {job.key} is not valid: {invalid.reason}")
             continue
@@ -39,9 +39,9 @@ def admitted_jobs(session: Session) -> dict[str, list[JobState]]:
 
 def settle(session: Session, stmt: Statement, job: JobState) -> None:
     """Commit a ready job's statement, keep a pipelined one's, discard the rest."""
-    if session.hooks.is_job_ready(job):
+    if session.dispatch.is_job_ready(job):
         stmt.commit()
-    elif session.hooks.is_job_pipelined(job):
+    elif session.dispatch.is_job_pipelined(job):
         stmt.keep()
     else:
         stmt.discard()

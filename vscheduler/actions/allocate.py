@@ -39,17 +39,19 @@ class Allocate:
 
     def execute(self, session: Session) -> None:
         """Place what fits."""
-        hooks = session.hooks
+        dispatch = session.dispatch
         by_queue = _with_work(session, admitted_jobs(session))
         queues: PriorityQueue[QueueState] = PriorityQueue(
-            hooks.compare_queues, (session.queues[name] for name in sorted(by_queue))
+            dispatch.compare_queues, (session.queues[name] for name in sorted(by_queue))
         )
-        jobs = {name: PriorityQueue(hooks.compare_jobs, items) for name, items in by_queue.items()}
+        jobs = {
+            name: PriorityQueue(dispatch.compare_jobs, items) for name, items in by_queue.items()
+        }
         pending: dict[str, deque[TaskState]] = {}
         while queues:
             queue = queues.pop()
             waiting = jobs[queue.name]
-            if hooks.is_overused(queue):
+            if dispatch.is_overused(queue):
                 for job in _drain(waiting):
                     note = session.queue_note(queue.name)
                     session.note_job(job, f"queue {queue.name} is overused{note}")
@@ -75,11 +77,11 @@ class Allocate:
         waiting: PriorityQueue[JobState],
         queue: QueueState,
     ) -> None:
-        hooks, placer = session.hooks, session.placer
+        dispatch, placer = session.dispatch, session.placer
         failed: set[int] = set()
         while tasks:
             task = tasks.popleft()
-            refuser = hooks.allocation_refuser(queue, task)
+            refuser = dispatch.allocation_refuser(queue, task)
             if refuser is not None:
                 session.note_task(
                     task,
@@ -89,18 +91,18 @@ class Allocate:
                 )
                 continue
             if task.class_id in failed:
-                session.failed_class[task.uid] = task.class_id
+                session.findings.failed_like_its_class(task)
                 continue
-            pre = hooks.prefilter(task)
+            pre = dispatch.prefilter(task)
             if pre is not None:
                 session.record_fit_failure(task, placer.failure(task, None, None, pre))
-                if task.uid in hooks.failed_tasks:
+                if task.uid in dispatch.failed_tasks:
                     continue  # a plugin raised about this task: skip it, not its job
                 break
             choice = placer.choose(task)
             if isinstance(choice, FitFailure):
                 session.record_fit_failure(task, choice)
-                if task.uid in hooks.failed_tasks:
+                if task.uid in dispatch.failed_tasks:
                     continue
                 failed.add(task.class_id)
                 if _may_continue(job, tasks, failed):
@@ -111,7 +113,7 @@ class Allocate:
                 stmt.allocate(task, choice.node)
             else:
                 stmt.pipeline(task, choice.node)
-            if tasks and hooks.is_job_ready(job):
+            if tasks and dispatch.is_job_ready(job):
                 waiting.push(job)
                 break
 

@@ -23,18 +23,18 @@ PlaceOne = Callable[[Transaction, TaskState], bool]
 def askers(session: Session) -> dict[str, list[JobState]]:
     """The admitted jobs (as allocate admits them) the jobStarving point calls starving, by
     queue, in job order."""
-    hooks = session.hooks
+    dispatch = session.dispatch
     return {
         name: session.ordered_jobs(starving)
         for name, jobs in sorted(admitted_jobs(session).items())
-        if (starving := [job for job in jobs if hooks.is_job_starving(job)])
+        if (starving := [job for job in jobs if dispatch.is_job_starving(job)])
     }
 
 
 def in_queue_order(session: Session, names: Iterable[str]) -> list[QueueState]:
     """The queues named, in queue order."""
     queues = (session.queues[name] for name in names)
-    return sorted(queues, key=functools.cmp_to_key(session.hooks.compare_queues))
+    return sorted(queues, key=functools.cmp_to_key(session.dispatch.compare_queues))
 
 
 def read_limits(reader: ArgumentReader) -> Limits:
@@ -59,12 +59,12 @@ def run_job(evictor: Evictor, job: JobState, place_one: PlaceOne) -> list[TaskSt
     exception on the way discards the job's transaction and reports the job
     (`Session.contained`)."""
     session = evictor.session
-    hooks = session.hooks
+    dispatch = session.dispatch
     txn = Transaction(evictor.table)
     failed: set[int] = set()
     with session.contained(evictor.action, job, txn.discard):
         for task in session.pending_tasks(job, best_effort=False):
-            if not hooks.is_job_starving(job):
+            if not dispatch.is_job_starving(job):
                 break
             if task.class_id in failed or never_preempts(session, task):
                 continue
@@ -72,8 +72,8 @@ def run_job(evictor: Evictor, job: JobState, place_one: PlaceOne) -> list[TaskSt
                 failed.clear()
             else:
                 failed.add(task.class_id)
-        ready = hooks.is_job_ready(job)
-        if txn.settle(ready=ready, pipelined=ready or hooks.is_job_pipelined(job)):
+        ready = dispatch.is_job_ready(job)
+        if txn.settle(ready=ready, pipelined=ready or dispatch.is_job_pipelined(job)):
             return txn.victims
         evictor.explain_refusals(job)
     return []

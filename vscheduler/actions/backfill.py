@@ -24,7 +24,7 @@ class Backfill:
 
     def execute(self, session: Session) -> None:
         """Place best-effort tasks."""
-        hooks, placer = session.hooks, session.placer
+        dispatch, placer = session.dispatch, session.placer
         jobs = [
             job
             for group in admitted_jobs(session).values()
@@ -38,7 +38,7 @@ class Backfill:
             stmt = session.statement()
             with session.contained(NAME, job, stmt.discard):
                 for task in tasks:
-                    pre = hooks.prefilter(task)
+                    pre = dispatch.prefilter(task)
                     if pre is not None:
                         session.record_fit_failure(task, placer.failure(task, None, None, pre))
                         break

@@ -30,7 +30,7 @@ class Enqueue:
 
     def execute(self, session: Session) -> None:
         """Admit what the votes allow."""
-        hooks = session.hooks
+        dispatch = session.dispatch
         by_queue: dict[str, list[JobState]] = {}
         lone: list[JobState] = []
         for job in session.jobs.values():
@@ -45,19 +45,21 @@ class Enqueue:
             else:
                 by_queue.setdefault(job.queue, []).append(job)
         for job in lone:  # a lone pod's job has no minResources: always admitted, in any order
-            hooks.job_enqueued(job)
+            dispatch.job_enqueued(job)
             job.phase = PodGroupPhase.INQUEUE
         queues: PriorityQueue[QueueState] = PriorityQueue(
-            hooks.compare_queues, (session.queues[name] for name in sorted(by_queue))
+            dispatch.compare_queues, (session.queues[name] for name in sorted(by_queue))
         )
-        jobs = {name: PriorityQueue(hooks.compare_jobs, items) for name, items in by_queue.items()}
+        jobs = {
+            name: PriorityQueue(dispatch.compare_jobs, items) for name, items in by_queue.items()
+        }
         while queues:
             queue = queues.pop()
             pending = jobs[queue.name]
             job = pending.pop()
             with session.contained(NAME, job):
-                if job.facts.min_resources is None or hooks.is_job_enqueueable(job):
-                    hooks.job_enqueued(job)
+                if job.facts.min_resources is None or dispatch.is_job_enqueueable(job):
+                    dispatch.job_enqueued(job)
                     job.phase = PodGroupPhase.INQUEUE
                 else:
                     session.note_job(job, _not_admitted(job) + session.queue_note(job.queue))

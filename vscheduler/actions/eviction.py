@@ -44,7 +44,7 @@ from vscheduler.framework.state import JobState, QueueState, TaskState
 from vscheduler.framework.statement import Statement
 
 Select = Callable[[TaskState, Sequence[TaskState]], tuple[TaskState, ...]]
-"""The plugins' answer: which of the candidates may go (session.hooks.select_preemptees...)."""
+"""The plugins' answer: which of the candidates may go (session.dispatch.select_preemptees...)."""
 Rail = Callable[[TaskState, Sequence[TaskState]], bool]
 """The action's last word on a plan, asked after its evictions, before the asker is placed."""
 Rank = tuple[int, float, float, int]
@@ -164,7 +164,7 @@ class Evictor:
         job the plugins' answers only narrow (victims' jobs lose members, budgets are spent, the
         preemptor's share grows) and a node's room only shrinks."""
         session = self.session
-        if session.hooks.prefilter(task) is not None:
+        if session.dispatch.prefilter(task) is not None:
             return False
         if not evict_only and self._place_without_evicting(txn, task, queue):
             return True
@@ -211,7 +211,7 @@ class Evictor:
     def _place_without_evicting(self, txn: Transaction, task: TaskState, queue: QueueState) -> bool:
         """Place `task` as allocate would, if its queue allows it and some node fits it."""
         session = self.session
-        if not session.hooks.allows_allocation(queue, task):
+        if not session.dispatch.allows_allocation(queue, task):
             return False
         choice = session.placer.choose(task)
         if not isinstance(choice, Choice):
@@ -402,21 +402,21 @@ class Evictor:
         return (
             bool(ok[node])
             and bool(c.fit_future[node])
-            and self.session.hooks.allows_allocation(queue, task)
+            and self.session.dispatch.allows_allocation(queue, task)
         )
 
     # --- victim order -------------------------------------------------------------------------
     def _compare_victims(self, a: TaskState, b: TaskState) -> int:
         """Cheapest first: the reverse of the order in which the scheduler would place them."""
-        hooks = self.session.hooks
+        dispatch = self.session.dispatch
         ja, jb = a.job, b.job
         if ja is None or jb is None or ja is jb:
-            return -hooks.compare_tasks(a, b)
+            return -dispatch.compare_tasks(a, b)
         if ja.queue != jb.queue:
             qa, qb = self.session.queues.get(ja.queue), self.session.queues.get(jb.queue)
             if qa is not None and qb is not None:
-                return -hooks.compare_queues(qa, qb)
-        return -hooks.compare_jobs(ja, jb)
+                return -dispatch.compare_queues(qa, qb)
+        return -dispatch.compare_jobs(ja, jb)
 
 
 def _best_bound(nodes: IntArray, fewest: FloatArray, lowest: FloatArray, score: FloatArray) -> int:

@@ -95,7 +95,7 @@ def _placer(evictor: Evictor, queue: QueueState, mask: BoolArray, *, evict_only:
             task,
             queue,
             mask=mask,
-            select=session.hooks.select_preemptees,
+            select=session.dispatch.select_preemptees,
             reason=f"preempt by {task.key}",
             evict_only=evict_only,
             memo="within" if evict_only else "between",

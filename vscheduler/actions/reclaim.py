@@ -59,7 +59,7 @@ class Settling:
 
     def __call__(self, asker: TaskState, victims: Sequence[TaskState]) -> bool:
         """True when no victim (one per queue and template) can be won back by its queue."""
-        session, hooks = self._session, self._session.hooks
+        session, dispatch = self._session, self._session.dispatch
         mine = session.queues.get(asker.job.queue) if asker.job is not None else None
         shown = dict(self._taken)
         for victim in victims:
@@ -69,9 +69,12 @@ class Settling:
             theirs = session.queues.get(name)
             if theirs is None or mine is None:
                 continue
-            if hooks.allows_reclaim(theirs, victim):
+            if dispatch.allows_reclaim(theirs, victim):
                 return False
-            if hooks.allows_allocation(theirs, victim) and hooks.compare_queues(theirs, mine) < 0:
+            if (
+                dispatch.allows_allocation(theirs, victim)
+                and dispatch.compare_queues(theirs, mine) < 0
+            ):
                 return False
         return True
 
@@ -89,15 +92,17 @@ class Reclaim:
         by_queue = askers(session)
         if not by_queue:
             return
-        hooks = session.hooks
+        dispatch = session.dispatch
         evictor = Evictor(session, action=NAME, limits=self._limits)
         settling = Settling(session)
         lendable = _reclaimable_rows(session, evictor)
         waiting = {name: list(jobs) for name, jobs in by_queue.items()}
-        queues = PriorityQueue(hooks.compare_queues, (session.queues[n] for n in sorted(waiting)))
+        queues = PriorityQueue(
+            dispatch.compare_queues, (session.queues[n] for n in sorted(waiting))
+        )
         while queues:
             queue = queues.pop()
-            if hooks.is_overused(queue):
+            if dispatch.is_overused(queue):
                 continue
             job = waiting[queue.name].pop(0)
             mask = lendable & ~evictor.table.queue_mask(queue.name)
@@ -118,17 +123,17 @@ def _reclaimable_rows(session: Session, evictor: Evictor) -> BoolArray:
 
 
 def _placer(evictor: Evictor, queue: QueueState, mask: BoolArray, settling: Settling) -> PlaceOne:
-    hooks = evictor.session.hooks
+    dispatch = evictor.session.dispatch
 
     def place(txn: Transaction, task: TaskState) -> bool:
-        if not hooks.allows_reclaim(queue, task):
+        if not dispatch.allows_reclaim(queue, task):
             return False
         return evictor.place(
             txn,
             task,
             queue,
             mask=mask,
-            select=hooks.select_reclaimees,
+            select=dispatch.select_reclaimees,
             reason=f"reclaim by {task.key} of queue {queue.name}",
             rail=settling,
             memo=NAME,

@@ -5,7 +5,7 @@ evictions. Candidates are the RUNNING tasks of jobs this scheduler owns (tasks w
 or implicit job of one, is in the session) on a node the session knows, ordered by node name,
 then pod key, then uid; other schedulers' pods never are, nor pods whose eviction the API server
 refused lately (`TaskFacts.eviction_refused`, in backoff: see `cache.refusals`). Victims are
-`hooks.filter_victims(hooks.propose_victims(candidates))`: the first tier with a non-empty
+`dispatch.filter_victims(dispatch.propose_victims(candidates))`: the first tier with a non-empty
 union, then narrowed by every filter. Each victim, in the order of that list, is then held to
 the rails, the first that fails deciding (`Rail`):
 
@@ -15,7 +15,7 @@ the rails, the first that fails deciding (`Rail`):
 
 A kept victim is evicted in a statement of its own, committed at once, so a failed eviction
 (logged at WARNING) undoes nothing else and is not tried again in the cycle. The eviction's
-reason is `shuffle: <why>` with the proposing plugin's reason from `session.victim_notes`
+reason is `shuffle: <why>` with the proposing plugin's reason from `session.findings`
 (plain `shuffle` without one), and its strategy labels the eviction metrics. Skipped victims are
 logged at DEBUG, one line each, and counted by rail in one DEBUG summary line per run.
 
@@ -88,7 +88,7 @@ class Shuffle:
     def execute(self, session: Session) -> None:
         """Evict what the plugins name, within the rails."""
         pool = candidates(session)
-        victims = session.hooks.filter_victims(session.hooks.propose_victims(pool))
+        victims = session.dispatch.filter_victims(session.dispatch.propose_victims(pool))
         tally = evict_victims(session, victims, pool, self.limits)
         if victims and logger.isEnabledFor(logging.DEBUG):
             logger.debug(
@@ -151,7 +151,7 @@ def _rail(task: TaskState, allowed: set[str], tally: Tally, limits: Limits) -> R
 
 def _evict(session: Session, task: TaskState) -> bool:
     """Evict `task` in a statement of its own; False (logged) if the statement refused."""
-    strategy, why = session.victim_notes.get(task.uid, ("", ""))
+    strategy, why = session.findings.victim_note(task.uid)
     reason = f"{NAME}: {why}" if why else NAME
     stmt = session.statement()
     try:

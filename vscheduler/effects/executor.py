@@ -1,4 +1,4 @@
-"""Effects: a cycle's `CycleResult` carried out against the cluster, off the cycle thread.
+"""The effects executor: a cycle's `CycleResult` carried out on the cluster, off the cycle thread.
 
 Owns: turning decisions into `ClusterWriter` calls on bounded worker pools (binds and
 evictions on one; status writes and reservation releases on a smaller one of their own, so they
@@ -116,7 +116,7 @@ def _no_duration(_kind: str, _seconds: float) -> None:
     """The default `on_duration`: nothing."""
 
 
-class Effects:
+class EffectsExecutor:
     """Carries cycle results out through a `ClusterWriter` on a pool of `workers` threads."""
 
     def __init__(

@@ -25,7 +25,7 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-class Jitter(Protocol):
+class UniformSource(Protocol):
     """A source of uniform random numbers (a `random.Random` from the composition root)."""
 
     def uniform(self, a: float, b: float) -> float:
@@ -46,7 +46,7 @@ class RetryPolicy:
     max_attempts: int = 5
     initial_backoff: float = 0.1
     max_backoff: float = 2.0
-    jitter: Jitter | None = None
+    jitter: UniformSource | None = None
 
     def events(self) -> RetryPolicy:
         """The policy for Events: best effort, so fewer attempts within a shorter deadline."""

@@ -1,7 +1,9 @@
 """The dispatcher: one method per extension point, each applying its combination rule once.
 
 Built at session open from the policy's tiers: a plugin instance serves a point when it has the
-point's method and the point's flag is enabled in its policy entry. Exceptions raised inside a
+point's method and the point's flag is enabled in its policy entry (a loaded policy's plugin
+classes were checked once, at load, to implement exactly their points' Protocols:
+`framework.contract`; nothing is checked per call). Exceptions raised inside a
 hook never escape: they are recorded on `errors` and the hook counts as the conservative answer
 (a failed filter, a REJECT vote, "not ready", an order of 0).
 

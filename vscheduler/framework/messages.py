@@ -8,32 +8,35 @@ start gets the gang's shortfall alone. Reasons found outside node fitting (missi
 queue, a job not admitted, a malformed pod, a plugin that raised about the pod) are given as they
 are. A job's hint (preempt or reclaim passed over pods whose eviction was refused) ends the
 message after a `;`.
+
+Reads the session's findings (`framework.findings`), its read view, the dispatcher (the tasks a
+plugin raised about, whether a gang is ready) and the placer (each node's reason); never the
+session itself.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from vscheduler.framework.placement import FitFailure
+from vscheduler.framework.dispatch import Dispatcher
+from vscheduler.framework.findings import Findings
+from vscheduler.framework.placement import FitFailure, Placer
 from vscheduler.framework.state import JobState, TaskState
+from vscheduler.framework.view import SessionView
 from vscheduler.model.status import TaskStatus
 
-if TYPE_CHECKING:
-    from vscheduler.framework.session import Session
 
-
-def fit_error(session: Session, task: TaskState, failure: FitFailure) -> str:
+def fit_error(placer: Placer, task: TaskState, failure: FitFailure) -> str:
     """kube-scheduler's FitError text for one failed attempt."""
-    total = len(session.ledger)
+    total = len(placer.ledger)
     head = f"0/{total} nodes are available"
     if failure.prefilter is not None:
         return f"{head}: {failure.prefilter.reason}."
     reasons: Counter[str] = Counter()
     for i in np.flatnonzero(~failure.pred_ok):
-        status = session.placer.node_status(task, int(i))
+        status = placer.node_status(task, int(i))
         reasons[status.reason if status is not None else "node(s) were unavailable"] += 1
     short = failure.short & failure.pred_ok[:, None]
     for k, name in enumerate(failure.short_names):
@@ -72,43 +75,66 @@ def gang_shortfall(job: JobState, schedulable: int) -> str:
     )
 
 
-def unschedulable(session: Session) -> dict[str, str]:
+def gang_message(findings: Findings, job: JobState) -> str:
+    """The gang shortfall for `job`: its Unschedulable condition message if a plugin set one,
+    else computed from the job's task counts."""
+    cond = findings.conditions_of(job.key).get("Unschedulable")
+    if cond is not None and cond.status == "True":
+        return cond.message
+    return gang_shortfall(job, findings.schedulable_count(job))
+
+
+def unschedulable(
+    view: SessionView, findings: Findings, dispatch: Dispatcher, placer: Placer
+) -> dict[str, str]:
     """pod key -> message, for every pod of this scheduler still pending at session close."""
     by_class: dict[int, str] = {}
     out: dict[str, str] = {}
-    for task in session.tasks.values():
+    sources = _Sources(findings, dispatch, placer)
+    for task in view.tasks.values():
         if task.status is not TaskStatus.PENDING or task.node is not None:
             continue
-        if task.facts.scheduler_name != session.snapshot.scheduler_name:
+        if task.facts.scheduler_name != view.snapshot.scheduler_name:
             continue
-        message = _message(session, task, by_class)
-        hint = session.job_hints.get(task.job.key) if task.job is not None else None
+        message = _message(sources, task, by_class)
+        hint = findings.job_hint(task.job.key) if task.job is not None else None
         out[task.key] = f"{message.rstrip('.')}; {hint}" if hint else message
     return out
 
 
-def _message(session: Session, task: TaskState, by_class: dict[int, str]) -> str:
+class _Sources:
+    __slots__ = ("dispatch", "findings", "placer")
+
+    def __init__(self, findings: Findings, dispatch: Dispatcher, placer: Placer) -> None:
+        self.findings, self.dispatch, self.placer = findings, dispatch, placer
+
+
+def _message(sources: _Sources, task: TaskState, by_class: dict[int, str]) -> str:
     if task.facts.problem:
         return task.facts.problem
-    failed = session.hooks.failed_tasks.get(task.uid)
+    findings, dispatch = sources.findings, sources.dispatch
+    failed = dispatch.failed_tasks.get(task.uid)
     if failed is not None:
         return failed
     job = task.job
-    if job is not None and job.key in session.job_notes:
-        return session.job_notes[job.key]
-    own = session.notes.get(task.uid, "")
-    class_id = session.failed_class.get(task.uid)
-    if not own and class_id is not None:
+    if job is not None:
+        note = findings.job_note(job.key)
+        if note is not None:
+            return note
+    own = findings.task_note(task.uid)
+    fit = findings.fit_failure(task.uid)
+    if not own and fit is not None:
+        class_id, failure = fit
         if class_id not in by_class:
-            by_class[class_id] = fit_error(session, task, session.fit_failures[class_id])
+            by_class[class_id] = fit_error(sources.placer, task, failure)
         own = by_class[class_id]
     gang = ""
-    if job is not None and job.min_member > 1 and not session.hooks.is_job_ready(job):
-        gang = session.job_conditions_message(job)
+    if job is not None and job.min_member > 1 and not dispatch.is_job_ready(job):
+        gang = gang_message(findings, job)
     if own and gang:
         return f"{own.rstrip('.')}. {gang}"
     if own or gang:
         return own or gang
-    if task.uid in session.schedulable:
+    if findings.is_schedulable(task.uid):
         return "pod fits a node but was not placed in this cycle"
     return "pod was not considered in this cycle"

@@ -2,6 +2,9 @@
 that switches it, and how the session combines the answers. This is the single source of truth;
 `framework.dispatch` implements each combination once.
 
+Each point's exact signature is its Protocol in `framework.protocols` (named after the point:
+jobOrder -> `JobOrder`, eventHandlers -> `AllocateEvent` / `DeallocateEvent`, ...).
+
 | point | method | flag | combination |
 |---|---|---|---|
 | jobOrder | compare_jobs | enableJobOrder | first non-zero, then creation time, uid |
@@ -27,6 +30,7 @@ that switches it, and how the session combines the answers. This is the single s
 | victimTasks | propose_victims | enabledVictim | per tier union; first non-empty tier wins |
 | victimFilter | filter_victims | enabledVictim | every plugin narrows the list, in order |
 | eventHandlers | on_allocate / on_deallocate | (none) | every plugin, in order |
+| sessionClose | on_session_close | (none) | every plugin, in order |
 
 Tier vote: a REJECT ends it (not allowed); a PERMIT in a tier allows; a tier of ABSTAIN moves on;
 no votes at all allows. Tier intersection: abstaining plugins are skipped; the first answer starts
@@ -43,42 +47,48 @@ from __future__ import annotations
 import dataclasses
 from typing import Final
 
+from vscheduler.framework import protocols as hooks
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Point:
-    """One extension point: its Volcano name, the plugin method, and its enable flag."""
+    """One extension point: its Volcano name, the plugin method, its enable flag, its Protocol."""
 
     name: str
     method: str
     flag: str | None
+    protocol: type
+    """The point's Protocol (`framework.protocols`): a plugin class serving the point
+    subclasses it, and its one method is `method`."""
 
 
 POINTS: Final[tuple[Point, ...]] = (
-    Point("jobOrder", "compare_jobs", "enableJobOrder"),
-    Point("taskOrder", "compare_tasks", "enableTaskOrder"),
-    Point("queueOrder", "compare_queues", "enableQueueOrder"),
-    Point("jobValid", "validate_job", None),
-    Point("jobEnqueueable", "vote_enqueue", "enableJobEnqueued"),
-    Point("jobEnqueued", "on_enqueued", "enableJobEnqueued"),
-    Point("prePredicate", "prefilter", "enablePredicate"),
-    Point("predicate", "filter_nodes", "enablePredicate"),
-    Point("predicateReason", "explain_node", "enablePredicate"),
-    Point("nodeOrder", "score_nodes", "enableNodeOrder"),
-    Point("batchNodeOrder", "batch_score_nodes", "enableNodeOrder"),
-    Point("bestNode", "pick_best_node", "enableBestNode"),
-    Point("jobReady", "is_job_ready", "enableJobReady"),
-    Point("jobPipelined", "vote_pipelined", "enableJobPipelined"),
-    Point("jobStarving", "is_job_starving", "enableJobStarving"),
-    Point("allocatable", "allows_allocation", "enabledAllocatable"),
-    Point("overused", "is_overused", "enabledOverused"),
-    Point("preemptive", "allows_reclaim", "enablePreemptive"),
-    Point("preemptable", "select_preemptees", "enablePreemptable"),
-    Point("reclaimable", "select_reclaimees", "enableReclaimable"),
-    Point("victimTasks", "propose_victims", "enabledVictim"),
-    Point("victimFilter", "filter_victims", "enabledVictim"),
-    Point("allocateEvent", "on_allocate", None),
-    Point("deallocateEvent", "on_deallocate", None),
-    Point("sessionClose", "on_session_close", None),
+    Point("jobOrder", "compare_jobs", "enableJobOrder", hooks.JobOrder),
+    Point("taskOrder", "compare_tasks", "enableTaskOrder", hooks.TaskOrder),
+    Point("queueOrder", "compare_queues", "enableQueueOrder", hooks.QueueOrder),
+    Point("jobValid", "validate_job", None, hooks.JobValid),
+    Point("jobEnqueueable", "vote_enqueue", "enableJobEnqueued", hooks.JobEnqueueable),
+    Point("jobEnqueued", "on_enqueued", "enableJobEnqueued", hooks.JobEnqueued),
+    Point("prePredicate", "prefilter", "enablePredicate", hooks.PrePredicate),
+    Point("predicate", "filter_nodes", "enablePredicate", hooks.Predicate),
+    Point("predicateReason", "explain_node", "enablePredicate", hooks.PredicateReason),
+    Point("nodeOrder", "score_nodes", "enableNodeOrder", hooks.NodeOrder),
+    Point("batchNodeOrder", "batch_score_nodes", "enableNodeOrder", hooks.BatchNodeOrder),
+    Point("bestNode", "pick_best_node", "enableBestNode", hooks.BestNode),
+    Point("jobReady", "is_job_ready", "enableJobReady", hooks.JobReady),
+    Point("jobPipelined", "vote_pipelined", "enableJobPipelined", hooks.JobPipelined),
+    Point("jobStarving", "is_job_starving", "enableJobStarving", hooks.JobStarving),
+    Point("allocatable", "allows_allocation", "enabledAllocatable", hooks.Allocatable),
+    Point("overused", "is_overused", "enabledOverused", hooks.Overused),
+    Point("preemptive", "allows_reclaim", "enablePreemptive", hooks.Preemptive),
+    Point("preemptable", "select_preemptees", "enablePreemptable", hooks.Preemptable),
+    Point("reclaimable", "select_reclaimees", "enableReclaimable", hooks.Reclaimable),
+    Point("victimTasks", "propose_victims", "enabledVictim", hooks.VictimTasks),
+    Point("victimFilter", "filter_victims", "enabledVictim", hooks.VictimFilter),
+    Point("allocateEvent", "on_allocate", None, hooks.AllocateEvent),
+    Point("deallocateEvent", "on_deallocate", None, hooks.DeallocateEvent),
+    Point("sessionClose", "on_session_close", None, hooks.SessionClose),
 )
 
 BY_NAME: Final = {p.name: p for p in POINTS}
+BY_METHOD: Final = {p.method: p for p in POINTS}

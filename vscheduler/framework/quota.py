@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Final
 from vscheduler.model.resources import CPU, EMPTY, MEMORY, Resources, format_amount
 
 if TYPE_CHECKING:
-    from vscheduler.framework.session import Session
+    from vscheduler.framework.view import PluginSession
 
 ALWAYS_BOUNDED: Final = frozenset({CPU, MEMORY})
 """Resources a queue's real capability always limits."""
@@ -49,7 +49,7 @@ def exceeds(used: Resources, limit: Resources, asked: Resources) -> tuple[str, .
     return tuple(n for n, a in asked.items() if a > 0 and used.get(n) > limit.get(n))
 
 
-def cluster_total(session: Session) -> Resources:
+def cluster_total(session: PluginSession) -> Resources:
     """The allocatable of the Ready nodes (Volcano's snapshot holds only those)."""
     total = EMPTY
     for node in session.snapshot.nodes:
@@ -58,7 +58,7 @@ def cluster_total(session: Session) -> Resources:
     return total
 
 
-def all_guarantees(session: Session) -> Resources:
+def all_guarantees(session: PluginSession) -> Resources:
     """The sum of every queue's guarantee (what real capabilities are carved from)."""
     total = EMPTY
     for each in session.queues.values():
@@ -95,7 +95,7 @@ class GuaranteeExcess:
         return ", ".join(f"{n} {format_amount(n, res.get(n))}" for n in self.names)
 
 
-def guarantee_excess(session: Session) -> GuaranteeExcess | None:
+def guarantee_excess(session: PluginSession) -> GuaranteeExcess | None:
     """How the queues' guarantees exceed the cluster, or None when the cluster holds them (or
     has no Ready node at all: nothing runs anyway, and a cluster starting up is not reported)."""
     cluster = cluster_total(session)
@@ -117,7 +117,7 @@ def guarantee_excess(session: Session) -> GuaranteeExcess | None:
     )
 
 
-def note_guarantee_excess(session: Session) -> GuaranteeExcess | None:
+def note_guarantee_excess(session: PluginSession) -> GuaranteeExcess | None:
     """`guarantee_excess`, noted (`session.note_queue`) on every other queue: their pending
     messages then name the guaranteeing queues and the amounts."""
     excess = guarantee_excess(session)

@@ -1,8 +1,10 @@
 """Registries of plugins and actions, and building a policy into a runnable pipeline.
 
 A registry is a value (name -> builder), never filled by import side effects. `build` checks a
-whole policy at load time: every plugin's and action's arguments are parsed by its builder, and
-all errors are reported together. The resulting `Pipeline` lives as long as the policy; its
+whole policy at load time: every plugin's and action's arguments are parsed by its builder, every
+plugin's classes are checked against the extension-point Protocols (`framework.contract`: an
+unknown public method, a hook without its Protocol base or with the wrong number of parameters),
+and all errors are reported together. The resulting `Pipeline` lives as long as the policy; its
 plugin factories are where cross-cycle plugin state belongs. What a factory declares it needs
 (`framework.needs`) is collected here: the usage periods, and the conflicts checked per tier.
 """
@@ -16,6 +18,7 @@ from typing import Protocol
 from vscheduler.conf.metrics_block import usage_periods
 from vscheduler.conf.schema import MetricsConfig
 from vscheduler.errors import PluginArgsError, PolicyError
+from vscheduler.framework import contract
 from vscheduler.framework.needs import needs_of
 from vscheduler.framework.session import PluginEntry, PluginFactory, Session
 
@@ -33,7 +36,7 @@ class Action(Protocol):
 class PluginBuilder(Protocol):
     """Parses a plugin entry's `arguments` (raising PluginArgsError) into its factory."""
 
-    def __call__(self, arguments: Mapping[str, object]) -> PluginFactory: ...
+    def __call__(self, arguments: Mapping[str, object]) -> PluginFactory[object]: ...
 
 
 class ActionBuilder(Protocol):
@@ -130,9 +133,13 @@ def build(policy: PolicyLike, registry: Registry, *, source: str = "policy") -> 
                 errors.append(f"tiers[{t}].plugins[{p}].name: unknown plugin '{option.name}'")
                 continue
             try:
-                entries.append(PluginEntry(option, plugin_builder(option.arguments)))
+                factory = plugin_builder(option.arguments)
             except PluginArgsError as exc:
                 errors.extend(f"tiers[{t}].plugins[{p}]: {problem}" for problem in exc.problems)
+                continue
+            broken = contract.problems(option.name, factory)
+            errors.extend(f"tiers[{t}].plugins[{p}]: {problem}" for problem in broken)
+            entries.append(PluginEntry(option, factory))
         errors.extend(f"tiers[{t}]: {problem}" for problem in _conflicts(tier, entries))
         tiers.append(tuple(entries))
     if errors:

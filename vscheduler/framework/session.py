@@ -1,9 +1,15 @@
 """Session: one scheduling cycle's view of the cluster, its plugins, and what it decided.
 
 Opened on a `ClusterSnapshot` and the policy's plugin tiers; actions read it and change it only
-through Statements; `close()` returns the `CycleResult`. It does no I/O and reads time only
-from the clock it is handed (and, to time each plugin's session open and close for the metrics,
-from the optional `timer`; no decision reads it).
+through Statements; `close()` returns the `CycleResult`. Its parts: the read view (`tasks`,
+`jobs`, `queues`, `snapshot`, `now`: `framework.view.SessionView`), the `ledger` (node
+accounting), the `findings` (pending reasons, conditions, fit failures: `framework.findings`,
+written only through methods), the `dispatch` (the plugins' hooks, combined per point), the
+`placer`, and the `decisions` (binds, evictions, releases, queue figures:
+`framework.decisions`), recorded only by committed Statements and the plugin calls of
+`framework.view.PluginSession`. Plugins are handed the session as a `PluginSession`. It does no
+I/O and reads time only from the clock it is handed (and, to time each plugin's session open
+and close for the metrics, from the optional `timer`; no decision reads it).
 
 `contained(action, job, undo)` is the actions' boundary around one job: an exception while an
 action works on one job undoes that job's statement, reports the job (its pending pods carry the
@@ -18,36 +24,49 @@ import datetime as dt
 import functools
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from vscheduler.clock import Clock
 from vscheduler.framework import messages
+from vscheduler.framework.decisions import Decisions, podgroup_statuses
 from vscheduler.framework.dispatch import Dispatcher, EnabledFlags
+from vscheduler.framework.findings import Findings
 from vscheduler.framework.ledger import IntArray, Ledger, Placed
 from vscheduler.framework.placement import FitFailure, Placer
 from vscheduler.framework.state import JobState, QueueState, TaskState
 from vscheduler.framework.statement import Statement
+from vscheduler.framework.view import PluginSession
 from vscheduler.model import status as st
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import (
-    Bind,
     CycleResult,
     Evict,
-    PodGroupStatus,
     QueueFigures,
     ReservationRelease,
 )
 from vscheduler.model.facts import PodGroupCondition, TaskFacts
-from vscheduler.model.status import PodGroupPhase, TaskStatus
+from vscheduler.model.status import TaskStatus
+
+Plugin_co = TypeVar("Plugin_co", covariant=True)
 
 
-class PluginFactory(Protocol):
+class PluginFactory(Protocol[Plugin_co]):
     """Lives as long as the policy; opens a fresh plugin instance for every session."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The plugin's policy name."""
+        ...
 
-    def open(self, session: Session) -> object:
-        """A new plugin instance for `session` (it registers by having hook methods)."""
+    @property
+    def plugin(self) -> type[Plugin_co] | tuple[type[Plugin_co], ...]:
+        """The class `open` returns (or each class it may return): checked against the
+        extension-point Protocols at policy load (`framework.contract`)."""
+        ...
+
+    def open(self, session: PluginSession, /) -> Plugin_co:
+        """A new plugin instance for `session`: it serves the points whose Protocols its
+        class subclasses."""
         ...
 
 
@@ -56,7 +75,7 @@ class PluginEntry:
     """A policy plugin entry (its flags) and the factory that serves it."""
 
     option: EnabledFlags
-    factory: PluginFactory
+    factory: PluginFactory[object]
 
 
 class Session:
@@ -83,30 +102,12 @@ class Session:
         }
         self.jobs: dict[str, JobState] = {k: JobState(j) for k, j in snapshot.jobs.items()}
         self.tasks: dict[str, TaskState] = {}
-        self.notes: dict[str, str] = {}
-        """Pending tasks' reasons found outside node fitting (missing PodGroup, queue, ...)."""
-        self.job_notes: dict[str, str] = {}
-        """Jobs' reasons (not admitted, invalid), shown on their pending tasks."""
-        self.job_hints: dict[str, str] = {}
-        """What else kept a job's pods pending (preempt's passed-over victims), added at the end
-        of their messages."""
-        self.queue_notes: dict[str, str] = {}
-        """Why a queue has less room than its figures suggest (a queue plugin's note, e.g.
-        other queues' guarantees exceed the cluster): added to the pending messages of its
-        pods that the queue's room refused."""
-        self.job_conditions: dict[str, dict[str, PodGroupCondition]] = {}
-        self.fit_failures: dict[int, FitFailure] = {}
-        self.failed_class: dict[str, int] = {}
-        self.schedulable: set[str] = set()
-        self.action_errors: list[str] = []
-        """`action: podgroup ns/name: Type: message (at file:line)`, one per contained failure."""
-        self.victim_notes: dict[str, tuple[str, str]] = {}
-        """task uid -> (strategy, reason): why a victim-tasks plugin proposed it (shuffle puts
-        them on the eviction; the strategy labels the metrics)."""
-        self._binds: list[Bind] = []
-        self._evictions: list[Evict] = []
-        self._releases: list[ReservationRelease] = []
-        self._queue_figures: dict[str, QueueFigures] = {}
+        self.findings = Findings()
+        """What the cycle found out (pending reasons, conditions, fit failures, ...): written
+        only through its methods (or this session's, for plugins)."""
+        self.decisions = Decisions()
+        """Binds, evictions, releases and queue figures: recorded by committed Statements and
+        the plugins' reports, through this session's methods."""
         self._class_ids: dict[tuple[object, ...], int] = {}
         self._rows: dict[int, IntArray] = {}
         self._load_tasks(snapshot)
@@ -125,16 +126,16 @@ class Session:
                 self.plugins[entry.option.name] = plugin
                 row.append((entry.option, plugin))
             opened.append(row)
-        self.hooks = Dispatcher(opened, timer)
+        self.dispatch = Dispatcher(opened, timer)
         self.placer = Placer(
             self.ledger,
-            filters=self.hooks.hooks("predicate"),
-            scorers=self.hooks.hooks("nodeOrder"),
-            batch_scorers=self.hooks.hooks("batchNodeOrder"),
+            filters=self.dispatch.hooks("predicate"),
+            scorers=self.dispatch.hooks("nodeOrder"),
+            batch_scorers=self.dispatch.hooks("batchNodeOrder"),
             node_local={n: bool(getattr(p, "node_local", True)) for n, p in self.plugins.items()},
-            explainers={h.plugin: h.fn for h in self.hooks.hooks("predicateReason")},
-            report=self.hooks.record_failure,
-            failed_tasks=self.hooks.failed_tasks,
+            explainers={h.plugin: h.fn for h in self.dispatch.hooks("predicateReason")},
+            report=self.dispatch.record_failure,
+            failed_tasks=self.dispatch.failed_tasks,
         )
 
     # --- opening ------------------------------------------------------------------------------
@@ -150,7 +151,7 @@ class Session:
             if job is not None:
                 job.add(task)
             elif facts.job and facts.status is TaskStatus.PENDING:
-                self.notes[facts.uid] = f"podgroup {facts.job} not found"
+                self.findings.note_task(facts.uid, f"podgroup {facts.job} not found")
             if facts.node_name is None:
                 continue
             i = ledger.index.get(facts.node_name, -1)
@@ -187,18 +188,18 @@ class Session:
 
     def ordered_jobs(self, jobs: Iterable[JobState]) -> list[JobState]:
         """`jobs` sorted by the job order."""
-        return sorted(jobs, key=functools.cmp_to_key(self.hooks.compare_jobs))
+        return sorted(jobs, key=functools.cmp_to_key(self.dispatch.compare_jobs))
 
     def pending_tasks(self, job: JobState, *, best_effort: bool) -> list[TaskState]:
         """The job's pending tasks of one kind, in task order, leaving out malformed pods and
-        pods a plugin raised about (`hooks.failed_tasks`)."""
-        failed = self.hooks.failed_tasks
+        pods a plugin raised about (`dispatch.failed_tasks`)."""
+        failed = self.dispatch.failed_tasks
         tasks = [
             t
             for t in job.with_status(TaskStatus.PENDING)
             if t.facts.best_effort == best_effort and not t.facts.problem and t.uid not in failed
         ]
-        return sorted(tasks, key=functools.cmp_to_key(self.hooks.compare_tasks))
+        return sorted(tasks, key=functools.cmp_to_key(self.dispatch.compare_tasks))
 
     # --- mutations (Statement only) -----------------------------------------------------------
     def _move(self, task: TaskState, new: TaskStatus) -> None:
@@ -212,96 +213,83 @@ class Session:
         self._move(task, TaskStatus.ALLOCATED)
         task.node_index, task.node = node, self.ledger.names[node]
         self.ledger.occupy(node, self.request_row(task))
-        self.hooks.allocated(task)
+        self.dispatch.allocated(task)
 
     def apply_pipeline(self, task: TaskState, node: int) -> None:
         """Task Pending -> Pipelined on `node`."""
         self._move(task, TaskStatus.PIPELINED)
         task.node_index, task.node = node, self.ledger.names[node]
         self.ledger.pipeline(node, self.request_row(task))
-        self.hooks.allocated(task)
+        self.dispatch.allocated(task)
 
     def apply_evict(self, task: TaskState) -> None:
         """A task on a node -> Releasing."""
         self._move(task, TaskStatus.RELEASING)
         self.ledger.release(task.node_index, self.request_row(task))
-        self.hooks.deallocated(task)
+        self.dispatch.deallocated(task)
 
     def undo_allocate(self, task: TaskState) -> None:
         """Allocated -> Pending."""
         self._move(task, TaskStatus.PENDING)
         self.ledger.occupy(task.node_index, self.request_row(task), -1)
-        self.hooks.deallocated(task)  # handlers still see the node it leaves, as in Volcano
+        self.dispatch.deallocated(task)  # handlers still see the node it leaves, as in Volcano
         task.node_index, task.node = -1, None
 
     def undo_pipeline(self, task: TaskState) -> None:
         """Pipelined -> Pending."""
         self._move(task, TaskStatus.PENDING)
         self.ledger.pipeline(task.node_index, self.request_row(task), -1)
-        self.hooks.deallocated(task)  # handlers still see the node it leaves, as in Volcano
+        self.dispatch.deallocated(task)  # handlers still see the node it leaves, as in Volcano
         task.node_index, task.node = -1, None
 
     def undo_evict(self, task: TaskState) -> None:
         """Releasing -> Running (the eviction is abandoned)."""
         self._move(task, TaskStatus.RUNNING)
         self.ledger.release(task.node_index, self.request_row(task), -1)
-        self.hooks.allocated(task)
+        self.dispatch.allocated(task)
 
     def record_bind(self, task: TaskState) -> None:
         """A committed allocation: Allocated -> Binding, and a Bind decision."""
         self._move(task, TaskStatus.BINDING)
-        self._binds.append(Bind(task_uid=task.uid, pod=task.key, node=task.node or ""))
+        self.decisions.bind(task)
 
     def record_evict(
         self, task: TaskState, reason: str, *, action: str = "", strategy: str = "", plan: str = ""
     ) -> None:
         """A committed eviction (`plan`: see `Evict`)."""
-        self._evictions.append(
-            Evict(
-                task_uid=task.uid,
-                pod=task.key,
-                node=task.node or "",
-                reason=reason,
-                action=action,
-                strategy=strategy,
-                plan=plan,
-            )
-        )
+        self.decisions.evict(task, reason, action=action, strategy=strategy, plan=plan)
 
     def record_release(self, release: ReservationRelease) -> None:
         """A reservation is done (its pod placed, or expired): its ConfigMap key goes."""
-        self._releases.append(release)
+        self.decisions.release(release)
 
     def report_queue(self, figures: QueueFigures) -> None:
         """A queue plugin's figures for one queue (at session close). A later report of the
         same queue replaces an earlier one: with two queue plugins, the one later in the policy
         (tier order, then order in the tier) wins."""
-        self._queue_figures[figures.name] = figures
+        self.decisions.report_queue(figures)
 
     @property
     def evictions(self) -> tuple[Evict, ...]:
         """The evictions committed so far this session (plugins read them at session close)."""
-        return tuple(self._evictions)
+        return self.decisions.evictions
 
-    # --- what actions and plugins report ------------------------------------------------------
+    # --- what actions and plugins report (kept in `findings`) --------------------------------
     def record_fit_failure(self, task: TaskState, failure: FitFailure) -> None:
         """`task` found no node; keep the (latest) evidence for its class."""
-        self.fit_failures[task.class_id] = failure
-        self.failed_class[task.uid] = task.class_id
-        self.schedulable.discard(task.uid)
+        self.findings.record_fit_failure(task, failure)
 
     def record_schedulable(self, task: TaskState) -> None:
         """`task` found a node (whether or not its job could keep it)."""
-        self.schedulable.add(task.uid)
-        self.failed_class.pop(task.uid, None)
+        self.findings.record_schedulable(task)
 
     def set_job_condition(self, job: JobState, condition: PodGroupCondition) -> None:
         """Set (replace by type) a condition on the job's PodGroup status."""
-        self.job_conditions.setdefault(job.key, {})[condition.type] = condition
+        self.findings.set_job_condition(job.key, condition)
 
     def note_task(self, task: TaskState, reason: str) -> None:
         """Why a pending task was not tried."""
-        self.notes.setdefault(task.uid, reason)
+        self.findings.note_task(task.uid, reason)
 
     @contextlib.contextmanager
     def contained(
@@ -315,38 +303,47 @@ class Session:
             with contextlib.suppress(Exception):  # a statement already settled cannot be undone
                 undo()
             error = f"{type(exc).__name__}: {exc}"
-            self.job_notes[job.key] = f"{action} failed for podgroup {job.key}: {error}"
             frames = traceback.extract_tb(exc.__traceback__)
             where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
-            self.action_errors.append(f"{action}: podgroup {job.key}: {error}{where}")
+            self.findings.action_failed(
+                job.key,
+                f"{action} failed for podgroup {job.key}: {error}",
+                f"{action}: podgroup {job.key}: {error}{where}",
+            )
+
+    @property
+    def action_errors(self) -> tuple[str, ...]:
+        """`action: podgroup ns/name: Type: message (at file:line)`, one per contained failure."""
+        return self.findings.action_errors
 
     def hint_job(self, job: JobState, hint: str) -> None:
         """Add `hint` to the end of the job's pending pods' messages (the first hint stays)."""
-        self.job_hints.setdefault(job.key, hint)
+        self.findings.hint_job(job.key, hint)
 
     def note_queue(self, name: str, reason: str) -> None:
         """Why queue `name` has little or no room (the first note stays)."""
-        self.queue_notes.setdefault(name, reason)
+        self.findings.note_queue(name, reason)
 
     def queue_note(self, name: str) -> str:
         """`: <note>` for queue `name`, to end a message with; empty without a note."""
-        note = self.queue_notes.get(name)
-        return f": {note}" if note else ""
+        return self.findings.queue_note(name)
 
     def note_job(self, job: JobState, reason: str) -> None:
         """Why a job's tasks were not tried (not admitted, invalid, queue missing)."""
-        self.job_notes.setdefault(job.key, reason)
+        self.findings.note_job(job.key, reason)
 
-    def job_conditions_message(self, job: JobState) -> str:
-        """The gang shortfall for `job`: its Unschedulable condition message if a plugin set one,
-        else computed from the job's task counts."""
-        cond = self.job_conditions.get(job.key, {}).get("Unschedulable")
-        if cond is not None and cond.status == "True":
-            return cond.message
-        schedulable = sum(
-            1 for t in job.with_status(TaskStatus.PENDING) if t.uid in self.schedulable
-        )
-        return messages.gang_shortfall(job, schedulable)
+    def job_note(self, job: JobState) -> str | None:
+        """Why the job's tasks were not tried this session, if noted."""
+        return self.findings.job_note(job.key)
+
+    def schedulable_count(self, job: JobState) -> int:
+        """How many of the job's pending tasks found a node this session."""
+        return self.findings.schedulable_count(job)
+
+    def note_victim(self, task: TaskState, strategy: str, reason: str) -> None:
+        """Why a victim-tasks plugin proposes `task` (shuffle puts it on the eviction; the
+        strategy labels the metrics)."""
+        self.findings.note_victim(task.uid, strategy, reason)
 
     def now_rfc3339(self) -> str:
         """The session's clock as RFC3339 (for condition timestamps)."""
@@ -355,56 +352,17 @@ class Session:
     # --- closing ------------------------------------------------------------------------------
     def close(self) -> CycleResult:
         """Let plugins report, then gather the cycle's decisions and findings."""
-        self.hooks.session_closing()
+        self.dispatch.session_closing()
         pipelined = {
             t.key: t.node or ""
             for t in self.tasks.values()
             if t.status in (TaskStatus.PIPELINED, TaskStatus.ALLOCATED)
         }
-        return CycleResult(
-            binds=tuple(self._binds),
-            evictions=tuple(self._evictions),
-            pipelined=pipelined,
-            podgroups=self._podgroup_statuses(),
-            unschedulable=messages.unschedulable(self),
-            reservations_released=tuple(self._releases),
-            queues={name: self._queue_figures[name] for name in sorted(self._queue_figures)},
+        return self.decisions.result(
+            pipelined,
+            podgroup_statuses(self.jobs.values(), self.findings, self.uid),
+            messages.unschedulable(self, self.findings, self.dispatch, self.placer),
         )
-
-    def _podgroup_statuses(self) -> dict[str, PodGroupStatus]:
-        out: dict[str, PodGroupStatus] = {}
-        for job in self.jobs.values():
-            if job.facts.synthetic:
-                continue
-            conditions = {c.type: c for c in job.facts.conditions}
-            conditions.update(self.job_conditions.get(job.key, {}))
-            out[job.key] = PodGroupStatus(
-                phase=self._end_phase(job, conditions),
-                conditions=tuple(conditions[k] for k in sorted(conditions)),
-                running=job.count(TaskStatus.RUNNING),
-                succeeded=job.count(TaskStatus.SUCCEEDED),
-                failed=job.count(TaskStatus.FAILED),
-            )
-        return out
-
-    def _end_phase(self, job: JobState, conditions: dict[str, PodGroupCondition]) -> PodGroupPhase:
-        """Volcano's end-of-session phase rule."""
-        unsched = conditions.get("Unschedulable")
-        if (
-            job.count(TaskStatus.RUNNING)
-            and unsched is not None
-            and unsched.status == "True"
-            and unsched.transition_id == self.uid
-        ):
-            return PodGroupPhase.UNKNOWN
-        allocated = job.count(*st.OCCUPYING, TaskStatus.SUCCEEDED)
-        if allocated >= job.min_member and allocated > 0:
-            if job.count(TaskStatus.SUCCEEDED) == allocated:
-                return PodGroupPhase.COMPLETED
-            return PodGroupPhase.RUNNING
-        if job.phase is not PodGroupPhase.INQUEUE:
-            return PodGroupPhase.PENDING
-        return job.phase
 
 
 def _requested_dims(tasks: Iterable[TaskFacts]) -> set[str]:

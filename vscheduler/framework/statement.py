@@ -10,13 +10,25 @@ pipelined, discard otherwise.
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from vscheduler.framework.state import TaskState
 from vscheduler.model.status import TaskStatus
 
-if TYPE_CHECKING:
-    from vscheduler.framework.session import Session
+
+class Changes(Protocol):
+    """The session's Statement-only mutators (`framework.session.Session` has them)."""
+
+    def apply_allocate(self, task: TaskState, node: int, /) -> None: ...
+    def apply_pipeline(self, task: TaskState, node: int, /) -> None: ...
+    def apply_evict(self, task: TaskState, /) -> None: ...
+    def undo_allocate(self, task: TaskState, /) -> None: ...
+    def undo_pipeline(self, task: TaskState, /) -> None: ...
+    def undo_evict(self, task: TaskState, /) -> None: ...
+    def record_bind(self, task: TaskState, /) -> None: ...
+    def record_evict(
+        self, task: TaskState, reason: str, *, action: str, strategy: str, plan: str
+    ) -> None: ...
 
 
 _NO_REASON = ("", "", "", "")
@@ -35,7 +47,7 @@ class Statement:
 
     __slots__ = ("_done", "_ops", "_ssn")
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Changes) -> None:
         self._ssn = session
         self._ops: list[tuple[Op, TaskState, tuple[str, str, str, str]]] = []
         self._done = False

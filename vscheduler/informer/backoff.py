@@ -12,7 +12,7 @@ from typing import Protocol
 _MAX_EXPONENT = 64
 
 
-class Jitter(Protocol):
+class FractionSource(Protocol):
     """A source of uniform numbers in [0, 1): `random.Random` is one."""
 
     def random(self) -> float:
@@ -34,7 +34,7 @@ class Backoff:
         if not (0 < self.initial <= self.cap and self.factor >= 1 and self.jitter >= 0):
             raise ValueError(f"invalid backoff {self}")
 
-    def delay(self, failures: int, jitter: Jitter) -> float:
+    def delay(self, failures: int, jitter: FractionSource) -> float:
         """Seconds to wait after `failures` (>= 1) failures in a row."""
         exponent = min(max(failures, 1) - 1, _MAX_EXPONENT)
         base = min(self.cap, self.initial * self.factor**exponent)

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 
 from vscheduler.clock import Clock
 from vscheduler.errors import ClusterError, ExpiredError, UnreachableError
-from vscheduler.informer.backoff import Backoff, Jitter
+from vscheduler.informer.backoff import Backoff, FractionSource
 from vscheduler.informer.kinds import Kind
 from vscheduler.informer.ports import Lister, Sink, WatchEvent
 from vscheduler.informer.readiness import SyncGate
@@ -71,7 +71,7 @@ class Informer:
         sink: Sink,
         *,
         clock: Clock,
-        rng: Jitter,
+        rng: FractionSource,
         stop: threading.Event | None = None,
         gate: SyncGate | None = None,
         backoff: Backoff = DEFAULT_BACKOFF,

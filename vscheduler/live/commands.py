@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import yaml
 
-from vscheduler import builtins
+from vscheduler import catalog
 from vscheduler.clock import Clock, FixedClock, SystemClock
 from vscheduler.convert.snapshot import build_snapshot
 from vscheduler.informer.kinds import POD
@@ -40,7 +40,7 @@ def run_snapshot(args: argparse.Namespace, warn: Warn) -> int:
     source = _source(args, "snapshot", SystemClock())
     try:
         text, where = _policy(args, source)
-        objects = snapshot.take(source, builtins.load_pipeline(text, source=where), warn=warn)
+        objects = snapshot.take(source, catalog.load_pipeline(text, source=where), warn=warn)
     finally:
         source.close()
     fmt = "json" if args.output.endswith(".json") else "yaml"
@@ -83,7 +83,7 @@ def run_queues(args: argparse.Namespace, warn: Warn) -> int:
     source = _source(args, "queues", clock)
     try:
         text, where = _policy(args, source)
-        pipeline = builtins.load_pipeline(text, source=where)
+        pipeline = catalog.load_pipeline(text, source=where)
         objects = snapshot.take(source, pipeline, warn=warn)
     finally:
         source.close()

@@ -15,7 +15,7 @@ import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-from vscheduler import builtins, simulate
+from vscheduler import catalog, simulate
 from vscheduler.errors import InputError
 from vscheduler.kube.paths import namespaced_collection, pod_path
 from vscheduler.live.snapshot import sourced, take
@@ -51,7 +51,7 @@ def explain(
             f"{scheduler_name!r}: give --scheduler-name {pod_scheduler} to see what this "
             "scheduler would do with it"
         )
-    pipeline = builtins.load_pipeline(policy_text, source=policy_source)
+    pipeline = catalog.load_pipeline(policy_text, source=policy_source)
     objects = take(source, pipeline, warn=warn)
     out = simulate.simulate(
         simulate.Request(

@@ -21,7 +21,7 @@ from typing import Final
 
 import yaml
 
-from vscheduler import loop
+from vscheduler import cycle
 from vscheduler.clock import Clock
 from vscheduler.framework.registry import Pipeline
 from vscheduler.model.cluster import ClusterSnapshot
@@ -37,7 +37,7 @@ _WIDE: Final = ("UNKNOWN", "COMPLETED", "REQUEST", "SHARE", "OVERUSED")
 
 def queue_rows(snap: ClusterSnapshot, pipeline: Pipeline, *, clock: Clock) -> list[Json]:
     """One row per queue, by name."""
-    session = loop.open_session(snap, pipeline, clock=clock, uid="queues")
+    session = cycle.open_session(snap, pipeline, clock=clock, uid="queues")
     figures = session.close().queues
     counts: dict[str, Counter[str]] = {}
     for job in snap.jobs.values():

@@ -37,7 +37,7 @@ from vscheduler.errors import ConflictError, NotFoundError, TransientClusterErro
 from vscheduler.obs.queues import QueueMetrics, QueueReading as QueueReading
 
 if TYPE_CHECKING:
-    from vscheduler.loop import CycleReport
+    from vscheduler.cycle import CycleReport
     from vscheduler.model.commands import CycleResult
 
 

@@ -34,7 +34,8 @@ from vscheduler.plugin_api import (
     ArgumentReader,
     FloatArray,
     IntArray,
-    Session,
+    NodeOrder,
+    PluginSession,
     TaskState,
 )
 
@@ -51,10 +52,10 @@ class Weights:
     resources: Mapping[str, int] = dataclasses.field(default_factory=lambda: {CPU: 1, MEMORY: 1})
 
 
-class Binpack:
+class Binpack(NodeOrder):
     """The per-session plugin (only opened when `binpack.weight` is not 0)."""
 
-    def __init__(self, session: Session, weights: Weights) -> None:
+    def __init__(self, session: PluginSession, weights: Weights) -> None:
         self._weights = weights
         self._ledger = session.ledger
         self._classes: dict[int, tuple[IntArray, FloatArray, FloatArray]] = {}
@@ -100,11 +101,12 @@ class Factory:
     """Lives as long as the policy."""
 
     name = NAME
+    plugin = (Binpack, Inert)
 
     def __init__(self, weights: Weights) -> None:
         self.weights = weights
 
-    def open(self, session: Session) -> Binpack | Inert:
+    def open(self, session: PluginSession) -> Binpack | Inert:
         """A fresh plugin for `session`."""
         return Binpack(session, self.weights) if self.weights.weight else Inert()
 

@@ -70,13 +70,22 @@ from typing import Final
 
 from vscheduler.plugin_api import (
     EMPTY,
+    Allocatable,
+    AllocateEvent,
     ArgumentReader,
+    DeallocateEvent,
+    JobEnqueueable,
+    JobEnqueued,
     JobState,
+    PluginSession,
     PodGroupPhase,
+    Preemptive,
     QueueFigures,
+    QueueOrder,
     QueueState,
+    Reclaimable,
     Resources,
-    Session,
+    SessionClose,
     TaskState,
     TaskStatus,
     Vote,
@@ -133,7 +142,7 @@ class QueueAttr:
         self.share = share_of(self.allocated, self.deserved, if_nothing_deserved=1.0)
 
 
-def build_attrs(session: Session, total: Resources) -> dict[str, QueueAttr]:
+def build_attrs(session: PluginSession, total: Resources) -> dict[str, QueueAttr]:
     """Attributes for every queue holding a job (jobs whose queue is missing are left out)."""
     total_guarantee = all_guarantees(session)
     attrs: dict[str, QueueAttr] = {}
@@ -197,10 +206,20 @@ def above_deserved(allocated: Resources, deserved: Resources, asked: Resources) 
 
 
 # --- the plugin ---------------------------------------------------------------------------------
-class Capacity:
+class Capacity(
+    QueueOrder,
+    JobEnqueueable,
+    JobEnqueued,
+    Allocatable,
+    Preemptive,
+    Reclaimable,
+    AllocateEvent,
+    DeallocateEvent,
+    SessionClose,
+):
     """The per-session plugin: queue attributes, kept in step with allocations."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: PluginSession) -> None:
         self._session = session
         self.total = cluster_total(session)
         self.attrs = build_attrs(session, self.total)
@@ -337,8 +356,9 @@ class Factory:
     """Lives as long as the policy; holds nothing across cycles."""
 
     name = NAME
+    plugin = Capacity
 
-    def open(self, session: Session) -> Capacity:
+    def open(self, session: PluginSession) -> Capacity:
         """A fresh plugin for `session`."""
         return Capacity(session)
 

@@ -10,7 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from vscheduler.plugin_api import ArgumentReader, Session, TaskState
+from vscheduler.plugin_api import (
+    ArgumentReader,
+    PluginSession,
+    Preemptable,
+    Reclaimable,
+    TaskState,
+)
 
 NAME: Final = "conformance"
 CRITICAL_CLASSES: Final = frozenset({"system-cluster-critical", "system-node-critical"})
@@ -23,7 +29,7 @@ def is_critical(task: TaskState) -> bool:
     return facts.priority_class_name in CRITICAL_CLASSES or facts.namespace == SYSTEM_NAMESPACE
 
 
-class Conformance:
+class Conformance(Preemptable, Reclaimable):
     """The per-session plugin."""
 
     def select_preemptees(
@@ -43,8 +49,9 @@ class Factory:
     """Lives as long as the policy."""
 
     name = NAME
+    plugin = Conformance
 
-    def open(self, session: Session) -> Conformance:
+    def open(self, session: PluginSession) -> Conformance:
         """A fresh plugin for `session`."""
         return Conformance()
 

@@ -27,11 +27,15 @@ from typing import Final
 
 from vscheduler.plugin_api import (
     EMPTY,
+    AllocateEvent,
     ArgumentReader,
+    DeallocateEvent,
+    JobOrder,
     JobState,
     Needs,
+    PluginSession,
+    Preemptable,
     Resources,
-    Session,
     TaskState,
     TierConflict,
     cluster_total,
@@ -57,23 +61,23 @@ class JobAttr:
         self.share = dominant_share(allocated, total)
 
 
-class Drf:
+class Drf(JobOrder, Preemptable, AllocateEvent, DeallocateEvent):
     """The per-session plugin: every job's dominant share."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: PluginSession) -> None:
         self.total = cluster_total(session)
         self.jobs: dict[str, JobAttr] = {
             key: JobAttr(job.allocated, self.total) for key, job in session.jobs.items()
         }
 
-    def share(self, job: JobState) -> float:
+    def _share(self, job: JobState) -> float:
         """The job's dominant share now."""
         attr = self.jobs.get(job.key)
         return 0.0 if attr is None else attr.share
 
     def compare_jobs(self, a: JobState, b: JobState) -> int:
         """The job of lower dominant share first."""
-        left, right = self.share(a), self.share(b)
+        left, right = self._share(a), self._share(b)
         return (left > right) - (left < right)
 
     def select_preemptees(
@@ -120,9 +124,10 @@ class Factory:
     proportion both divide the cluster among queues: one tier holds one of them."""
 
     name = NAME
+    plugin = Drf
     needs = Needs(conflicts=(TierConflict(flag="enableHierarchy", plugin="proportion"),))
 
-    def open(self, session: Session) -> Drf:
+    def open(self, session: PluginSession) -> Drf:
         """A fresh plugin for `session`."""
         return Drf(session)
 

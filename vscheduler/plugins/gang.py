@@ -37,10 +37,18 @@ from typing import Final
 
 from vscheduler.plugin_api import (
     ArgumentReader,
+    JobOrder,
+    JobPipelined,
+    JobReady,
+    JobStarving,
     JobState,
+    JobValid,
+    PluginSession,
     PodGroupCondition,
     PodGroupPhase,
-    Session,
+    Preemptable,
+    Reclaimable,
+    SessionClose,
     Status,
     TaskState,
     TaskStatus,
@@ -135,10 +143,12 @@ def keep_gangs(candidates: Sequence[TaskState]) -> tuple[TaskState, ...]:
     return tuple(victims)
 
 
-class Gang:
+class Gang(
+    JobOrder, JobValid, JobReady, JobPipelined, JobStarving, Preemptable, Reclaimable, SessionClose
+):
     """The per-session plugin."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: PluginSession) -> None:
         self._session = session
         self._invalid_at_open: dict[str, tuple[str, str]] = {}
         for job in session.jobs.values():
@@ -208,12 +218,11 @@ class Gang:
         if not job.tasks:
             return None
         if job.phase is PodGroupPhase.PENDING:
-            note = self._session.job_notes.get(job.key)
+            note = self._session.job_note(job)
             return None if note is None else self._stamp(UNSCHEDULABLE, NOT_ENOUGH_RESOURCES, note)
         if is_ready(job):
             return self._stamp(SCHEDULED, READY_REASON, "")
-        schedulable = self._session.schedulable
-        found = sum(1 for t in job.with_status(TaskStatus.PENDING) if t.uid in schedulable)
+        found = self._session.schedulable_count(job)
         return self._stamp(UNSCHEDULABLE, NOT_ENOUGH_RESOURCES, gang_shortfall(job, found))
 
     def _stamp(self, kind: str, reason: str, message: str) -> PodGroupCondition:
@@ -232,8 +241,9 @@ class Factory:
     """Lives as long as the policy."""
 
     name = NAME
+    plugin = Gang
 
-    def open(self, session: Session) -> Gang:
+    def open(self, session: PluginSession) -> Gang:
         """A fresh plugin for `session`."""
         return Gang(session)
 

@@ -32,10 +32,12 @@ from typing import Final
 from vscheduler.plugin_api import (
     EMPTY,
     ArgumentReader,
+    JobEnqueueable,
+    JobEnqueued,
     JobState,
+    PluginSession,
     PodGroupPhase,
     Resources,
-    Session,
     Vote,
     counted,
     task_status,
@@ -80,7 +82,7 @@ def reserved(job: JobState) -> Resources:
     return EMPTY
 
 
-def idle_of(session: Session, factors: Factors) -> Resources:
+def idle_of(session: PluginSession, factors: Factors) -> Resources:
     """The Ready nodes' allocatable times the factors, less what their pods use."""
     ledger = session.ledger
     total, used = EMPTY, EMPTY
@@ -91,10 +93,10 @@ def idle_of(session: Session, factors: Factors) -> Resources:
     return factors.scale(total) - used
 
 
-class Overcommit:
+class Overcommit(JobEnqueueable, JobEnqueued):
     """The per-session plugin: idle (overcommitted) and inqueue resources of the cluster."""
 
-    def __init__(self, session: Session, factors: Factors) -> None:
+    def __init__(self, session: PluginSession, factors: Factors) -> None:
         self.idle = idle_of(session, factors)
         self.inqueue = EMPTY
         for job in session.jobs.values():
@@ -119,11 +121,12 @@ class Factory:
     """Lives as long as the policy; holds the parsed factors."""
 
     name = NAME
+    plugin = Overcommit
 
     def __init__(self, factors: Factors) -> None:
         self.factors = factors
 
-    def open(self, session: Session) -> Overcommit:
+    def open(self, session: PluginSession) -> Overcommit:
         """A fresh plugin for `session`."""
         return Overcommit(session, self.factors)
 

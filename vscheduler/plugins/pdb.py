@@ -34,20 +34,25 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from vscheduler.plugin_api import (
+    AllocateEvent,
     ArgumentReader,
+    DeallocateEvent,
     DisruptionBudget,
-    Session,
+    PluginSession,
+    Preemptable,
+    Reclaimable,
     TaskState,
     TaskStatus,
+    VictimFilter,
 )
 
 NAME: Final = "pdb"
 
 
-class Pdb:
+class Pdb(Preemptable, Reclaimable, VictimFilter, AllocateEvent, DeallocateEvent):
     """The per-session plugin: the budgets, and the disruptions this session has used."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: PluginSession) -> None:
         self._budgets: tuple[DisruptionBudget, ...] = session.snapshot.disruption_budgets
         self._by_namespace: dict[str, list[int]] = {}
         for k, budget in enumerate(self._budgets):
@@ -57,7 +62,7 @@ class Pdb:
         self._evicted: set[str] = set()
         self._counting: dict[str, tuple[int, ...]] = {}
 
-    def budgets_of(self, task: TaskState) -> tuple[int, ...]:
+    def _budgets_of(self, task: TaskState) -> tuple[int, ...]:
         """Indices of the budgets that select `task` and count its disruption."""
         found = self._counting.get(task.uid)
         if found is None:
@@ -77,7 +82,7 @@ class Pdb:
         left = [budget.disruptions_allowed - used for budget, used in pairs]
         kept: list[TaskState] = []
         for task in victims:
-            counting = self.budgets_of(task)
+            counting = self._budgets_of(task)
             if all(left[k] > 0 for k in counting):
                 for k in counting:
                     left[k] -= 1
@@ -100,14 +105,14 @@ class Pdb:
         """An eviction in this session uses a disruption of each budget selecting the pod."""
         if task.status is TaskStatus.RELEASING and task.uid not in self._evicted:
             self._evicted.add(task.uid)
-            for k in self.budgets_of(task):
+            for k in self._budgets_of(task):
                 self._used[k] += 1
 
     def on_allocate(self, task: TaskState) -> None:
         """An eviction rolled back gives its disruptions back."""
         if task.uid in self._evicted:
             self._evicted.discard(task.uid)
-            for k in self.budgets_of(task):
+            for k in self._budgets_of(task):
                 self._used[k] -= 1
 
 
@@ -115,8 +120,9 @@ class Factory:
     """Lives as long as the policy; holds no state across cycles (the budgets' status does)."""
 
     name = NAME
+    plugin = Pdb
 
-    def open(self, session: Session) -> Pdb:
+    def open(self, session: PluginSession) -> Pdb:
         """A fresh plugin for `session`."""
         return Pdb(session)
 

@@ -19,7 +19,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from vscheduler.plugin_api import ArgumentReader, JobState, Session, TaskState
+from vscheduler.plugin_api import (
+    ArgumentReader,
+    JobOrder,
+    JobStarving,
+    JobState,
+    PluginSession,
+    Preemptable,
+    TaskOrder,
+    TaskState,
+)
 
 NAME: Final = "priority"
 
@@ -42,7 +51,7 @@ def may_preempt(preemptor: TaskState, preemptee: TaskState) -> bool:
     return preemptee.priority < preemptor.priority
 
 
-class Priority:
+class Priority(JobOrder, TaskOrder, JobStarving, Preemptable):
     """The per-session plugin."""
 
     def compare_jobs(self, a: JobState, b: JobState) -> int:
@@ -68,8 +77,9 @@ class Factory:
     """Lives as long as the policy."""
 
     name = NAME
+    plugin = Priority
 
-    def open(self, session: Session) -> Priority:
+    def open(self, session: PluginSession) -> Priority:
         """A fresh plugin for `session`."""
         return Priority()
 

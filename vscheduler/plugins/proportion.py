@@ -59,13 +59,23 @@ from typing import Final
 
 from vscheduler.plugin_api import (
     EMPTY,
+    Allocatable,
+    AllocateEvent,
     ArgumentReader,
+    DeallocateEvent,
+    JobEnqueueable,
+    JobEnqueued,
     JobState,
+    Overused,
+    PluginSession,
     PodGroupPhase,
+    Preemptive,
     QueueFigures,
+    QueueOrder,
     QueueState,
+    Reclaimable,
     Resources,
-    Session,
+    SessionClose,
     TaskState,
     TaskStatus,
     Vote,
@@ -110,7 +120,7 @@ class QueueAttr:
         self.share = share_of(self.allocated, self.deserved, if_nothing_deserved=0.0)
 
 
-def build_attrs(session: Session, total: Resources) -> dict[str, QueueAttr]:
+def build_attrs(session: PluginSession, total: Resources) -> dict[str, QueueAttr]:
     """Attributes for every queue holding a job (jobs whose queue is missing are left out)."""
     total_guarantee = all_guarantees(session)
     attrs: dict[str, QueueAttr] = {}
@@ -197,10 +207,21 @@ def water_fill(attrs: Sequence[QueueAttr], total: Resources) -> None:
 
 
 # --- the plugin ---------------------------------------------------------------------------------
-class Proportion:
+class Proportion(
+    QueueOrder,
+    JobEnqueueable,
+    JobEnqueued,
+    Allocatable,
+    Overused,
+    Preemptive,
+    Reclaimable,
+    AllocateEvent,
+    DeallocateEvent,
+    SessionClose,
+):
     """The per-session plugin: queue attributes, kept in step with allocations."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: PluginSession) -> None:
         self._session = session
         self.total = cluster_total(session)
         self.attrs = build_attrs(session, self.total)
@@ -324,8 +345,9 @@ class Factory:
     """Lives as long as the policy; holds nothing across cycles."""
 
     name = NAME
+    plugin = Proportion
 
-    def open(self, session: Session) -> Proportion:
+    def open(self, session: PluginSession) -> Proportion:
         """A fresh plugin for `session`."""
         return Proportion(session)
 

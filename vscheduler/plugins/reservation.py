@@ -42,16 +42,21 @@ from typing import Final
 import numpy as np
 
 from vscheduler.plugin_api import (
+    AllocateEvent,
     ArgumentReader,
     BoolArray,
+    DeallocateEvent,
     IntArray,
     Ledger,
     PluginArgsError,
+    PluginSession,
+    Predicate,
+    PredicateReason,
     Reservation,
     ReservationBook,
     ReservationRelease,
     Resources,
-    Session,
+    SessionClose,
     Status,
     TaskState,
     TaskStatus,
@@ -84,7 +89,7 @@ class Findings:
     live: tuple[Reservation, ...]
 
 
-def findings(session: Session, book: ReservationBook) -> Findings:
+def findings(session: PluginSession, book: ReservationBook) -> Findings:
     """Sort the book's reservations into done (pod placed, or expired) and live."""
     wanted = {r.pod for r in book.entries}
     tasks = {t.key: t for t in session.tasks.values() if t.key in wanted}
@@ -101,11 +106,11 @@ def findings(session: Session, book: ReservationBook) -> Findings:
     return Findings(tasks, done, tuple(live))
 
 
-class Releases:
+class Releases(SessionClose):
     """The per-session plugin when no live reservation is on a node of the snapshot: it only
     reports, at close, the reservations that are done."""
 
-    def __init__(self, session: Session, book: ReservationBook, found: Findings) -> None:
+    def __init__(self, session: PluginSession, book: ReservationBook, found: Findings) -> None:
         self._session = session
         self._book = book
         self._found = found
@@ -125,10 +130,10 @@ class Releases:
                 self._session.record_release(release)
 
 
-class Reserved(Releases):
+class Reserved(Releases, Predicate, PredicateReason, AllocateEvent, DeallocateEvent):
     """The per-session plugin when live reservations are on nodes of the snapshot."""
 
-    def __init__(self, session: Session, book: ReservationBook, found: Findings) -> None:
+    def __init__(self, session: PluginSession, book: ReservationBook, found: Findings) -> None:
         super().__init__(session, book, found)
         ledger = self._ledger = session.ledger
         self._reserved: IntArray = np.zeros_like(ledger.allocatable)
@@ -235,6 +240,7 @@ class Factory:
     """Lives as long as the policy: the ConfigMap whose reservations the plugin reads."""
 
     name = NAME
+    plugin = (Releases, Reserved, Inert)
 
     def __init__(self, namespace: str, config_map: str) -> None:
         self.namespace = namespace
@@ -245,7 +251,7 @@ class Factory:
         """The ConfigMaps (namespace, name) this plugin reads: the runtime watches them."""
         return ((self.namespace, self.config_map),)
 
-    def open(self, session: Session) -> Releases | Inert:
+    def open(self, session: PluginSession) -> Releases | Inert:
         """A fresh plugin for `session`: with hooks only when the ConfigMap holds entries."""
         book = session.snapshot.reservations.get(f"{self.namespace}/{self.config_map}")
         if book is None or not book.entries:

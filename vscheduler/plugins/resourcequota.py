@@ -37,10 +37,12 @@ from typing import Final
 from vscheduler.plugin_api import (
     EMPTY,
     ArgumentReader,
+    JobEnqueueable,
+    JobEnqueued,
     JobState,
+    PluginSession,
     ResourceQuotaFacts,
     Resources,
-    Session,
     Vote,
     quota_request,
 )
@@ -70,10 +72,10 @@ def _amount(name: str, value: int) -> str:
     return str(Resources({name: value})) if value else f"{name} 0"
 
 
-class ResourceQuota:
+class ResourceQuota(JobEnqueueable, JobEnqueued):
     """The per-session plugin: the quotas by namespace and what this session admitted."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: PluginSession) -> None:
         self._session = session
         self.quotas: dict[str, list[ResourceQuotaFacts]] = {}
         for quota in sorted(session.snapshot.quotas, key=lambda q: q.key):
@@ -113,8 +115,9 @@ class Factory:
     """Lives as long as the policy; resourcequota keeps nothing across sessions."""
 
     name = NAME
+    plugin = ResourceQuota
 
-    def open(self, session: Session) -> ResourceQuota:
+    def open(self, session: PluginSession) -> ResourceQuota:
         """A fresh plugin for `session`."""
         return ResourceQuota(session)
 

@@ -32,9 +32,13 @@ from typing import Final
 
 from vscheduler.plugin_api import (
     ArgumentReader,
+    JobEnqueueable,
+    JobOrder,
+    JobPipelined,
     JobState,
+    JobValid,
     PluginArgsError,
-    Session,
+    PluginSession,
     Status,
     Vote,
     parse_go_duration,
@@ -65,10 +69,10 @@ def own_waiting_time(annotations: Mapping[str, str]) -> dt.timedelta | str | Non
     return None
 
 
-class Sla:
+class Sla(JobOrder, JobValid, JobEnqueueable, JobPipelined):
     """The per-session plugin: every job's deadline (or problem), read once."""
 
-    def __init__(self, session: Session, default: dt.timedelta | None) -> None:
+    def __init__(self, session: PluginSession, default: dt.timedelta | None) -> None:
         self._session = session
         self.now = session.now
         self.deadlines: dict[str, dt.datetime | None] = {}
@@ -119,11 +123,12 @@ class Factory:
     """Lives as long as the policy; holds the global waiting time."""
 
     name = NAME
+    plugin = Sla
 
     def __init__(self, default: dt.timedelta | None) -> None:
         self.default = default
 
-    def open(self, session: Session) -> Sla:
+    def open(self, session: PluginSession) -> Sla:
         """A fresh plugin for `session`."""
         return Sla(session, self.default)
 

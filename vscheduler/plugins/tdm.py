@@ -17,7 +17,7 @@ Registers (Volcano's tdm plugin):
                       at most the job's eviction budget per job, in candidate order
     propose_victims   at most once per `tdm.evict.period`: the Running preemptable candidates
                       on revocable nodes whose zone is closed, at most the eviction budget per
-                      job, each noted in `session.victim_notes` as ("tdm", why)
+                      job, each noted with `session.note_victim` as ("tdm", why)
     compare_jobs      non-preemptable jobs first
     vote_pipelined    PERMIT when placed plus pipelined tasks reach minMember, else REJECT
     is_job_starving   a non-preemptable job with pending tasks
@@ -61,12 +61,20 @@ from vscheduler.plugin_api import (
     BoolArray,
     FloatArray,
     IntArray,
+    JobOrder,
+    JobPipelined,
+    JobStarving,
     JobState,
+    NodeOrder,
     PluginArgsError,
-    Session,
+    PluginSession,
+    Predicate,
+    PredicateReason,
+    Preemptable,
     Status,
     TaskState,
     TaskStatus,
+    VictimTasks,
     Vote,
     unresolvable,
 )
@@ -184,10 +192,19 @@ def within_budgets(tasks: Sequence[TaskState]) -> list[TaskState]:
     return kept
 
 
-class Tdm:
+class Tdm(
+    JobOrder,
+    Predicate,
+    PredicateReason,
+    NodeOrder,
+    JobPipelined,
+    JobStarving,
+    Preemptable,
+    VictimTasks,
+):
     """The per-session plugin: each node's zone, and whether it is open now."""
 
-    def __init__(self, session: Session, factory: Factory) -> None:
+    def __init__(self, session: PluginSession, factory: Factory) -> None:
         self._session = session
         self._factory = factory
         self.now = session.now
@@ -265,7 +282,7 @@ class Tdm:
             zone = self.zones[task.node_index]
             window = factory.windows[zone].text
             why = f"revocable zone {zone} of node {task.node} is closed ({window})"
-            self._session.victim_notes[task.uid] = (NAME, why)
+            self._session.note_victim(task, NAME, why)
         return tuple(victims)
 
     # --- jobs ---------------------------------------------------------------------------------
@@ -292,13 +309,14 @@ class Factory:
     were last looked for (so at most once per period, across sessions)."""
 
     name = NAME
+    plugin = Tdm
 
     def __init__(self, windows: Mapping[str, Window], evict_period: float) -> None:
         self.windows = dict(windows)
         self.evict_period = evict_period
         self.last_evict_at: dt.datetime | None = None
 
-    def open(self, session: Session) -> Tdm:
+    def open(self, session: PluginSession) -> Tdm:
         """A fresh plugin for `session`."""
         return Tdm(session, self)
 

@@ -46,9 +46,12 @@ from vscheduler.plugin_api import (
     FloatArray,
     IntArray,
     Needs,
+    NodeOrder,
     NodeUsage,
     PluginArgsError,
-    Session,
+    PluginSession,
+    Predicate,
+    PredicateReason,
     Status,
     TaskState,
     unresolvable,
@@ -75,10 +78,10 @@ class Settings:
     period: str = "10m"
 
 
-class Usage:
+class Usage(Predicate, PredicateReason, NodeOrder):
     """The per-session plugin: node verdicts and scores, computed at open."""
 
-    def __init__(self, session: Session, settings: Settings) -> None:
+    def __init__(self, session: PluginSession, settings: Settings) -> None:
         cpu, memory = percents(session, settings.period)
         self._over_cpu: BoolArray = cpu > settings.cpu_threshold
         self._over_memory: BoolArray = memory > settings.memory_threshold
@@ -102,7 +105,7 @@ class Usage:
         return self._scores[idx]
 
 
-def percents(session: Session, period: str) -> tuple[FloatArray, FloatArray]:
+def percents(session: PluginSession, period: str) -> tuple[FloatArray, FloatArray]:
     """(cpu, memory) percent of every ledger node for `period`; NaN where unknown or too old."""
     names = session.ledger.names
     cpu = np.full(len(names), np.nan)
@@ -136,12 +139,13 @@ class Factory:
     """Lives as long as the policy; holds no state across cycles."""
 
     name = NAME
+    plugin = Usage
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.needs = Needs(usage_periods=(settings.period,))
 
-    def open(self, session: Session) -> Usage:
+    def open(self, session: PluginSession) -> Usage:
         """A fresh plugin for `session`."""
         return Usage(session, self.settings)
 

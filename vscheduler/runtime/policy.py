@@ -21,7 +21,7 @@ import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 
-from vscheduler import builtins
+from vscheduler import catalog
 from vscheduler.conf.advice import policy_warnings
 from vscheduler.errors import InputError, PolicyError
 from vscheduler.framework.registry import Pipeline
@@ -62,7 +62,7 @@ class PolicyHolder:
         on_rejected: Callable[[Rejection], None] = lambda _rejection: None,
     ) -> None:
         self._lock = threading.Lock()
-        self._pipeline = builtins.load_pipeline(None)
+        self._pipeline = catalog.load_pipeline(None)
         self._text: str | None = None
         self._rejected_text: str | None = None
         self._source = "default policy"
@@ -91,7 +91,7 @@ class PolicyHolder:
             if text is not None and text == self._rejected_text:
                 return False
         try:
-            pipeline = builtins.load_pipeline(text, source=source)
+            pipeline = catalog.load_pipeline(text, source=source)
         except PolicyError as exc:
             logger.error("policy %s rejected, keeping %s: %s", source, self.source, exc)
             with self._lock:
@@ -103,7 +103,7 @@ class PolicyHolder:
             self.generation += 1
         logger.info("policy %s in force", source)
         if text is not None:
-            for warning in policy_warnings(builtins.parse(text, source=source)):
+            for warning in policy_warnings(catalog.parse(text, source=source)):
                 logger.warning("policy %s: %s", source, warning)
         self._on_loaded(source)
         return True

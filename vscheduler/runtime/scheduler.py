@@ -18,9 +18,9 @@ import threading
 from collections.abc import Callable
 from typing import Protocol
 
-from vscheduler import loop
+from vscheduler import cycle
 from vscheduler.clock import Clock, perf_counter
-from vscheduler.loop import CycleReport
+from vscheduler.cycle import CycleReport
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult
 from vscheduler.model.status import TaskStatus
@@ -61,8 +61,9 @@ class Cache(Protocol):
         ...
 
 
-class Effects(Protocol):
-    """What the loop needs of the effects executor."""
+class DecisionCarrier(Protocol):
+    """What the loop needs of whatever carries its decisions out (the effects executor, or the
+    dry run's recorder)."""
 
     def submit(self, result: CycleResult, snapshot: ClusterSnapshot) -> None:
         """Carry the decisions out (asynchronously)."""
@@ -98,7 +99,7 @@ class Scheduler:
         *,
         cache: Cache,
         policy: PolicyHolder,
-        effects: Effects,
+        effects: DecisionCarrier,
         clock: Clock,
         observer: Observer,
         is_synced: Callable[[], bool],
@@ -141,7 +142,7 @@ class Scheduler:
         snapshot: ClusterSnapshot | None = None
         try:
             snapshot = self._cache.snapshot()
-            report = loop.run_cycle(
+            report = cycle.run_cycle(
                 snapshot, self._policy.current, clock=self._clock, uid=f"cycle-{self.cycles}"
             )
         except Exception as exc:

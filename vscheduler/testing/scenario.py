@@ -3,7 +3,7 @@
     results = run(snapshot(...), policy=POLICY_TEXT, cycles=2)
     assert results[-1].binds == ...
 
-Between cycles the snapshot evolves as `simulate` evolves it (`loop.next_snapshot`).
+Between cycles the snapshot evolves as `simulate` evolves it (`cycle.next_snapshot`).
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ import dataclasses
 import datetime as dt
 from collections.abc import Callable
 
-from vscheduler import builtins, loop
+from vscheduler import catalog, cycle
 from vscheduler.clock import FixedClock
-from vscheduler.framework.session import Session
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult
 from vscheduler.testing.builders import START
@@ -54,21 +53,14 @@ def run(
 ) -> list[Outcome]:
     """Run `cycles` cycles, the clock moving `step` seconds after each; `between(i, snapshot)`
     may change the cluster before cycle i > 0."""
-    pipeline = builtins.load_pipeline(policy)
+    pipeline = catalog.load_pipeline(policy)
     clock = FixedClock(now)
     out: list[Outcome] = []
     for i in range(cycles):
         if i and between is not None:
             snap = between(i, snap)
-        report = loop.run_cycle(snap, pipeline, clock=clock, uid=f"cycle-{i + 1}")
-        snap = loop.next_snapshot(snap, report.result)
+        report = cycle.run_cycle(snap, pipeline, clock=clock, uid=f"cycle-{i + 1}")
+        snap = cycle.next_snapshot(snap, report.result)
         out.append(Outcome(report.result, snap))
         clock.advance(step)
     return out
-
-
-def session(
-    snap: ClusterSnapshot, *, policy: str | None = None, now: dt.datetime = START
-) -> Session:
-    """A session opened on `snap`, no action run (to test plugin hooks directly)."""
-    return loop.open_session(snap, builtins.load_pipeline(policy), clock=FixedClock(now))

@@ -11,14 +11,14 @@ from hypothesis import given, settings, strategies as st
 from vscheduler.actions.evictables import Evictables, is_candidate
 from vscheduler.framework.session import Session
 from vscheduler.model.status import TaskStatus
-from vscheduler.testing import scenario
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import PodBuilder, node, pod, podgroup, snapshot
 
 POLICY = 'actions: ""\ntiers:\n- plugins:\n  - name: priority\n'
 
 
 def open_session(*pods: PodBuilder, nodes: int = 2) -> Session:
-    return scenario.session(
+    return sessions.open_session(
         snapshot(
             *(node(f"n{i}").resources(cpu="8", memory="32Gi") for i in range(nodes)),
             podgroup("pg").inqueue(),

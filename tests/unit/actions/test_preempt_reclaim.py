@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from vscheduler import builtins
+from vscheduler import catalog
 from vscheduler.actions import preempt, reclaim
 from vscheduler.actions.eviction import Evictor, Limits, Transaction
 from vscheduler.errors import PluginArgsError, PolicyError
 from vscheduler.model.status import TaskStatus
-from vscheduler.testing import scenario
+from vscheduler.testing import scenario, sessions
 from vscheduler.testing.builders import Item, node, pod, podgroup, queue, snapshot
 
 TIERS = """\
@@ -85,7 +85,7 @@ def test_a_policy_with_a_bad_preempt_argument_does_not_load() -> None:
         + "configurations:\n- name: preempt\n  arguments:\n    minCandidateNodesAbsolute: -1\n"
     )
     with pytest.raises(PolicyError, match="minCandidateNodesAbsolute"):
-        builtins.load_pipeline(text)
+        catalog.load_pipeline(text)
 
 
 @pytest.mark.parametrize(
@@ -107,7 +107,7 @@ def test_the_number_of_plans_compared_follows_volcanos_candidate_bounds(
 
 # --- transactions --------------------------------------------------------------------------------
 def test_a_transaction_keeps_allocations_of_a_job_that_is_only_pipelined() -> None:
-    session = scenario.session(
+    session = sessions.open_session(
         snapshot(
             node("n1").resources(cpu="2", memory="4Gi"),
             podgroup("low").priority(1).inqueue(),
@@ -139,7 +139,7 @@ def test_a_transaction_keeps_allocations_of_a_job_that_is_only_pipelined() -> No
 
 
 def test_a_discarded_transaction_restores_every_task_and_the_victim_table() -> None:
-    session = scenario.session(
+    session = sessions.open_session(
         snapshot(
             node("n1").resources(cpu="2", memory="4Gi"),
             podgroup("low").priority(1).inqueue(),
@@ -251,8 +251,8 @@ def test_node_accounting_stays_exact_through_every_attempt_and_undo(
 ) -> None:
     nodes, running, asks = cluster
     policy = f'actions: "enqueue, allocate, {action}"\n' + TIERS
-    session = scenario.session(snapshot(*random_cluster(nodes, running, asks)), policy=policy)
-    for step in builtins.load_pipeline(policy).actions:
+    session = sessions.open_session(snapshot(*random_cluster(nodes, running, asks)), policy=policy)
+    for step in catalog.load_pipeline(policy).actions:
         step.execute(session)
 
     ledger = session.ledger

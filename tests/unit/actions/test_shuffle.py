@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from vscheduler import builtins, loop
+from vscheduler import catalog, cycle
 from vscheduler.actions import shuffle
 from vscheduler.actions.shuffle import Limits, Rail
 from vscheduler.clock import FixedClock
@@ -16,10 +16,11 @@ from vscheduler.errors import InvariantError, PluginArgsError, PolicyError
 from vscheduler.framework.registry import Pipeline
 from vscheduler.framework.session import PluginEntry, Session
 from vscheduler.framework.state import TaskState
+from vscheduler.framework.view import PluginSession
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult, Evict
 from vscheduler.model.status import PodGroupPhase, TaskStatus
-from vscheduler.testing import scenario
+from vscheduler.testing import scenario, sessions
 from vscheduler.testing.builders import START, PodBuilder, node, pod, podgroup, snapshot
 
 NOTE = ("lowNodeUtilization", "node n1 is above its target thresholds")
@@ -37,7 +38,7 @@ class Option:
 class Proposer:
     """A stand-in victimTasks plugin (it is its own factory): proposes the pods named `picks`, in
     that order, from the candidates (or, with `reach`, from every task of the session), writing
-    `notes` into `session.victim_notes`; records the candidates it was shown."""
+    `notes` with `session.note_victim`; records the candidates it was shown."""
 
     def __init__(
         self,
@@ -49,9 +50,13 @@ class Proposer:
     ) -> None:
         self.name, self.picks, self.notes, self.reach, self.off = name, picks, notes, reach, off
         self.seen: list[list[str]] = []
-        self._session: Session | None = None
+        self._session: PluginSession | None = None
 
-    def open(self, session: Session) -> object:
+    @property
+    def plugin(self) -> type[object]:
+        return type(self)
+
+    def open(self, session: PluginSession) -> object:
         self._session = session
         return self
 
@@ -64,7 +69,7 @@ class Proposer:
         for task in chosen:
             note = (self.notes or {}).get(task.facts.name)
             if note is not None:
-                self._session.victim_notes[task.uid] = note
+                self._session.note_victim(task, *note)
         return chosen
 
 
@@ -76,7 +81,11 @@ class Filter:
         self.drop = {f"default/{d}" for d in drop}
         self.seen: list[list[str]] = []
 
-    def open(self, _session: Session) -> object:
+    @property
+    def plugin(self) -> type[object]:
+        return type(self)
+
+    def open(self, _session: PluginSession) -> object:
         return self
 
     def filter_victims(self, victims: Sequence[TaskState]) -> list[TaskState]:
@@ -92,7 +101,7 @@ def entries(*tiers: Sequence[StandIn]) -> tuple[tuple[PluginEntry, ...], ...]:
 
 
 def open_session(snap: ClusterSnapshot, *tiers: Sequence[StandIn]) -> Session:
-    return Session(snap, entries(*tiers), clock=FixedClock(START), actions=("shuffle",))
+    return sessions.open_session_on_tiers(snap, entries(*tiers), actions=("shuffle",))
 
 
 def run(
@@ -331,8 +340,8 @@ def test_the_eviction_carries_the_plugins_reason_and_strategy_and_names_shuffle(
 def test_an_evicted_pod_is_gone_from_the_next_cycles_snapshot() -> None:
     snap = snapshot(*NODES, running("a", "n1"), running("b", "n2"))
     pipeline = Pipeline((shuffle.build({}),), entries([Proposer("p", "a")]))
-    report = loop.run_cycle(snap, pipeline, clock=FixedClock(START))
-    after = loop.next_snapshot(snap, report.result)
+    report = cycle.run_cycle(snap, pipeline, clock=FixedClock(START))
+    after = cycle.next_snapshot(snap, report.result)
     assert sorted(after.tasks) == ["default/b"]
 
 
@@ -356,7 +365,7 @@ configurations:
     maxEvictionPerNode: 1
 """
     with pytest.raises(PolicyError) as caught:
-        builtins.load_pipeline(policy, source="p.yaml")
+        catalog.load_pipeline(policy, source="p.yaml")
     assert caught.value.errors == (
         "action shuffle: arguments.maxEvictionsPerNode: must be an integer >= 0, got -1",
         "action shuffle: arguments.maxEvictionsPerRun: must be an integer >= 0, got 'ten'",

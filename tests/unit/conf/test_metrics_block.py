@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 import pytest
 
-from vscheduler.builtins import builtin_registry
+from vscheduler.catalog import builtin_registry
 from vscheduler.conf.metrics_block import (
     is_promql_duration,
     placeholders,
@@ -305,6 +305,7 @@ def test_a_plugin_period_that_is_not_a_promql_duration_is_left_to_the_plugin_to_
 
 class _Factory:
     name = "fake"
+    plugin = object
     needs = Needs(usage_periods=("30m",))
 
     def open(self, _session: object) -> object:

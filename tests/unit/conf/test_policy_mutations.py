@@ -24,7 +24,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
-from vscheduler import builtins, cli
+from vscheduler import catalog, cli
 from vscheduler.conf.arguments import ArgumentReader
 from vscheduler.errors import PolicyError
 from vscheduler.runtime.policy import PolicyHolder
@@ -44,7 +44,7 @@ DOCUMENTS = {name: yaml.safe_load(text) for name, text in TEXTS.items()}
 
 def loads(text: str) -> bool:
     try:
-        builtins.load_pipeline(text)
+        catalog.load_pipeline(text)
     except PolicyError:
         return False
     return True
@@ -234,7 +234,7 @@ def put(document: Any, path: tuple[Any, ...], value: object) -> Any:
 
 def keys_read() -> dict[str, list[str]]:
     """The argument keys each plugin and action reads (those it asks for given no arguments)."""
-    registry = builtins.builtin_registry()
+    registry = catalog.builtin_registry()
     asked: list[str] = []
     original, original_raw = ArgumentReader._present, ArgumentReader.raw
 
@@ -274,7 +274,7 @@ def with_odd_arguments(draw: st.DrawFn, names: list[str]) -> str:
     if plugins and pick_plugin:
         owner = draw(st.sampled_from(plugins))
     else:
-        owner = {"name": draw(st.sampled_from(sorted(builtins.builtin_registry().actions)))}
+        owner = {"name": draw(st.sampled_from(sorted(catalog.builtin_registry().actions)))}
         document.setdefault("configurations", [])
         document["configurations"] = [
             c for c in document["configurations"] if c.get("name") != owner["name"]
@@ -354,7 +354,7 @@ def test_the_policy_holder_keeps_the_last_good_policy_when_a_mutation_does_not_l
     assert holder.current is before
     assert (holder.source, holder.generation) == (good, generation)
     with pytest.raises(PolicyError) as rejected:
-        builtins.load_pipeline(text)
+        catalog.load_pipeline(text)
     assert rejected.value.errors
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from vscheduler import __version__, builtins, cli
+from vscheduler import __version__, catalog, cli
 from vscheduler.conf.default import DEFAULT_POLICY_TEXT
 from vscheduler.plugins import reservation
 from vscheduler.runtime.settings import DEFAULT_POLICY_KEY, Settings
@@ -99,7 +99,7 @@ def test_the_policy_config_map_holds_the_default_policy_under_volcanos_key() -> 
     assert key == DEFAULT_POLICY_KEY
     text = (DEPLOY / file).read_text()
     assert text == (ROOT / "config" / "default-policy.yaml").read_text() == DEFAULT_POLICY_TEXT
-    builtins.load_pipeline(text, source=file)
+    catalog.load_pipeline(text, source=file)
 
 
 def test_the_deployment_runs_two_electing_replicas_on_the_shipped_policy() -> None:

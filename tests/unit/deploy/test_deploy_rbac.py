@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 import yaml
 
-from vscheduler import builtins, cli
+from vscheduler import catalog, cli
 from vscheduler.clock import FixedClock
 from vscheduler.effects.ports import ObjectRef
 from vscheduler.errors import NotFoundError
@@ -351,7 +351,7 @@ def readonly_accesses() -> set[Access]:
         now=dt.datetime(2024, 5, 1, tzinfo=dt.UTC),
         warn=lambda _: None,
     )
-    snapshot.take(source, builtins.load_pipeline(text), warn=lambda _: None)
+    snapshot.take(source, catalog.load_pipeline(text), warn=lambda _: None)
     lister = KubeLister(api)
     for kind in kinds_watched(settings):
         lister.list(kind)

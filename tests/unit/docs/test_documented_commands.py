@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from vscheduler import cli
-from vscheduler.builtins import builtin_registry
+from vscheduler.catalog import builtin_registry
 
 ROOT = Path(__file__).resolve().parents[3]
 DOCUMENTS = [

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from vscheduler.builtins import builtin_registry
+from vscheduler.catalog import builtin_registry
 
 ROOT = Path(__file__).resolve().parents[3]
 GUIDE = ROOT / "docs" / "writing-a-plugin.md"

@@ -25,7 +25,7 @@ import pytest
 import yaml
 
 from vscheduler import cli
-from vscheduler.builtins import builtin_registry
+from vscheduler.catalog import builtin_registry
 from vscheduler.conf.arguments import ArgumentReader
 from vscheduler.conf.default import DEFAULT_POLICY_TEXT
 from vscheduler.conf.schema import (

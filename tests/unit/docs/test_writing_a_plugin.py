@@ -13,8 +13,8 @@ from types import ModuleType
 
 import pytest
 
-from vscheduler import builtins, loop
-from vscheduler.builtins import builtin_registry
+from vscheduler import catalog, cycle
+from vscheduler.catalog import builtin_registry
 from vscheduler.clock import FixedClock
 from vscheduler.conf.parse import parse_policy
 from vscheduler.errors import PluginArgsError
@@ -82,7 +82,7 @@ def gang_and_single() -> ClusterSnapshot:
 
 
 def binds(pipeline: Pipeline) -> dict[str, str]:
-    report = loop.run_cycle(gang_and_single(), pipeline, clock=FixedClock(START))
+    report = cycle.run_cycle(gang_and_single(), pipeline, clock=FixedClock(START))
     return {b.pod: b.node for b in report.result.binds}
 
 
@@ -101,7 +101,7 @@ def test_without_the_example_plugin_the_older_gang_is_bound() -> None:
     [policy] = fenced("yaml")
     without = policy.replace("- plugins:\n  - name: smallfirst\n", "")
     assert "smallfirst" not in without
-    assert binds(builtins.load_pipeline(without)) == {
+    assert binds(catalog.load_pipeline(without)) == {
         "default/gang-0": "n1",
         "default/gang-1": "n1",
     }

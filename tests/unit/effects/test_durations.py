@@ -11,7 +11,7 @@ import pytest
 
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
-from vscheduler.effects.executor import Effects
+from vscheduler.effects.executor import EffectsExecutor
 from vscheduler.effects.ports import ObjectRef
 from vscheduler.informer.kinds import NODE, POD, PODGROUP
 from vscheduler.model.commands import Bind, CycleResult, PodGroupStatus
@@ -95,8 +95,8 @@ def durations() -> list[tuple[str, float]]:
 @pytest.fixture
 def effects(
     cache: SchedulerCache, clock: FixedClock, durations: list[tuple[str, float]]
-) -> Iterator[Effects]:
-    effects = Effects(
+) -> Iterator[EffectsExecutor]:
+    effects = EffectsExecutor(
         Writer(clock),
         cache,
         clock=clock,
@@ -108,7 +108,7 @@ def effects(
 
 
 def test_a_bind_is_timed_and_its_pod_waited_from_its_creation(
-    effects: Effects, cache: SchedulerCache, durations: list[tuple[str, float]]
+    effects: EffectsExecutor, cache: SchedulerCache, durations: list[tuple[str, float]]
 ) -> None:
     effects.submit(
         CycleResult(binds=(Bind(task_uid="uid-p1", pod="ns/p1", node="n1"),)), cache.snapshot()
@@ -119,7 +119,7 @@ def test_a_bind_is_timed_and_its_pod_waited_from_its_creation(
 
 
 def test_a_bind_dropped_before_it_was_sent_is_not_timed(
-    effects: Effects, cache: SchedulerCache, durations: list[tuple[str, float]]
+    effects: EffectsExecutor, cache: SchedulerCache, durations: list[tuple[str, float]]
 ) -> None:
     effects.submit(
         CycleResult(binds=(Bind(task_uid="uid-p1", pod="ns/p1", node="gone"),)), cache.snapshot()
@@ -130,7 +130,7 @@ def test_a_bind_dropped_before_it_was_sent_is_not_timed(
 
 
 def test_a_podgroup_written_running_waited_from_its_creation_and_other_phases_are_not_timed(
-    effects: Effects, cache: SchedulerCache, durations: list[tuple[str, float]]
+    effects: EffectsExecutor, cache: SchedulerCache, durations: list[tuple[str, float]]
 ) -> None:
     pending = CycleResult(podgroups={"ns/pg1": PodGroupStatus(phase=PodGroupPhase.PENDING)})
     effects.submit(pending, cache.snapshot())

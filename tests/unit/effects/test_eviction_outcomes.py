@@ -11,7 +11,7 @@ import pytest
 
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
-from vscheduler.effects.executor import Effects
+from vscheduler.effects.executor import EffectsExecutor
 from vscheduler.effects.ports import ObjectRef
 from vscheduler.effects.retry import RetryPolicy
 from vscheduler.errors import DisruptionBudgetError, NotFoundError
@@ -81,11 +81,13 @@ def seen() -> list[tuple[str, str, str, str]]:
 
 
 @pytest.fixture
-def effects(writer: EvictingWriter, seen: list[tuple[str, str, str, str]]) -> Iterator[Effects]:
+def effects(
+    writer: EvictingWriter, seen: list[tuple[str, str, str, str]]
+) -> Iterator[EffectsExecutor]:
     clock = FixedClock(START)
     cache = SchedulerCache(clock=clock)
     cache.replace(POD, [raw_running_pod("r1")])
-    effects = Effects(
+    effects = EffectsExecutor(
         writer,
         cache,
         clock=clock,
@@ -97,13 +99,13 @@ def effects(writer: EvictingWriter, seen: list[tuple[str, str, str, str]]) -> It
     effects.close()
 
 
-def carry_out(effects: Effects, result: CycleResult) -> None:
+def carry_out(effects: EffectsExecutor, result: CycleResult) -> None:
     effects.submit(result, ClusterSnapshot())
     assert effects.drain(WAIT)
 
 
 def test_a_successful_eviction_is_reported_with_its_action_and_strategy(
-    effects: Effects, writer: EvictingWriter, seen: list[tuple[str, str, str, str]]
+    effects: EffectsExecutor, writer: EvictingWriter, seen: list[tuple[str, str, str, str]]
 ) -> None:
     carry_out(effects, CycleResult(evictions=(EVICT,)))
     assert writer.evicted == ["ns/r1"]
@@ -119,7 +121,7 @@ def test_a_successful_eviction_is_reported_with_its_action_and_strategy(
     ],
 )
 def test_a_failed_eviction_is_reported_with_the_same_outcome_as_on_outcome(
-    effects: Effects,
+    effects: EffectsExecutor,
     writer: EvictingWriter,
     seen: list[tuple[str, str, str, str]],
     error: Exception,
@@ -139,7 +141,7 @@ def test_an_eviction_callback_that_raises_changes_nothing_else(writer: EvictingW
     clock = FixedClock(START)
     cache = SchedulerCache(clock=clock)
     cache.replace(POD, [raw_running_pod("r1")])
-    effects = Effects(
+    effects = EffectsExecutor(
         writer,
         cache,
         clock=clock,
@@ -160,7 +162,7 @@ def test_a_refused_eviction_puts_the_pod_in_backoff_for_the_wait_the_api_server_
     clock = FixedClock(START)
     cache = SchedulerCache(clock=clock)
     cache.replace(POD, [raw_running_pod("r1")])
-    effects = Effects(writer, cache, clock=clock, workers=1)
+    effects = EffectsExecutor(writer, cache, clock=clock, workers=1)
     writer.error = DisruptionBudgetError("Cannot evict pod.", status=429, retry_after=60.0)
     try:
         carry_out(effects, CycleResult(evictions=(EVICT,)))

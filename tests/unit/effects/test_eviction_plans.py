@@ -12,7 +12,7 @@ import pytest
 
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
-from vscheduler.effects.executor import Effects
+from vscheduler.effects.executor import EffectsExecutor
 from vscheduler.effects.ports import ObjectRef
 from vscheduler.errors import DisruptionBudgetError
 from vscheduler.informer.kinds import POD
@@ -92,7 +92,7 @@ def carry_out(
     outcomes: list[tuple[str, str]],
     *evictions: Evict,
 ) -> None:
-    effects = Effects(
+    effects = EffectsExecutor(
         writer,
         cache,
         clock=FixedClock(START),

@@ -7,10 +7,10 @@ from typing import Any, Literal
 
 import pytest
 
-from vscheduler import builtins, loop
+from vscheduler import catalog, cycle
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
-from vscheduler.effects.executor import Effects
+from vscheduler.effects.executor import EffectsExecutor
 from vscheduler.effects.ports import ObjectRef
 from vscheduler.effects.retry import RetryPolicy
 from vscheduler.errors import (
@@ -144,8 +144,8 @@ def outcomes() -> list[tuple[str, str]]:
 @pytest.fixture
 def effects(
     writer: FakeWriter, cache: SchedulerCache, clock: FixedClock, outcomes: list[tuple[str, str]]
-) -> Iterator[Effects]:
-    effects = Effects(
+) -> Iterator[EffectsExecutor]:
+    effects = EffectsExecutor(
         writer,
         cache,
         clock=clock,
@@ -157,7 +157,7 @@ def effects(
     effects.close()
 
 
-def carry_out(effects: Effects, result: CycleResult) -> None:
+def carry_out(effects: EffectsExecutor, result: CycleResult) -> None:
     effects.submit(result, ClusterSnapshot())
     assert effects.drain(WAIT)
 
@@ -173,7 +173,7 @@ EVICT = Evict(task_uid="uid-r1", pod="ns/r1", node="n1", reason="preempt for ns/
 
 # --- binds -------------------------------------------------------------------------------------
 def test_a_bind_is_assumed_before_it_is_written_and_stays_until_the_watch_confirms_it(
-    effects: Effects, writer: FakeWriter, cache: SchedulerCache, clock: FixedClock
+    effects: EffectsExecutor, writer: FakeWriter, cache: SchedulerCache, clock: FixedClock
 ) -> None:
     writer.hold("bind")
     effects.submit(CycleResult(binds=(BIND,)), ClusterSnapshot())
@@ -194,7 +194,7 @@ def test_a_bind_is_assumed_before_it_is_written_and_stays_until_the_watch_confir
 
 @pytest.mark.parametrize("error", [ConflictError("already bound"), NotFoundError("pod gone")])
 def test_a_conflicting_bind_is_forgotten_without_retry(
-    effects: Effects,
+    effects: EffectsExecutor,
     writer: FakeWriter,
     cache: SchedulerCache,
     outcomes: list[tuple[str, str]],
@@ -209,7 +209,7 @@ def test_a_conflicting_bind_is_forgotten_without_retry(
 
 
 def test_a_bind_failing_transiently_is_retried_until_it_succeeds(
-    effects: Effects, writer: FakeWriter, outcomes: list[tuple[str, str]]
+    effects: EffectsExecutor, writer: FakeWriter, outcomes: list[tuple[str, str]]
 ) -> None:
     writer.fail("bind", TransientClusterError("503"), TransientClusterError("reset"))
     carry_out(effects, CycleResult(binds=(BIND,)))
@@ -218,7 +218,10 @@ def test_a_bind_failing_transiently_is_retried_until_it_succeeds(
 
 
 def test_a_bind_failing_past_its_retries_is_forgotten_with_a_warning(
-    effects: Effects, writer: FakeWriter, cache: SchedulerCache, outcomes: list[tuple[str, str]]
+    effects: EffectsExecutor,
+    writer: FakeWriter,
+    cache: SchedulerCache,
+    outcomes: list[tuple[str, str]],
 ) -> None:
     writer.fail("bind", *(TransientClusterError("503 Service Unavailable") for _ in range(3)))
     carry_out(effects, CycleResult(binds=(BIND,)))
@@ -231,7 +234,10 @@ def test_a_bind_failing_past_its_retries_is_forgotten_with_a_warning(
 
 
 def test_an_unexpected_error_in_a_worker_is_contained(
-    effects: Effects, writer: FakeWriter, cache: SchedulerCache, outcomes: list[tuple[str, str]]
+    effects: EffectsExecutor,
+    writer: FakeWriter,
+    cache: SchedulerCache,
+    outcomes: list[tuple[str, str]],
 ) -> None:
     writer.fail("bind", ValueError("bug"))
     writer.fail("event", RuntimeError("events are down"))
@@ -246,7 +252,7 @@ def test_a_failing_outcome_callback_does_not_stop_the_work(
     def broken(_action: str, _outcome: str) -> None:
         raise RuntimeError("metrics broke")
 
-    effects = Effects(writer, cache, clock=clock, on_outcome=broken)
+    effects = EffectsExecutor(writer, cache, clock=clock, on_outcome=broken)
     try:
         carry_out(effects, CycleResult(binds=(BIND,)))
     finally:
@@ -256,7 +262,10 @@ def test_a_failing_outcome_callback_does_not_stop_the_work(
 
 # --- evictions ---------------------------------------------------------------------------------
 def test_an_eviction_is_assumed_and_announced(
-    effects: Effects, writer: FakeWriter, cache: SchedulerCache, outcomes: list[tuple[str, str]]
+    effects: EffectsExecutor,
+    writer: FakeWriter,
+    cache: SchedulerCache,
+    outcomes: list[tuple[str, str]],
 ) -> None:
     carry_out(effects, CycleResult(evictions=(EVICT,)))
     assert writer.of("evict") == [("ns/r1", "uid-r1")]
@@ -268,7 +277,10 @@ def test_an_eviction_is_assumed_and_announced(
 
 
 def test_an_eviction_refused_by_a_disruption_budget_is_skipped_with_an_event_and_no_retry(
-    effects: Effects, writer: FakeWriter, cache: SchedulerCache, outcomes: list[tuple[str, str]]
+    effects: EffectsExecutor,
+    writer: FakeWriter,
+    cache: SchedulerCache,
+    outcomes: list[tuple[str, str]],
 ) -> None:
     writer.fail(
         "evict",
@@ -292,7 +304,7 @@ def test_an_eviction_refused_by_a_disruption_budget_is_skipped_with_an_event_and
 
 
 def test_a_victim_blocked_again_next_cycle_is_tried_once_more_without_a_second_event(
-    effects: Effects, writer: FakeWriter, clock: FixedClock
+    effects: EffectsExecutor, writer: FakeWriter, clock: FixedClock
 ) -> None:
     refusal = "Cannot evict pod as it would violate the pod's disruption budget."
     writer.fail("evict", DisruptionBudgetError(refusal), DisruptionBudgetError(refusal))
@@ -306,7 +318,10 @@ def test_a_victim_blocked_again_next_cycle_is_tried_once_more_without_a_second_e
 
 
 def test_an_eviction_of_a_pod_already_gone_is_dropped(
-    effects: Effects, writer: FakeWriter, cache: SchedulerCache, outcomes: list[tuple[str, str]]
+    effects: EffectsExecutor,
+    writer: FakeWriter,
+    cache: SchedulerCache,
+    outcomes: list[tuple[str, str]],
 ) -> None:
     writer.fail("evict", NotFoundError("gone"))
     carry_out(effects, CycleResult(evictions=(EVICT,)))
@@ -316,7 +331,7 @@ def test_an_eviction_of_a_pod_already_gone_is_dropped(
 
 # --- pod conditions ----------------------------------------------------------------------------
 def test_the_unschedulable_condition_is_written_once_with_a_warning(
-    effects: Effects, writer: FakeWriter, cache: SchedulerCache
+    effects: EffectsExecutor, writer: FakeWriter, cache: SchedulerCache
 ) -> None:
     result = CycleResult(unschedulable={"ns/p1": "0/3 nodes are available: 3 Insufficient cpu."})
     carry_out(effects, result)
@@ -340,7 +355,7 @@ def test_the_unschedulable_condition_is_written_once_with_a_warning(
 
 
 def test_a_changed_message_is_written_again(
-    effects: Effects, writer: FakeWriter, cache: SchedulerCache
+    effects: EffectsExecutor, writer: FakeWriter, cache: SchedulerCache
 ) -> None:
     carry_out(effects, CycleResult(unschedulable={"ns/p1": "first"}))
     carry_out(effects, CycleResult(unschedulable={"ns/p1": "second"}))
@@ -348,7 +363,7 @@ def test_a_changed_message_is_written_again(
 
 
 def test_a_failed_condition_write_is_tried_again_next_cycle(
-    effects: Effects, writer: FakeWriter, outcomes: list[tuple[str, str]]
+    effects: EffectsExecutor, writer: FakeWriter, outcomes: list[tuple[str, str]]
 ) -> None:
     writer.fail("condition", NotFoundError("gone"))
     result = CycleResult(unschedulable={"ns/p1": "m"})
@@ -359,7 +374,7 @@ def test_a_failed_condition_write_is_tried_again_next_cycle(
 
 
 def test_a_pod_the_cache_no_longer_holds_gets_no_condition(
-    effects: Effects, writer: FakeWriter
+    effects: EffectsExecutor, writer: FakeWriter
 ) -> None:
     carry_out(effects, CycleResult(unschedulable={"ns/gone": "m"}))
     assert writer.calls == []
@@ -378,7 +393,7 @@ def unschedulable(message: str, tid: str) -> PodGroupCondition:
 
 
 def test_a_podgroup_status_is_patched_with_its_differences_and_the_events_they_call_for(
-    effects: Effects, writer: FakeWriter, cache: SchedulerCache
+    effects: EffectsExecutor, writer: FakeWriter, cache: SchedulerCache
 ) -> None:
     cache.apply(PODGROUP, WatchEvent("ADDED", raw_podgroup({"phase": "Pending"})))
     status = PodGroupStatus(
@@ -416,7 +431,7 @@ def test_a_podgroup_status_is_patched_with_its_differences_and_the_events_they_c
 
 
 def test_a_podgroup_that_starts_running_gets_its_counts_and_a_normal_event(
-    effects: Effects, writer: FakeWriter, cache: SchedulerCache
+    effects: EffectsExecutor, writer: FakeWriter, cache: SchedulerCache
 ) -> None:
     cache.apply(PODGROUP, WatchEvent("ADDED", raw_podgroup({"phase": "Inqueue"})))
     status = PodGroupStatus(phase=PodGroupPhase.RUNNING, running=2)
@@ -426,7 +441,10 @@ def test_a_podgroup_that_starts_running_gets_its_counts_and_a_normal_event(
 
 
 def test_a_podgroup_gone_when_its_status_is_written_is_dropped_without_retry_or_event(
-    effects: Effects, writer: FakeWriter, cache: SchedulerCache, outcomes: list[tuple[str, str]]
+    effects: EffectsExecutor,
+    writer: FakeWriter,
+    cache: SchedulerCache,
+    outcomes: list[tuple[str, str]],
 ) -> None:
     cache.apply(PODGROUP, WatchEvent("ADDED", raw_podgroup({"phase": "Inqueue"})))
     writer.fail("status", NotFoundError('podgroups "pg1" not found', status=404))
@@ -438,7 +456,7 @@ def test_a_podgroup_gone_when_its_status_is_written_is_dropped_without_retry_or_
 
 # --- drain and close -----------------------------------------------------------------
 def test_drain_waits_for_work_in_flight_and_says_when_it_timed_out(
-    effects: Effects, writer: FakeWriter
+    effects: EffectsExecutor, writer: FakeWriter
 ) -> None:
     writer.hold("bind")
     effects.submit(CycleResult(binds=(BIND,)), ClusterSnapshot())
@@ -451,7 +469,7 @@ def test_drain_waits_for_work_in_flight_and_says_when_it_timed_out(
 def test_close_cuts_a_backoff_short_and_later_submits_do_nothing(
     writer: FakeWriter, cache: SchedulerCache, clock: FixedClock
 ) -> None:
-    effects = Effects(
+    effects = EffectsExecutor(
         writer, cache, clock=clock, retry=RetryPolicy(initial_backoff=60, max_backoff=60)
     )
     writer.fail("bind", *(TransientClusterError("503") for _ in range(5)))
@@ -472,16 +490,16 @@ def test_close_cuts_a_backoff_short_and_later_submits_do_nothing(
 
 # --- with the real cycle -----------------------------------------------------------------------
 def test_cycles_on_the_cache_bind_each_pod_once_and_report_the_rest_once(
-    effects: Effects, writer: FakeWriter, cache: SchedulerCache, clock: FixedClock
+    effects: EffectsExecutor, writer: FakeWriter, cache: SchedulerCache, clock: FixedClock
 ) -> None:
     node = {"metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "1", "pods": "10"}}}
     cache.replace(NODE, [node])
     big = raw_pod("big")
     big["spec"]["containers"] = [{"name": "c", "resources": {"requests": {"cpu": "8"}}}]
     cache.replace(POD, [raw_pod("p1"), big])
-    pipeline = builtins.load_pipeline()
+    pipeline = catalog.load_pipeline()
     for _ in range(3):
-        report = loop.run_cycle(cache.snapshot(), pipeline, clock=clock)
+        report = cycle.run_cycle(cache.snapshot(), pipeline, clock=clock)
         carry_out(effects, report.result)
     assert writer.of("bind") == [("ns/p1", "uid-p1", "n1")]
     assert [c[0] for c in writer.of("condition")] == ["ns/big"]
@@ -493,7 +511,7 @@ def test_a_replica_that_stopped_leading_sends_none_of_its_queued_binds(
 ) -> None:
     leading = [True]
     outcomes: list[tuple[str, str]] = []
-    effects = Effects(
+    effects = EffectsExecutor(
         writer,
         cache,
         clock=clock,

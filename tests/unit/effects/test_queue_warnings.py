@@ -11,7 +11,7 @@ import pytest
 
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
-from vscheduler.effects.executor import Effects
+from vscheduler.effects.executor import EffectsExecutor
 from vscheduler.effects.ports import ObjectRef
 from vscheduler.informer.kinds import QUEUE
 from vscheduler.model.cluster import ClusterSnapshot
@@ -65,7 +65,7 @@ def test_a_warning_is_reported_on_the_queue_once_per_change() -> None:
     writer = EventWriter()
     cache = SchedulerCache(clock=FixedClock(START))
     cache.replace(QUEUE, [raw_queue("big")])
-    effects = Effects(writer, cache, clock=FixedClock(START), workers=1)
+    effects = EffectsExecutor(writer, cache, clock=FixedClock(START), workers=1)
     try:
         for result in (warned(WARNING), warned(WARNING), warned(""), warned(WARNING)):
             effects.submit(result, ClusterSnapshot())
@@ -79,7 +79,9 @@ def test_a_warning_is_reported_on_the_queue_once_per_change() -> None:
 @pytest.mark.timeout(10)
 def test_a_queue_the_cache_does_not_hold_gets_no_event() -> None:
     writer = EventWriter()
-    effects = Effects(writer, SchedulerCache(clock=FixedClock(START)), clock=FixedClock(START))
+    effects = EffectsExecutor(
+        writer, SchedulerCache(clock=FixedClock(START)), clock=FixedClock(START)
+    )
     try:
         effects.submit(warned(WARNING), ClusterSnapshot())
         assert effects.drain(5.0)

@@ -12,7 +12,7 @@ import pytest
 
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
-from vscheduler.effects.executor import RESEND_AFTER, Effects
+from vscheduler.effects.executor import RESEND_AFTER, EffectsExecutor
 from vscheduler.effects.ports import ObjectRef
 from vscheduler.effects.retry import RetryPolicy
 from vscheduler.errors import NotFoundError, TransientClusterError
@@ -86,8 +86,8 @@ def effects(
     clock: FixedClock,
     outcomes: list[tuple[str, str]],
     leading: threading.Event,
-) -> Iterator[Effects]:
-    effects = Effects(
+) -> Iterator[EffectsExecutor]:
+    effects = EffectsExecutor(
         writer,
         SchedulerCache(clock=clock),
         clock=clock,
@@ -105,13 +105,13 @@ def release(key: str, config_map: str = "kube-system/holds") -> ReservationRelea
     return ReservationRelease(config_map=config_map, key=key, pod="team/a", node="n1", reason="x")
 
 
-def carry_out(effects: Effects, *releases: ReservationRelease) -> None:
+def carry_out(effects: EffectsExecutor, *releases: ReservationRelease) -> None:
     effects.submit(CycleResult(reservations_released=releases), ClusterSnapshot())
     assert effects.drain(WAIT)
 
 
 def test_each_config_map_gets_one_patch_removing_its_released_keys(
-    effects: Effects, writer: FakeWriter, outcomes: list[tuple[str, str]]
+    effects: EffectsExecutor, writer: FakeWriter, outcomes: list[tuple[str, str]]
 ) -> None:
     carry_out(effects, release("b"), release("a"), release("c", "team/other"))
 
@@ -123,7 +123,7 @@ def test_each_config_map_gets_one_patch_removing_its_released_keys(
 
 
 def test_a_key_sent_is_not_sent_again_until_the_resend_time(
-    effects: Effects, writer: FakeWriter, clock: FixedClock
+    effects: EffectsExecutor, writer: FakeWriter, clock: FixedClock
 ) -> None:
     carry_out(effects, release("a"))
     carry_out(effects, release("a"))
@@ -137,7 +137,7 @@ def test_a_key_sent_is_not_sent_again_until_the_resend_time(
 
 
 def test_a_failed_patch_is_sent_again_after_the_resend_time(
-    effects: Effects, writer: FakeWriter, outcomes: list[tuple[str, str]], clock: FixedClock
+    effects: EffectsExecutor, writer: FakeWriter, outcomes: list[tuple[str, str]], clock: FixedClock
 ) -> None:
     writer.errors = [TransientClusterError("503"), TransientClusterError("503")]
     carry_out(effects, release("a"))
@@ -154,7 +154,7 @@ def test_a_failed_patch_is_sent_again_after_the_resend_time(
 
 
 def test_a_config_map_already_gone_needs_nothing_more(
-    effects: Effects, writer: FakeWriter, outcomes: list[tuple[str, str]]
+    effects: EffectsExecutor, writer: FakeWriter, outcomes: list[tuple[str, str]]
 ) -> None:
     writer.errors = [NotFoundError("configmaps holds not found")]
     carry_out(effects, release("a"))
@@ -165,7 +165,7 @@ def test_a_config_map_already_gone_needs_nothing_more(
 
 
 def test_a_replica_that_does_not_lead_removes_nothing_until_it_leads(
-    effects: Effects,
+    effects: EffectsExecutor,
     writer: FakeWriter,
     leading: threading.Event,
     outcomes: list[tuple[str, str]],
@@ -182,7 +182,7 @@ def test_a_replica_that_does_not_lead_removes_nothing_until_it_leads(
 def test_without_a_config_map_writer_releases_are_only_dropped(
     writer: FakeWriter, clock: FixedClock
 ) -> None:
-    effects = Effects(writer, SchedulerCache(clock=clock), clock=clock, workers=1)
+    effects = EffectsExecutor(writer, SchedulerCache(clock=clock), clock=clock, workers=1)
     try:
         carry_out(effects, release("a"))
     finally:

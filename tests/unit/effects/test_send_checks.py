@@ -16,7 +16,7 @@ import pytest
 
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
-from vscheduler.effects.executor import Effects
+from vscheduler.effects.executor import EffectsExecutor
 from vscheduler.effects.ports import ObjectRef
 from vscheduler.effects.retry import RetryPolicy
 from vscheduler.errors import (
@@ -159,8 +159,8 @@ def outcomes() -> list[tuple[str, str]]:
 @pytest.fixture
 def effects(
     writer: Writer, cache: SchedulerCache, clock: FixedClock, outcomes: list[tuple[str, str]]
-) -> Iterator[Effects]:
-    effects = Effects(
+) -> Iterator[EffectsExecutor]:
+    effects = EffectsExecutor(
         writer,
         cache,
         clock=clock,
@@ -181,7 +181,7 @@ def status_of(cache: SchedulerCache, uid: str) -> tuple[TaskStatus, str | None]:
     return task.status, task.node_name
 
 
-def behind_a_held_bind(effects: Effects, writer: Writer, result: CycleResult) -> None:
+def behind_a_held_bind(effects: EffectsExecutor, writer: Writer, result: CycleResult) -> None:
     """Queue `result` behind a bind of p4 that the only worker is sending (held), its status
     writes behind busy status workers (released by `finish`)."""
     writer.hold("bind")
@@ -191,7 +191,7 @@ def behind_a_held_bind(effects: Effects, writer: Writer, result: CycleResult) ->
     effects.submit(result, ClusterSnapshot())
 
 
-def hold_status_workers(effects: Effects) -> threading.Event:
+def hold_status_workers(effects: EffectsExecutor) -> threading.Event:
     """Keep every worker of the status pool busy until the returned gate is set."""
     gate = threading.Event()
     pool = effects._status_pool
@@ -208,13 +208,13 @@ def hold_status_workers(effects: Effects) -> threading.Event:
     return gate
 
 
-def queued(effects: Effects, kind: str, count: int = 1) -> None:
+def queued(effects: EffectsExecutor, kind: str, count: int = 1) -> None:
     """Until the dispatcher has queued `count` writes of `kind` (it diffs asynchronously)."""
     while effects._pending[kind] < count:  # the dispatcher's progress
         threading.Event().wait(0.001)
 
 
-def finish(effects: Effects, writer: Writer) -> None:
+def finish(effects: EffectsExecutor, writer: Writer) -> None:
     for gate in writer.gates.values():
         gate.set()
     assert effects.drain(WAIT)
@@ -238,7 +238,7 @@ CHANGES: dict[str, Callable[[SchedulerCache], None]] = {
 
 @pytest.mark.parametrize("change", CHANGES.values(), ids=CHANGES.keys())
 def test_a_queued_bind_whose_decision_no_longer_holds_is_dropped_when_its_turn_comes(
-    effects: Effects,
+    effects: EffectsExecutor,
     writer: Writer,
     cache: SchedulerCache,
     outcomes: list[tuple[str, str]],
@@ -255,7 +255,7 @@ def test_a_queued_bind_whose_decision_no_longer_holds_is_dropped_when_its_turn_c
 
 
 def test_a_bind_that_still_holds_is_sent(
-    effects: Effects, writer: Writer, outcomes: list[tuple[str, str]]
+    effects: EffectsExecutor, writer: Writer, outcomes: list[tuple[str, str]]
 ) -> None:
     behind_a_held_bind(effects, writer, CycleResult(binds=(bind("p1", "n2"),)))
     finish(effects, writer)
@@ -264,7 +264,7 @@ def test_a_bind_that_still_holds_is_sent(
 
 
 def test_a_cordoned_node_still_takes_a_pod_that_tolerates_the_cordon(
-    effects: Effects, writer: Writer, cache: SchedulerCache
+    effects: EffectsExecutor, writer: Writer, cache: SchedulerCache
 ) -> None:
     pod = raw_pod("ds")
     pod["spec"]["tolerations"] = [{"operator": "Exists"}]
@@ -276,7 +276,7 @@ def test_a_cordoned_node_still_takes_a_pod_that_tolerates_the_cordon(
 
 
 def test_the_check_runs_again_right_before_the_request_leaves(
-    effects: Effects,
+    effects: EffectsExecutor,
     writer: Writer,
     cache: SchedulerCache,
     outcomes: list[tuple[str, str]],
@@ -300,13 +300,13 @@ def test_the_check_runs_again_right_before_the_request_leaves(
     assert status_of(cache, "uid-p1") == (TaskStatus.PENDING, None)
 
 
-def test_check_send_outside_a_worker_lets_anything_through(effects: Effects) -> None:
+def test_check_send_outside_a_worker_lets_anything_through(effects: EffectsExecutor) -> None:
     effects.check_send()  # Events of the loop thread, the problem reporter: not decisions
 
 
 # --- a node's deletion drops the binds queued to it at once --------------------------------
 def test_deleting_a_node_drops_its_queued_binds_at_once_and_the_pods_can_be_placed_again(
-    effects: Effects,
+    effects: EffectsExecutor,
     writer: Writer,
     cache: SchedulerCache,
     outcomes: list[tuple[str, str]],
@@ -328,7 +328,7 @@ def test_deleting_a_node_drops_its_queued_binds_at_once_and_the_pods_can_be_plac
 
 
 def test_a_node_deleted_during_a_relist_drops_its_queued_binds_too(
-    effects: Effects, writer: Writer, cache: SchedulerCache, outcomes: list[tuple[str, str]]
+    effects: EffectsExecutor, writer: Writer, cache: SchedulerCache, outcomes: list[tuple[str, str]]
 ) -> None:
     cache.on_node_deleted(effects.node_deleted)
     behind_a_held_bind(effects, writer, CycleResult(binds=(bind("p1", "n2"),)))
@@ -341,7 +341,7 @@ def test_a_node_deleted_during_a_relist_drops_its_queued_binds_too(
 
 # --- evictions and status writes are checked too -------------------------------------------
 def test_an_eviction_of_a_pod_deleted_since_the_decision_is_not_sent(
-    effects: Effects, writer: Writer, cache: SchedulerCache, outcomes: list[tuple[str, str]]
+    effects: EffectsExecutor, writer: Writer, cache: SchedulerCache, outcomes: list[tuple[str, str]]
 ) -> None:
     evict = Evict(task_uid="uid-r1", pod="ns/r1", node="n1", reason="preempt for ns/p1")
     behind_a_held_bind(effects, writer, CycleResult(evictions=(evict,)))
@@ -352,7 +352,7 @@ def test_an_eviction_of_a_pod_deleted_since_the_decision_is_not_sent(
 
 
 def test_an_unschedulable_condition_is_not_written_on_a_pod_bound_since(
-    effects: Effects, writer: Writer, cache: SchedulerCache, outcomes: list[tuple[str, str]]
+    effects: EffectsExecutor, writer: Writer, cache: SchedulerCache, outcomes: list[tuple[str, str]]
 ) -> None:
     behind_a_held_bind(effects, writer, CycleResult(unschedulable={"ns/p2": "0/2 nodes fit"}))
     queued(effects, "status writes")
@@ -364,7 +364,7 @@ def test_an_unschedulable_condition_is_not_written_on_a_pod_bound_since(
 
 
 def test_a_podgroup_status_is_not_written_on_a_podgroup_replaced_since(
-    effects: Effects, writer: Writer, cache: SchedulerCache, outcomes: list[tuple[str, str]]
+    effects: EffectsExecutor, writer: Writer, cache: SchedulerCache, outcomes: list[tuple[str, str]]
 ) -> None:
     status = PodGroupStatus(phase=PodGroupPhase.INQUEUE)
     behind_a_held_bind(effects, writer, CycleResult(podgroups={"ns/pg1": status}))
@@ -377,7 +377,7 @@ def test_a_podgroup_status_is_not_written_on_a_podgroup_replaced_since(
 
 # --- step-down -------------------------------------------------------------------------------
 def test_a_step_down_drops_every_queued_bind_at_once_and_the_rest_when_reached(
-    effects: Effects, writer: Writer, cache: SchedulerCache, outcomes: list[tuple[str, str]]
+    effects: EffectsExecutor, writer: Writer, cache: SchedulerCache, outcomes: list[tuple[str, str]]
 ) -> None:
     behind_a_held_bind(
         effects,
@@ -405,7 +405,7 @@ def lost() -> TransientClusterError:
 
 
 def test_a_bind_whose_answer_was_lost_and_then_conflicts_stays_assumed_until_the_watch_shows_it(
-    effects: Effects,
+    effects: EffectsExecutor,
     writer: Writer,
     cache: SchedulerCache,
     outcomes: list[tuple[str, str]],
@@ -428,7 +428,7 @@ def test_a_bind_whose_answer_was_lost_and_then_conflicts_stays_assumed_until_the
 
 
 def test_a_bind_whose_answer_was_lost_during_an_outage_is_decided_again_only_after_the_ttl(
-    effects: Effects,
+    effects: EffectsExecutor,
     writer: Writer,
     cache: SchedulerCache,
     clock: FixedClock,
@@ -446,7 +446,7 @@ def test_a_bind_whose_answer_was_lost_during_an_outage_is_decided_again_only_aft
 
 
 def test_a_bind_refused_before_it_was_sent_is_forgotten_at_once(
-    effects: Effects, writer: Writer, cache: SchedulerCache, outcomes: list[tuple[str, str]]
+    effects: EffectsExecutor, writer: Writer, cache: SchedulerCache, outcomes: list[tuple[str, str]]
 ) -> None:
     writer.fail("bind", *(UnreachableError("connection refused") for _ in range(3)))
     effects.submit(CycleResult(binds=(bind("p1", "n2"),)), ClusterSnapshot())
@@ -456,7 +456,7 @@ def test_a_bind_refused_before_it_was_sent_is_forgotten_at_once(
 
 
 def test_failures_of_an_unreachable_server_are_info_lines_other_failures_warnings(
-    effects: Effects, writer: Writer, caplog: pytest.LogCaptureFixture
+    effects: EffectsExecutor, writer: Writer, caplog: pytest.LogCaptureFixture
 ) -> None:
     writer.fail("bind", *(UnreachableError("connection refused") for _ in range(3)))
     writer.fail("event", *(UnreachableError("connection refused") for _ in range(3)))
@@ -473,7 +473,7 @@ def test_failures_of_an_unreachable_server_are_info_lines_other_failures_warning
 
 # --- shutdown --------------------------------------------------------------------------------
 def test_a_shutdown_sends_the_queued_binds_first_then_their_events_and_skips_status_writes(
-    effects: Effects, writer: Writer, caplog: pytest.LogCaptureFixture
+    effects: EffectsExecutor, writer: Writer, caplog: pytest.LogCaptureFixture
 ) -> None:
     result = CycleResult(
         binds=(bind("p1", "n2"), bind("p2", "n2")), unschedulable={"ns/p3": "0/2 nodes fit"}
@@ -499,7 +499,7 @@ def test_a_shutdown_sends_the_queued_binds_first_then_their_events_and_skips_sta
 def test_a_shutdown_out_of_grace_drops_the_queued_events_and_says_how_many(
     writer: Writer, cache: SchedulerCache, clock: FixedClock, caplog: pytest.LogCaptureFixture
 ) -> None:
-    effects = Effects(writer, cache, clock=clock, workers=4)  # two Event workers
+    effects = EffectsExecutor(writer, cache, clock=clock, workers=4)  # two Event workers
     writer.hold("event")
     effects.submit(
         CycleResult(binds=tuple(bind(f"p{i}", "n1") for i in range(1, 5))), ClusterSnapshot()
@@ -524,7 +524,7 @@ def test_a_shutdown_out_of_grace_drops_the_queued_events_and_says_how_many(
 
 # --- status writes never hold up binds ---------------------------------------------------------
 def test_a_bind_is_sent_while_earlier_status_writes_are_still_stuck(
-    effects: Effects, writer: Writer
+    effects: EffectsExecutor, writer: Writer
 ) -> None:
     writer.hold("condition")  # both status workers sit in a slow condition write
     effects.submit(

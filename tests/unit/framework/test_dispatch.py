@@ -10,6 +10,7 @@ import pytest
 from vscheduler.framework.dispatch import Dispatcher
 from vscheduler.framework.results import ABSTAIN, Code, Status, Vote
 from vscheduler.framework.state import JobState, TaskState
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import pod, podgroup
 
 
@@ -161,7 +162,7 @@ def test_a_disabled_flag_removes_the_plugin_from_that_point_only() -> None:
 
 
 def test_a_raising_predicate_skips_its_task_and_is_recorded_with_it_not_raised() -> None:
-    from vscheduler import loop
+    from vscheduler import cycle
     from vscheduler.clock import FixedClock
     from vscheduler.framework.registry import Pipeline
     from vscheduler.framework.session import PluginEntry
@@ -173,6 +174,7 @@ def test_a_raising_predicate_skips_its_task_and_is_recorded_with_it_not_raised()
 
     class Factory:
         name = "exploding"
+        plugin = Exploding
 
         def open(self, _session: object) -> Exploding:
             return Exploding()
@@ -181,7 +183,7 @@ def test_a_raising_predicate_skips_its_task_and_is_recorded_with_it_not_raised()
 
     pipeline = Pipeline((allocate.build({}),), ((PluginEntry(Option("exploding"), Factory()),),))
     snap = snapshot(node("n1"), pod("p").requests(cpu="1"))
-    report = loop.run_cycle(snap, pipeline, clock=FixedClock(START))
+    report = cycle.run_cycle(snap, pipeline, clock=FixedClock(START))
     assert report.result.binds == ()
     assert report.result.unschedulable["default/p"] == (
         "plugin exploding failed at predicate for this pod: RuntimeError: kaboom"
@@ -190,14 +192,13 @@ def test_a_raising_predicate_skips_its_task_and_is_recorded_with_it_not_raised()
 
 
 def test_every_session_gets_fresh_plugin_instances_from_the_same_factory() -> None:
-    from vscheduler import builtins, loop
-    from vscheduler.clock import FixedClock
-    from vscheduler.testing.builders import START, node, snapshot
+    from vscheduler import catalog
+    from vscheduler.testing.builders import node, snapshot
 
-    pipeline = builtins.load_pipeline(None)
+    pipeline = catalog.load_pipeline(None)
     snap = snapshot(node("n1"))
-    first = loop.open_session(snap, pipeline, clock=FixedClock(START))
-    second = loop.open_session(snap, pipeline, clock=FixedClock(START))
+    first = sessions.open_session(snap, pipeline)
+    second = sessions.open_session(snap, pipeline)
     assert set(first.plugins) == set(second.plugins)
     for name, plugin in first.plugins.items():
         assert plugin is not second.plugins[name]

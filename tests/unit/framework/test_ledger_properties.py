@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from vscheduler.clock import FixedClock
 from vscheduler.framework.session import Session
 from vscheduler.framework.state import TaskState
 from vscheduler.model.status import OCCUPYING, TaskStatus
-from vscheduler.testing.builders import START, node, pod, snapshot
+from vscheduler.testing import sessions
+from vscheduler.testing.builders import node, pod, snapshot
 
 NODES = 3
 PENDING = 6
@@ -22,7 +22,7 @@ def open_session() -> Session:
     running = [
         pod(f"r{i}").requests(cpu="1", memory="512Mi").on(f"n{i % NODES}") for i in range(RUNNING)
     ]
-    return Session(snapshot(*nodes, *pending, *running), [], clock=FixedClock(START))
+    return sessions.open_session_on_tiers(snapshot(*nodes, *pending, *running), [])
 
 
 def check_books(session: Session) -> None:

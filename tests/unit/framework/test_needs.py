@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 import pytest
 
-from vscheduler import builtins
+from vscheduler import catalog
 from vscheduler.conf.parse import parse_policy
 from vscheduler.errors import PolicyError
 from vscheduler.framework.needs import NOTHING, Needs, TierConflict, needs_of
@@ -18,7 +18,7 @@ HIERARCHICAL_DRF = "  - name: drf\n    enableHierarchy: true\n"
 
 def errors_of(text: str) -> tuple[str, ...]:
     with pytest.raises(PolicyError) as caught:
-        builtins.load_pipeline(text)
+        catalog.load_pipeline(text)
     return caught.value.errors
 
 
@@ -39,11 +39,12 @@ def test_hierarchical_drf_with_proportion_in_one_tier_is_an_error() -> None:
     ids=["flag-off-by-default", "flag-off", "other-tier"],
 )
 def test_drf_and_proportion_conflict_only_hierarchical_and_in_one_tier(tiers: str) -> None:
-    builtins.load_pipeline("actions: allocate\ntiers:\n" + tiers)
+    catalog.load_pipeline("actions: allocate\ntiers:\n" + tiers)
 
 
 class _Plain:
     name = "plain"
+    plugin = object
 
     def open(self, _session: object) -> object:
         return object()
@@ -51,6 +52,7 @@ class _Plain:
 
 class _Exclusive:
     name = "exclusive"
+    plugin = object
     needs = Needs(conflicts=(TierConflict(flag="enablePreemptable", plugin="plain"),))
 
     def open(self, _session: object) -> object:
@@ -97,4 +99,4 @@ def test_the_pipeline_asks_for_each_declared_usage_period_in_tier_order() -> Non
         "- plugins:\n  - name: rescheduling\n    arguments:\n      metricsPeriod: 1h\n"
         "- plugins:\n  - name: usage\n    arguments:\n      period: 5m\n"
     )
-    assert builtins.load_pipeline(text).usage_periods == ("10m", "1h", "5m")
+    assert catalog.load_pipeline(text).usage_periods == ("10m", "1h", "5m")

@@ -11,7 +11,7 @@ from vscheduler.model.podaffinity import PodAffinityTerm
 from vscheduler.model.selector import LabelRequirement, LabelSelector
 from vscheduler.model.status import TaskStatus
 from vscheduler.testing.builders import PodBuilder, node, pod, pod_term, snapshot
-from vscheduler.testing.scenario import session
+from vscheduler.testing.sessions import open_session
 
 NODES = (
     node("a").labels(zone="z1", host="a"),
@@ -26,7 +26,7 @@ def web(namespace: str = "default") -> PodAffinityTerm:
 
 
 def open_with(*pods: PodBuilder) -> tuple[Session, podindex.PodIndex]:
-    s = session(snapshot(*NODES, *pods))
+    s = open_session(snapshot(*NODES, *pods))
     return s, podindex.PodIndex(s.ledger.nodes, s.tasks.values())
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import QueueFigures
 from vscheduler.model.resources import Resources
-from vscheduler.testing import scenario
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import node, queue, snapshot
 
 BOTH = """\
@@ -29,7 +29,7 @@ def cluster() -> ClusterSnapshot:
 
 
 def test_queue_figures_are_gathered_in_queue_name_order() -> None:
-    session = scenario.session(cluster(), policy=None)
+    session = sessions.open_session(cluster(), policy=None)
 
     result = session.close()
 
@@ -37,7 +37,7 @@ def test_queue_figures_are_gathered_in_queue_name_order() -> None:
 
 
 def test_a_later_report_of_a_queue_replaces_an_earlier_one() -> None:
-    session = scenario.session(cluster(), policy=NEITHER)
+    session = sessions.open_session(cluster(), policy=NEITHER)
     session.report_queue(QueueFigures(name="alpha", allocated=Resources(cpu=1000)))
     session.report_queue(QueueFigures(name="alpha", allocated=Resources(cpu=2000)))
 
@@ -47,7 +47,7 @@ def test_a_later_report_of_a_queue_replaces_an_earlier_one() -> None:
 
 
 def test_with_two_queue_plugins_the_one_later_in_the_policy_wins() -> None:
-    session = scenario.session(cluster(), policy=BOTH)
+    session = sessions.open_session(cluster(), policy=BOTH)
 
     result = session.close()
 
@@ -60,6 +60,6 @@ def test_with_two_queue_plugins_the_one_later_in_the_policy_wins() -> None:
 
 
 def test_a_policy_without_a_queue_plugin_reports_no_queue() -> None:
-    session = scenario.session(cluster(), policy=NEITHER)
+    session = sessions.open_session(cluster(), policy=NEITHER)
 
     assert session.close().queues == {}

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from vscheduler import builtins, loop
+from vscheduler import catalog, cycle
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
 from vscheduler.convert.pod import PodConverter, lone_job_name
@@ -48,13 +48,14 @@ class Picky:
 
 class PickyFactory:
     name = "picky"
+    plugin = Picky
 
     def open(self, _session: object) -> Picky:
         return Picky()
 
 
 def with_picky(policy: str | None = None) -> Pipeline:
-    base = builtins.load_pipeline(policy)
+    base = catalog.load_pipeline(policy)
     return dataclasses.replace(
         base, tiers=(*base.tiers, (PluginEntry(Option("picky"), PickyFactory()),))
     )
@@ -67,7 +68,7 @@ def test_a_plugin_raising_for_one_task_skips_that_task_and_the_others_bind() -> 
         pod("bad").requests(cpu="1"),
         pod("odd").requests(cpu="2"),
     )
-    report = loop.run_cycle(snap, with_picky(), clock=FixedClock(START))
+    report = cycle.run_cycle(snap, with_picky(), clock=FixedClock(START))
     assert {b.pod for b in report.result.binds} == {"default/good"}
     assert report.result.unschedulable == {
         "default/bad": "plugin picky failed at predicate for this pod: KeyError: \"no label 'zone'\"",
@@ -91,7 +92,7 @@ def test_a_gang_member_a_plugin_raises_about_is_skipped_and_the_gang_binds_if_it
         pod("bad").group("g").requests(cpu="1"),
         pod("g-2").group("g").requests(cpu="1"),
     )
-    report = loop.run_cycle(snap, with_picky(), clock=FixedClock(START))
+    report = cycle.run_cycle(snap, with_picky(), clock=FixedClock(START))
     assert {b.pod for b in report.result.binds} == {"default/g-0", "default/g-2"}
     assert list(report.result.unschedulable) == ["default/bad"]
 
@@ -108,7 +109,7 @@ def test_the_loop_logs_the_plugin_and_the_pod(caplog: pytest.LogCaptureFixture) 
         def snapshot(self) -> Any:
             return snapshot(node("n1"), pod("bad").requests(cpu="1"))
 
-    class Effects:
+    class Carrier:
         def submit(self, *_args: object) -> None:
             pass
 
@@ -130,7 +131,7 @@ def test_the_loop_logs_the_plugin_and_the_pod(caplog: pytest.LogCaptureFixture) 
     scheduler = Scheduler(
         cache=Cache(),
         policy=holder,
-        effects=Effects(),
+        effects=Carrier(),
         clock=FixedClock(START),
         observer=Observer(),
         is_synced=lambda: True,
@@ -161,7 +162,7 @@ def test_an_action_raising_on_one_job_discards_that_job_and_goes_on_with_the_nex
         pod("broken-1").group("broken").requests(cpu="1"),
         pod("fine").requests(cpu="7"),
     )
-    report = loop.run_cycle(snap, builtins.load_pipeline(None), clock=FixedClock(START))
+    report = cycle.run_cycle(snap, catalog.load_pipeline(None), clock=FixedClock(START))
     assert [b.pod for b in report.result.binds] == ["default/fine"]
     message = "allocate failed for podgroup default/broken: IndexError: list index out of range"
     assert report.result.unschedulable == {
@@ -203,7 +204,7 @@ tiers:
 - plugins: [{name: priority}, {name: gang}, {name: conformance}]
 - plugins: [{name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder}]
 """
-    report = loop.run_cycle(snap, builtins.load_pipeline(policy), clock=FixedClock(START))
+    report = cycle.run_cycle(snap, catalog.load_pipeline(policy), clock=FixedClock(START))
     assert [e.pod for e in report.result.evictions] == ["default/low-1"]
     assert report.result.pipelined == {"default/urgent": "n1"}
     assert report.result.unschedulable["default/urgent-broken"] == (
@@ -292,7 +293,7 @@ def test_simulate_and_the_loop_tell_the_action_error_with_the_job(
         def snapshot(self) -> Any:
             return snapshot(node("n1"), pod("p").requests(cpu="1"))
 
-    class Effects:
+    class Carrier:
         def submit(self, *_args: object) -> None:
             pass
 
@@ -312,7 +313,7 @@ def test_simulate_and_the_loop_tell_the_action_error_with_the_job(
     scheduler = Scheduler(
         cache=Cache(),
         policy=PolicyHolder(),
-        effects=Effects(),
+        effects=Carrier(),
         clock=FixedClock(START),
         observer=Observer(),
         is_synced=lambda: True,

@@ -13,7 +13,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from vscheduler import builtins, loop, simulate
+from vscheduler import catalog, cycle, simulate
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
 from vscheduler.convert.files import SourcedObject
@@ -57,10 +57,10 @@ tiers:
             {name: nodeorder}]
 """
 PIPELINES: dict[str, Pipeline] = {
-    "default": builtins.load_pipeline(None),
-    "preempting": builtins.load_pipeline(PREEMPTING),
-    "capacity": builtins.load_pipeline(CAPACITY),
-    "guarded": builtins.load_pipeline(GUARDED),
+    "default": catalog.load_pipeline(None),
+    "preempting": catalog.load_pipeline(PREEMPTING),
+    "capacity": catalog.load_pipeline(CAPACITY),
+    "guarded": catalog.load_pipeline(GUARDED),
 }
 KINDS: dict[str, Kind] = {
     "PriorityClass": PRIORITY_CLASS,
@@ -100,7 +100,7 @@ def cycles(snap: ClusterSnapshot, pipeline: Pipeline, count: int = 2) -> None:
     with a message, and a pod the converter rejected carries its problem."""
     clock = FixedClock(NOW)
     for i in range(count):
-        report = loop.run_cycle(snap, pipeline, clock=clock, uid=f"cycle-{i + 1}")
+        report = cycle.run_cycle(snap, pipeline, clock=clock, uid=f"cycle-{i + 1}")
         result = report.result
         placed = {b.pod for b in result.binds} | set(result.pipelined)
         for task in snap.tasks.values():
@@ -119,7 +119,7 @@ def cycles(snap: ClusterSnapshot, pipeline: Pipeline, count: int = 2) -> None:
                 "stats": {"cycleSeconds": [0.0], "pods": len(snap.tasks), "nodes": 1},
             }
         )
-        snap = loop.next_snapshot(snap, result)
+        snap = cycle.next_snapshot(snap, result)
         clock.advance(1.0)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from vscheduler import builtins, simulate
+from vscheduler import catalog, simulate
 from vscheduler.clock import FixedClock
 from vscheduler.convert.snapshot import build_snapshot
 from vscheduler.errors import InputError, NotFoundError
@@ -155,7 +155,7 @@ def test_a_snapshot_lists_every_kind_then_the_config_maps_the_policy_reads() -> 
         "data": {},
     }
     source = FakeSource([*CLUSTER, reservations])
-    pipeline = builtins.load_pipeline(RESERVATION_POLICY, source="policy.yaml")
+    pipeline = catalog.load_pipeline(RESERVATION_POLICY, source="policy.yaml")
     taken = snapshot.take(source, pipeline, warn=pytest.fail)
     assert source.calls == [
         *(f"list {k.name}" for k in snapshot.ORDER),
@@ -168,7 +168,7 @@ def test_a_snapshot_lists_every_kind_then_the_config_maps_the_policy_reads() -> 
 def test_a_snapshot_drops_managed_fields_and_simulate_reads_the_file_unchanged(
     tmp_path: Path,
 ) -> None:
-    taken = snapshot.take(FakeSource(CLUSTER), builtins.load_pipeline(None), warn=pytest.fail)
+    taken = snapshot.take(FakeSource(CLUSTER), catalog.load_pipeline(None), warn=pytest.fail)
     for fmt, name in (("yaml", "snap.yaml"), ("json", "snap.json")):
         path = tmp_path / name
         path.write_text(snapshot.render(taken, fmt))
@@ -182,7 +182,7 @@ def test_a_snapshot_drops_managed_fields_and_simulate_reads_the_file_unchanged(
 def test_a_cluster_without_the_volcano_crds_is_snapshot_without_them_and_says_so() -> None:
     warnings: list[str] = []
     source = FakeSource(CLUSTER, missing=("Queue", "PodGroup"))
-    taken = snapshot.take(source, builtins.load_pipeline(None), warn=warnings.append)
+    taken = snapshot.take(source, catalog.load_pipeline(None), warn=warnings.append)
     assert {o["kind"] for o in taken} == {"Node", "Pod"}
     assert warnings == [
         "the cluster has no queues.scheduling.volcano.sh (CRD not installed): none written",
@@ -193,13 +193,13 @@ def test_a_cluster_without_the_volcano_crds_is_snapshot_without_them_and_says_so
 def test_a_missing_core_kind_is_an_error_not_a_warning() -> None:
     with pytest.raises(NotFoundError):
         snapshot.take(
-            FakeSource(CLUSTER, missing=("Pod",)), builtins.load_pipeline(None), warn=print
+            FakeSource(CLUSTER, missing=("Pod",)), catalog.load_pipeline(None), warn=print
         )
 
 
 def test_a_config_map_the_policy_reads_that_does_not_exist_is_a_warning() -> None:
     warnings: list[str] = []
-    pipeline = builtins.load_pipeline(RESERVATION_POLICY, source="policy.yaml")
+    pipeline = catalog.load_pipeline(RESERVATION_POLICY, source="policy.yaml")
     snapshot.take(FakeSource(CLUSTER), pipeline, warn=warnings.append)
     assert warnings == [
         "ConfigMap kube-system/vscheduler-reservations (read by the policy) does not exist"
@@ -366,7 +366,7 @@ def test_event_ages_are_printed_as_kubectl_prints_them(stamp: str, age: str) -> 
 # --- queues ------------------------------------------------------------------------------------
 def test_queues_show_the_proportion_figures_and_podgroups_by_phase() -> None:
     snap = build_snapshot(snapshot.sourced(CLUSTER), taken_at=NOW)
-    rows = queues.queue_rows(snap, builtins.load_pipeline(None), clock=FixedClock(NOW))
+    rows = queues.queue_rows(snap, catalog.load_pipeline(None), clock=FixedClock(NOW))
     by_name = {r["name"]: r for r in rows}
     assert list(by_name) == ["default", "research"]
     research = by_name["research"]
@@ -407,7 +407,7 @@ def test_queues_show_the_proportion_figures_and_podgroups_by_phase() -> None:
 def test_without_a_queue_plugin_the_figures_are_dashes() -> None:
     snap = build_snapshot(snapshot.sourced(CLUSTER), taken_at=NOW)
     policy = "actions: allocate\ntiers:\n- plugins:\n  - name: predicates\n"
-    rows = queues.queue_rows(snap, builtins.load_pipeline(policy), clock=FixedClock(NOW))
+    rows = queues.queue_rows(snap, catalog.load_pipeline(policy), clock=FixedClock(NOW))
     line = queues.render(rows, "table").splitlines()[2].split()
     assert line == ["research", "3", "Open", "0", "1", "1", "-", "-", "cpu=1", "cpu=4"]
 

@@ -11,8 +11,9 @@ import pytest
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import generate_latest
 
-from vscheduler import builtins, loop
+from vscheduler import catalog, cycle
 from vscheduler.clock import FixedClock
+from vscheduler.cycle import CycleReport
 from vscheduler.errors import (
     ClusterError,
     ConflictError,
@@ -20,7 +21,6 @@ from vscheduler.errors import (
     TransientClusterError,
 )
 from vscheduler.informer.informer import OBSERVED
-from vscheduler.loop import CycleReport
 from vscheduler.model.commands import Bind, CycleResult, Evict, PodGroupStatus
 from vscheduler.model.facts import PodGroupCondition
 from vscheduler.model.status import PodGroupPhase
@@ -165,22 +165,22 @@ def test_a_real_gang_cycle_is_counted_as_one_unschedulable_job_then_none_once_it
     metrics: SchedulerMetrics, registry: CollectorRegistry
 ) -> None:
     policy = 'actions: "enqueue, allocate, backfill"\ntiers:\n- plugins:\n  - name: gang\n'
-    pipeline = builtins.load_pipeline(policy)
+    pipeline = catalog.load_pipeline(policy)
     snap = snapshot(
         node("n1").resources(cpu="3", memory="8Gi"),
         podgroup("train").min_member(4),
         *(pod(f"train-{i}").group("train").requests(cpu="1").created(i) for i in range(4)),
     )
-    first = loop.run_cycle(snap, pipeline, clock=FixedClock(START), uid="cycle-1")
+    first = cycle.run_cycle(snap, pipeline, clock=FixedClock(START), uid="cycle-1")
     metrics.observe_cycle(first)
     assert value(registry, "vscheduler_unschedule_job_count") == 1
     assert value(registry, "vscheduler_unschedule_task_count") == 4
 
-    bigger = loop.next_snapshot(snap, first.result)
+    bigger = cycle.next_snapshot(snap, first.result)
     bigger = dataclasses.replace(
         bigger, nodes=(*bigger.nodes, node("n2").resources(cpu="2", memory="8Gi").build())
     )
-    second = loop.run_cycle(bigger, pipeline, clock=FixedClock(START), uid="cycle-2")
+    second = cycle.run_cycle(bigger, pipeline, clock=FixedClock(START), uid="cycle-2")
     metrics.observe_cycle(second)
     assert len(second.result.binds) == 4
     assert value(registry, "vscheduler_unschedule_job_count") == 0

@@ -20,7 +20,7 @@ from prometheus_client import CollectorRegistry
 
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
-from vscheduler.effects.executor import Effects
+from vscheduler.effects.executor import EffectsExecutor
 from vscheduler.effects.ports import ObjectRef
 from vscheduler.informer.kinds import NODE, POD, PODGROUP, QUEUE
 from vscheduler.obs.metrics import SchedulerMetrics
@@ -133,7 +133,7 @@ def run_a_cycle_and_its_effects() -> tuple[CollectorRegistry, Writer]:
     clock = FixedClock(START)
     cache = cluster(clock)
     writer = Writer()
-    effects = Effects(
+    effects = EffectsExecutor(
         writer,
         cache,
         clock=clock,

@@ -6,7 +6,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import generate_latest
 
-from vscheduler.loop import CycleReport
+from vscheduler.cycle import CycleReport
 from vscheduler.model.commands import CycleResult, QueueFigures
 from vscheduler.model.resources import Resources
 from vscheduler.obs.metrics import SchedulerMetrics

@@ -7,8 +7,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from vscheduler import loop
-from vscheduler.clock import FixedClock
 from vscheduler.conf.parse import parse_policy
 from vscheduler.errors import PolicyError
 from vscheduler.framework.registry import Pipeline, Registry, build
@@ -16,7 +14,8 @@ from vscheduler.framework.session import Session
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.resources import Resources
 from vscheduler.plugins import binpack
-from vscheduler.testing.builders import START, NodeBuilder, PodBuilder, node, pod, snapshot
+from vscheduler.testing import sessions
+from vscheduler.testing.builders import NodeBuilder, PodBuilder, node, pod, snapshot
 
 REGISTRY = Registry(plugins={binpack.NAME: binpack.build}, actions={})
 GPU = {"binpack.resources": "nvidia.com/gpu"}
@@ -35,7 +34,7 @@ def pipeline(text: str) -> Pipeline:
 
 
 def open_session(snap: ClusterSnapshot, arguments: dict[str, object]) -> Session:
-    return loop.open_session(snap, pipeline(policy(arguments)), clock=FixedClock(START))
+    return sessions.open_session(snap, pipeline(policy(arguments)))
 
 
 def scores(
@@ -140,7 +139,7 @@ def test_fuller_nodes_score_higher() -> None:
 def test_weight_zero_registers_nothing() -> None:
     session = open_session(snapshot(N4, TASK), {"binpack.weight": 0})
     assert not hasattr(session.plugins[binpack.NAME], "score_nodes")
-    assert not session.hooks.has("nodeOrder")
+    assert not session.dispatch.has("nodeOrder")
 
 
 def test_arguments_defaults_and_errors() -> None:

@@ -12,7 +12,7 @@ from vscheduler.model.resources import Resources
 from vscheduler.model.status import PodGroupPhase
 from vscheduler.plugins import capacity
 from vscheduler.plugins.capacity import Capacity
-from vscheduler.testing import scenario
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import (
     Buildable,
     Fact,
@@ -34,7 +34,7 @@ tiers:
 
 
 def open_session(*items: Buildable | Fact, policy: str = POLICY) -> tuple[Session, Capacity]:
-    session = scenario.session(snapshot(*items), policy=policy)
+    session = sessions.open_session(snapshot(*items), policy=policy)
     plugin = session.plugins["capacity"]
     assert isinstance(plugin, Capacity)
     return session, plugin
@@ -121,7 +121,7 @@ def test_the_queue_of_lower_share_comes_first() -> None:
 
     assert plugin.compare_queues(b, a) == -1
     assert plugin.compare_queues(a, b) == 1
-    assert session.hooks.compare_queues(b, a) == -1
+    assert session.dispatch.compare_queues(b, a) == -1
 
 
 def test_on_equal_shares_a_queue_that_deserves_something_comes_before_a_best_effort_one() -> None:
@@ -166,7 +166,7 @@ def test_a_queue_may_borrow_beyond_its_deserved_up_to_its_real_capability() -> N
     assert plugin.attrs["a"].real_capability == res(cpu="6", memory="64Gi")
     assert plugin.allows_allocation(a, session.tasks["default/a-job-5"])
     assert not plugin.allows_allocation(a, session.tasks["default/big-0"])
-    assert not session.hooks.allows_allocation(a, session.tasks["default/big-0"])
+    assert not session.dispatch.allows_allocation(a, session.tasks["default/big-0"])
 
 
 def test_capability_caps_what_a_queue_may_allocate() -> None:
@@ -209,7 +209,7 @@ def test_capacity_never_reports_a_queue_overused_even_beyond_its_deserved() -> N
 
     assert plugin.attrs["a"].share == 2.0
     assert not hasattr(plugin, "is_overused")
-    assert session.hooks.is_overused(session.queues["a"]) is False
+    assert session.dispatch.is_overused(session.queues["a"]) is False
 
 
 # --- enqueue -------------------------------------------------------------------------------------
@@ -225,7 +225,7 @@ def test_a_job_whose_min_resources_fit_the_real_capability_is_permitted_else_rej
 
     assert plugin.vote_enqueue(session.jobs["default/fits"]) is Vote.PERMIT
     assert plugin.vote_enqueue(session.jobs["default/too-big"]) is Vote.REJECT
-    assert not session.hooks.is_job_enqueueable(session.jobs["default/too-big"])
+    assert not session.dispatch.is_job_enqueueable(session.jobs["default/too-big"])
 
 
 def test_a_job_without_min_resources_is_permitted() -> None:
@@ -250,7 +250,7 @@ def test_an_admitted_job_reserves_its_min_resources_for_later_votes() -> None:
 
     assert plugin.vote_enqueue(second) is Vote.PERMIT
     assert plugin.vote_enqueue(first) is Vote.PERMIT
-    session.hooks.job_enqueued(first)
+    session.dispatch.job_enqueued(first)
 
     assert plugin.attrs["a"].inqueue == res(cpu="3")
     assert plugin.vote_enqueue(second) is Vote.REJECT
@@ -374,7 +374,7 @@ def test_a_queue_may_reclaim_only_while_the_task_keeps_it_within_its_deserved() 
     session.statement().allocate(session.tasks["default/a-job-3"], 0)
     assert not plugin.allows_reclaim(a, session.tasks["default/a-job-4"])
     assert not plugin.allows_reclaim(b, session.tasks["default/b-job-3"])  # capability 3
-    assert not session.hooks.allows_reclaim(b, session.tasks["default/b-job-3"])
+    assert not session.dispatch.allows_reclaim(b, session.tasks["default/b-job-3"])
 
 
 # --- events, arguments, hierarchy ----------------------------------------------------------------

@@ -9,7 +9,7 @@ from vscheduler.framework.session import Session
 from vscheduler.model.facts import TaskFacts
 from vscheduler.plugins import conformance
 from vscheduler.plugins.conformance import Conformance
-from vscheduler.testing import scenario
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import PodBuilder, node, pod, podgroup, snapshot
 
 POLICY = """\
@@ -31,7 +31,7 @@ def of_class(builder: PodBuilder, priority_class: str) -> TaskFacts:
 
 
 def open_session() -> tuple[Session, Conformance]:
-    session = scenario.session(
+    session = sessions.open_session(
         snapshot(
             node("n1").resources(cpu="64"),
             podgroup("pg").inqueue(),

@@ -6,7 +6,7 @@ from vscheduler.errors import PluginArgsError
 from vscheduler.framework.session import Session
 from vscheduler.plugins import drf
 from vscheduler.plugins.drf import Drf
-from vscheduler.testing import scenario
+from vscheduler.testing import scenario, sessions
 from vscheduler.testing.builders import Buildable, node, pod, podgroup, res, snapshot
 
 POLICY = """\
@@ -26,7 +26,7 @@ tiers:
 
 
 def open_session(*items: Buildable, policy: str = POLICY) -> tuple[Session, Drf]:
-    session = scenario.session(snapshot(*items), policy=policy)
+    session = sessions.open_session(snapshot(*items), policy=policy)
     plugin = session.plugins["drf"]
     assert isinstance(plugin, Drf)
     return session, plugin
@@ -90,12 +90,12 @@ def test_allocations_and_their_undoing_keep_the_order_in_step() -> None:
 
     stmt.allocate(session.tasks["default/a-1"], 0)
     stmt.allocate(session.tasks["default/a-2"], 0)
-    assert plugin.share(a) == 0.375
-    assert session.hooks.compare_jobs(b, a) == -1
+    assert plugin._share(a) == 0.375
+    assert session.dispatch.compare_jobs(b, a) == -1
 
     stmt.discard()
-    assert plugin.share(a) == 0.125
-    assert session.hooks.compare_jobs(a, b) == -1
+    assert plugin._share(a) == 0.125
+    assert session.dispatch.compare_jobs(a, b) == -1
 
 
 def test_only_ready_nodes_make_the_cluster_total() -> None:
@@ -133,10 +133,10 @@ def test_no_task_is_a_victim_of_a_preemptor_whose_job_already_holds_more() -> No
 def test_drf_orders_jobs_and_chooses_preemptees_but_orders_no_queues() -> None:
     session, _ = open_session(cluster())
 
-    assert session.hooks.has("jobOrder")
-    assert session.hooks.has("preemptable")
-    assert not session.hooks.has("queueOrder")
-    assert not session.hooks.has("reclaimable")
+    assert session.dispatch.has("jobOrder")
+    assert session.dispatch.has("preemptable")
+    assert not session.dispatch.has("queueOrder")
+    assert not session.dispatch.has("reclaimable")
 
 
 def test_enable_hierarchy_is_accepted_and_drf_behaves_as_without_it() -> None:
@@ -144,7 +144,7 @@ def test_enable_hierarchy_is_accepted_and_drf_behaves_as_without_it() -> None:
         cluster(), *job("a", running=1), *job("b", running=2), policy=HIERARCHICAL
     )
 
-    assert not session.hooks.has("queueOrder")
+    assert not session.dispatch.has("queueOrder")
     assert plugin.compare_jobs(session.jobs["default/a"], session.jobs["default/b"]) == -1
 
 

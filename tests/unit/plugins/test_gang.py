@@ -13,7 +13,7 @@ from vscheduler.model.facts import PodGroupCondition, TaskFacts
 from vscheduler.model.status import PodGroupPhase, TaskStatus
 from vscheduler.plugins import gang
 from vscheduler.plugins.gang import Gang
-from vscheduler.testing import scenario
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import PodBuilder, node, pod, podgroup, snapshot
 
 POLICY = """\
@@ -29,7 +29,7 @@ S = TaskStatus
 
 
 def open_session(snap: ClusterSnapshot) -> tuple[Session, Gang]:
-    session = scenario.session(snap, policy=POLICY)
+    session = sessions.open_session(snap, policy=POLICY)
     plugin = session.plugins["gang"]
     assert isinstance(plugin, Gang)
     return session, plugin
@@ -70,7 +70,7 @@ def test_a_gang_with_too_few_tasks_is_invalid_with_volcanos_reason() -> None:
         Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
         "Not enough valid tasks for gang-scheduling, valid: 2, min: 3",
     )
-    invalid = session.hooks.validate_job(job)
+    invalid = session.dispatch.validate_job(job)
     assert invalid is not None
     assert invalid.plugin == "gang"
 
@@ -177,9 +177,9 @@ def test_readiness_pipelining_and_starving_count_against_min_member(
     assert plugin.is_job_ready(job) is ready
     assert plugin.vote_pipelined(job) is pipelined
     assert plugin.is_job_starving(job) is starving
-    assert session.hooks.is_job_ready(job) is ready
-    assert session.hooks.is_job_pipelined(job) is (pipelined is Vote.PERMIT)
-    assert session.hooks.is_job_starving(job) is starving
+    assert session.dispatch.is_job_ready(job) is ready
+    assert session.dispatch.is_job_pipelined(job) is (pipelined is Vote.PERMIT)
+    assert session.dispatch.is_job_starving(job) is starving
 
 
 def test_a_gang_is_not_ready_until_each_task_role_reaches_its_minimum() -> None:
@@ -286,7 +286,7 @@ def test_a_pod_without_a_job_is_never_a_victim() -> None:
 
 # --- session close -------------------------------------------------------------------------------
 def condition(session: Session, kind: str) -> PodGroupCondition | None:
-    return session.job_conditions.get("default/pg", {}).get(kind)
+    return session.findings.job_conditions.get("default/pg", {}).get(kind)
 
 
 def test_an_admitted_gang_that_is_not_ready_is_marked_unschedulable_at_close() -> None:
@@ -335,7 +335,7 @@ def test_a_gang_not_yet_admitted_gets_no_condition() -> None:
 
     result = session.close()
 
-    assert session.job_conditions == {}
+    assert session.findings.job_conditions == {}
     assert result.podgroups["default/pg"].conditions == ()
 
 

@@ -9,8 +9,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from vscheduler import loop
-from vscheduler.clock import FixedClock
 from vscheduler.conf.parse import parse_policy
 from vscheduler.errors import PolicyError
 from vscheduler.framework.registry import Pipeline, Registry, build
@@ -19,8 +17,8 @@ from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.facts import Requirement, SelectorTerm
 from vscheduler.plugins import nodeorder
 from vscheduler.plugins.predicates import checks
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import (
-    START,
     NodeBuilder,
     PodBuilder,
     expr,
@@ -46,7 +44,7 @@ def pipeline(text: str) -> Pipeline:
 
 
 def open_session(snap: ClusterSnapshot, arguments: dict[str, int] | None = None) -> Session:
-    return loop.open_session(snap, pipeline(policy(**(arguments or {}))), clock=FixedClock(START))
+    return sessions.open_session(snap, pipeline(policy(**(arguments or {}))))
 
 
 def plugin(session: Session) -> nodeorder.NodeOrder:

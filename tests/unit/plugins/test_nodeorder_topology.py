@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from vscheduler import builtins, loop
-from vscheduler.clock import FixedClock
+from vscheduler import catalog
 from vscheduler.framework.session import Session
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.plugins import nodeorder
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import (
-    START,
     NodeBuilder,
     PodBuilder,
     node,
@@ -39,8 +38,8 @@ def policy(**weights: int) -> str:
 
 
 def open_session(snap: ClusterSnapshot, **weights: int) -> Session:
-    pipeline = builtins.load_pipeline(policy(**weights))
-    return loop.open_session(snap, pipeline, clock=FixedClock(START))
+    pipeline = catalog.load_pipeline(policy(**weights))
+    return sessions.open_session(snap, pipeline)
 
 
 def batch(

@@ -12,7 +12,7 @@ from vscheduler.model.resources import Resources
 from vscheduler.model.status import PodGroupPhase
 from vscheduler.plugins import overcommit
 from vscheduler.plugins.overcommit import Overcommit
-from vscheduler.testing import scenario
+from vscheduler.testing import scenario, sessions
 from vscheduler.testing.builders import Buildable, Fact, node, pod, podgroup, res, snapshot
 
 TWO_NODES = (
@@ -27,7 +27,7 @@ def policy(arguments: str = "") -> str:
 
 
 def open_session(*items: Buildable | Fact, arguments: str = "") -> tuple[Session, Overcommit]:
-    session = scenario.session(snapshot(*TWO_NODES, *items), policy=policy(arguments))
+    session = sessions.open_session(snapshot(*TWO_NODES, *items), policy=policy(arguments))
     plugin = session.plugins["overcommit"]
     assert isinstance(plugin, Overcommit)
     return session, plugin
@@ -112,7 +112,7 @@ def test_an_admitted_job_reserves_its_min_resources_for_later_votes() -> None:
     jobs = session.jobs
 
     assert plugin.vote_enqueue(jobs["default/first"]) is Vote.PERMIT
-    session.hooks.job_enqueued(jobs["default/first"])
+    session.dispatch.job_enqueued(jobs["default/first"])
 
     assert plugin.inqueue == res(cpu="5")
     assert plugin.vote_enqueue(jobs["default/second"]) is Vote.REJECT
@@ -154,7 +154,7 @@ def test_factors_below_one_are_refused_when_the_policy_is_loaded() -> None:
     with pytest.raises(PluginArgsError, match=r"arguments\.overcommit-factor\.cpu: must be"):
         overcommit.build({"overcommit-factor.cpu": 0.5})
     with pytest.raises(PolicyError, match="overcommit-factor"):
-        scenario.session(snapshot(), policy=policy("      overcommit-factor: ten\n"))
+        sessions.open_session(snapshot(), policy=policy("      overcommit-factor: ten\n"))
 
 
 def test_an_unknown_argument_is_refused_with_a_suggestion() -> None:

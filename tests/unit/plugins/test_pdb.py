@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from vscheduler import loop
-from vscheduler.clock import FixedClock
 from vscheduler.conf.parse import parse_policy
 from vscheduler.errors import PluginArgsError
 from vscheduler.framework.registry import Registry, build
@@ -14,7 +12,8 @@ from vscheduler.framework.session import Session
 from vscheduler.framework.state import TaskState
 from vscheduler.model.selector import EVERYTHING, DisruptionBudget
 from vscheduler.plugins import pdb as pdb_plugin
-from vscheduler.testing.builders import START, Item, PodBuilder, node, pdb, pod, snapshot
+from vscheduler.testing import sessions
+from vscheduler.testing.builders import Item, PodBuilder, node, pdb, pod, snapshot
 
 REGISTRY = Registry(plugins={pdb_plugin.NAME: pdb_plugin.build}, actions={})
 
@@ -32,7 +31,7 @@ def open_session(*items: Item, flags: str = "") -> Session:
     text += "".join(f"    {flag}\n" for flag in flags.split(",") if flag)
     built = build(parse_policy(text, known_actions=(), known_plugins=REGISTRY.plugins), REGISTRY)
     snap = snapshot(node("n1").resources(cpu="16", memory="32Gi"), *items)
-    return loop.open_session(snap, built, clock=FixedClock(START))
+    return sessions.open_session(snap, built)
 
 
 def tasks(session: Session, *pods: PodBuilder) -> list[TaskState]:
@@ -128,16 +127,16 @@ def test_preempt_and_reclaim_candidates_get_the_same_filter() -> None:
     [preemptor] = tasks(session, urgent)
     candidates = tasks(session, *WEB, API[0])
 
-    assert names(session.hooks.select_preemptees(preemptor, candidates)) == ["web-0", "api-0"]
-    assert names(session.hooks.select_reclaimees(preemptor, candidates)) == ["web-0", "api-0"]
+    assert names(session.dispatch.select_preemptees(preemptor, candidates)) == ["web-0", "api-0"]
+    assert names(session.dispatch.select_reclaimees(preemptor, candidates)) == ["web-0", "api-0"]
 
 
 def test_when_every_candidate_is_protected_there_are_no_victims() -> None:
     session = open_session(pdb("web", "shop").selecting(app="web"), *WEB)
     candidates = tasks(session, *WEB)
 
-    assert session.hooks.select_preemptees(candidates[0], candidates) == ()
-    assert session.hooks.filter_victims(candidates) == ()
+    assert session.dispatch.select_preemptees(candidates[0], candidates) == ()
+    assert session.dispatch.filter_victims(candidates) == ()
 
 
 # --- evictions in the session -------------------------------------------------------------------
@@ -164,8 +163,8 @@ def test_the_victim_filter_follows_enabled_victim() -> None:
     on = open_session(budget, *WEB)
     off = open_session(budget, *WEB, flags="enabledVictim: false")
 
-    assert on.hooks.filter_victims(tasks(on, *WEB)) == ()
-    assert names(off.hooks.filter_victims(tasks(off, *WEB))) == ["web-0", "web-1", "web-2"]
+    assert on.dispatch.filter_victims(tasks(on, *WEB)) == ()
+    assert names(off.dispatch.filter_victims(tasks(off, *WEB))) == ["web-0", "web-1", "web-2"]
 
 
 def test_pdb_takes_no_arguments() -> None:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from vscheduler import loop
+from vscheduler import cycle
 from vscheduler.actions import allocate
 from vscheduler.clock import FixedClock
 from vscheduler.conf.parse import parse_policy
@@ -22,6 +22,7 @@ from vscheduler.model.facts import Requirement, SelectorTerm
 from vscheduler.model.status import TaskStatus
 from vscheduler.plugins import conformance, predicates
 from vscheduler.plugins.predicates import checks
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import (
     START,
     NodeBuilder,
@@ -51,7 +52,7 @@ def pipeline(policy: str = POLICY) -> Pipeline:
 
 
 def open_session(snap: ClusterSnapshot, policy: str = POLICY) -> Session:
-    return loop.open_session(snap, pipeline(policy), clock=FixedClock(START))
+    return sessions.open_session(snap, pipeline(policy))
 
 
 def with_arguments(**arguments: bool) -> str:
@@ -433,7 +434,7 @@ def test_pipelining_takes_host_ports_and_evicting_frees_them() -> None:
 
 
 def run_once(snap: ClusterSnapshot, policy: str = POLICY) -> dict[str, str]:
-    report = loop.run_cycle(snap, pipeline(policy), clock=FixedClock(START))
+    report = cycle.run_cycle(snap, pipeline(policy), clock=FixedClock(START))
     assert not report.plugin_errors
     return {b.pod: b.node for b in report.result.binds} | dict(report.result.unschedulable)
 

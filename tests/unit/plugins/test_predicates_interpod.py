@@ -11,8 +11,6 @@ from collections.abc import Mapping
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from vscheduler import builtins, loop
-from vscheduler.clock import FixedClock
 from vscheduler.framework.results import Code, Status
 from vscheduler.framework.session import Session
 from vscheduler.model.cluster import ClusterSnapshot
@@ -21,8 +19,8 @@ from vscheduler.model.podaffinity import PodAffinityTerm
 from vscheduler.model.selector import LabelSelector
 from vscheduler.model.status import TaskStatus
 from vscheduler.plugins import predicates
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import (
-    START,
     NodeBuilder,
     PodBuilder,
     node,
@@ -41,7 +39,7 @@ EXISTING = Status(
 
 
 def open_session(snap: ClusterSnapshot, policy: str = POLICY) -> Session:
-    return loop.open_session(snap, builtins.load_pipeline(policy), clock=FixedClock(START))
+    return sessions.open_session(snap, policy)
 
 
 def plugin(session: Session) -> predicates.Predicates:

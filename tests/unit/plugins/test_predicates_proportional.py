@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from vscheduler import builtins, loop
+from vscheduler import catalog, cycle
 from vscheduler.clock import FixedClock
 from vscheduler.framework.results import Code, Status
 from vscheduler.framework.session import Session
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.plugins import predicates
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import START, PodBuilder, node, pod, snapshot
 
 POLICY = """
@@ -32,7 +33,7 @@ GPU_NODE = node("gpu").resources(cpu="16", memory="64Gi", nvidia_com_gpu=2)
 
 
 def open_session(snap: ClusterSnapshot, policy: str = POLICY) -> Session:
-    return loop.open_session(snap, builtins.load_pipeline(policy), clock=FixedClock(START))
+    return sessions.open_session(snap, policy)
 
 
 def verdict(p: PodBuilder, *others: PodBuilder, policy: str = POLICY) -> Status | None:
@@ -79,7 +80,7 @@ def test_a_cycle_keeps_gpu_nodes_for_gpu_pods() -> None:
         pod("cpu-b").requests(cpu="6").created(2),
         pod("trainer").requests(cpu="8", nvidia_com_gpu=2).created(3),
     )
-    report = loop.run_cycle(snap, builtins.load_pipeline(POLICY), clock=FixedClock(START))
+    report = cycle.run_cycle(snap, catalog.load_pipeline(POLICY), clock=FixedClock(START))
     assert {b.pod: b.node for b in report.result.binds} == {
         "default/cpu-a": "gpu",
         "default/trainer": "gpu",

@@ -10,8 +10,6 @@ from collections.abc import Sequence
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from vscheduler import builtins, loop
-from vscheduler.clock import FixedClock
 from vscheduler.framework.results import Code, Status
 from vscheduler.framework.session import Session
 from vscheduler.model.cluster import ClusterSnapshot
@@ -20,8 +18,8 @@ from vscheduler.model.podaffinity import SpreadConstraint
 from vscheduler.model.status import TaskStatus
 from vscheduler.plugins import predicates
 from vscheduler.plugins.predicates import checks
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import (
-    START,
     NodeBuilder,
     PodBuilder,
     node,
@@ -40,7 +38,7 @@ LABEL = Status(
 
 
 def open_session(snap: ClusterSnapshot, policy: str = POLICY) -> Session:
-    return loop.open_session(snap, builtins.load_pipeline(policy), clock=FixedClock(START))
+    return sessions.open_session(snap, policy)
 
 
 def judge(session: Session, uid: str) -> dict[str, Status | None]:

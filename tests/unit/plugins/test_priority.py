@@ -8,7 +8,7 @@ from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.status import TaskStatus
 from vscheduler.plugins import priority
 from vscheduler.plugins.priority import Priority
-from vscheduler.testing import scenario
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import Buildable, node, pod, podgroup, snapshot
 
 POLICY = """\
@@ -22,7 +22,7 @@ tiers:
 
 
 def open_session(snap: ClusterSnapshot) -> tuple[Session, Priority]:
-    session = scenario.session(snap, policy=POLICY)
+    session = sessions.open_session(snap, policy=POLICY)
     plugin = session.plugins["priority"]
     assert isinstance(plugin, Priority)
     return session, plugin
@@ -138,7 +138,7 @@ def test_the_session_asks_priority_for_preemptees_together_with_its_tier() -> No
     preemptor = session.tasks["default/boss-0"]
     candidates = [session.tasks[f"default/{n}"] for n in ("minion-0", "peer-0", "boss-1")]
 
-    victims = session.hooks.select_preemptees(preemptor, candidates)
+    victims = session.dispatch.select_preemptees(preemptor, candidates)
 
     # gang keeps every job at minMember 1 (minion and peer have one ready task each; boss has 3)
     assert [t.key for t in victims] == ["default/boss-1"]

@@ -14,7 +14,7 @@ from vscheduler.model.resources import Resources
 from vscheduler.model.status import PodGroupPhase
 from vscheduler.plugins import proportion
 from vscheduler.plugins.proportion import Proportion
-from vscheduler.testing import scenario
+from vscheduler.testing import scenario, sessions
 from vscheduler.testing.builders import (
     Buildable,
     Fact,
@@ -36,7 +36,7 @@ tiers:
 
 
 def open_session(*items: Buildable | Fact) -> tuple[Session, Proportion]:
-    session = scenario.session(snapshot(*items), policy=POLICY)
+    session = sessions.open_session(snapshot(*items), policy=POLICY)
     plugin = session.plugins["proportion"]
     assert isinstance(plugin, Proportion)
     return session, plugin
@@ -180,7 +180,7 @@ def test_the_queue_of_lower_share_comes_first() -> None:
     assert (plugin.attrs["a"].share, plugin.attrs["b"].share) == (0.25, 0.75)
     assert plugin.compare_queues(a, b) == -1
     assert plugin.compare_queues(b, a) == 1
-    assert session.hooks.compare_queues(b, a) == 1
+    assert session.dispatch.compare_queues(b, a) == 1
 
 
 def test_a_queue_of_higher_priority_comes_first_whatever_its_share() -> None:
@@ -203,7 +203,7 @@ def test_a_queue_is_overused_once_its_allocation_reaches_what_it_deserves() -> N
     assert deserved(plugin) == {"a": res(cpu="4"), "b": res(cpu="4")}
     assert plugin.is_overused(session.queues["a"])
     assert not plugin.is_overused(session.queues["b"])
-    assert session.hooks.is_overused(session.queues["a"])
+    assert session.dispatch.is_overused(session.queues["a"])
 
 
 def test_a_queue_short_in_one_deserved_resource_is_not_overused() -> None:
@@ -235,7 +235,7 @@ def test_a_task_is_allocatable_while_the_queue_stays_within_what_it_deserves() -
     assert deserved(plugin)["a"] == res(cpu="4")
     assert plugin.allows_allocation(a, session.tasks["default/a-job-3"])
     assert not plugin.allows_allocation(a, session.tasks["default/big-0"])
-    assert not session.hooks.allows_allocation(a, session.tasks["default/big-0"])
+    assert not session.dispatch.allows_allocation(a, session.tasks["default/big-0"])
 
 
 def test_only_the_resources_a_task_requests_are_compared() -> None:
@@ -273,7 +273,7 @@ def test_a_job_whose_min_resources_fit_the_queue_capability_is_permitted() -> No
 
     assert plugin.vote_enqueue(session.jobs["default/fits"]) is Vote.PERMIT
     assert plugin.vote_enqueue(session.jobs["default/too-big"]) is Vote.REJECT
-    assert not session.hooks.is_job_enqueueable(session.jobs["default/too-big"])
+    assert not session.dispatch.is_job_enqueueable(session.jobs["default/too-big"])
 
 
 def test_an_admitted_job_reserves_its_min_resources_for_later_votes() -> None:
@@ -287,7 +287,7 @@ def test_an_admitted_job_reserves_its_min_resources_for_later_votes() -> None:
 
     assert plugin.vote_enqueue(second) is Vote.PERMIT
     assert plugin.vote_enqueue(first) is Vote.PERMIT
-    session.hooks.job_enqueued(first)
+    session.dispatch.job_enqueued(first)
 
     assert plugin.attrs["a"].inqueue == res(cpu="3")
     assert plugin.vote_enqueue(second) is Vote.REJECT

@@ -7,7 +7,7 @@ import dataclasses
 from vscheduler.model.commands import QueueFigures
 from vscheduler.model.facts import QueueFacts
 from vscheduler.model.resources import Resources
-from vscheduler.testing import scenario
+from vscheduler.testing import scenario, sessions
 from vscheduler.testing.builders import (
     Buildable,
     Fact,
@@ -79,7 +79,7 @@ def deserved_cluster() -> list[Buildable | Fact]:
 
 # --- proportion ------------------------------------------------------------------------------------
 def test_proportion_reports_every_queue_as_opened_with_an_idle_queue_at_zero() -> None:
-    session = scenario.session(snapshot(*weighted_cluster()), policy=PROPORTION)
+    session = sessions.open_session(snapshot(*weighted_cluster()), policy=PROPORTION)
 
     figures = session.close().queues
 
@@ -119,7 +119,7 @@ def test_proportion_reports_the_allocations_of_the_cycle_and_overused_by_its_rul
 
 # --- capacity --------------------------------------------------------------------------------------
 def test_capacity_reports_deserved_from_the_spec_and_an_idle_queue_with_its_guarantee() -> None:
-    session = scenario.session(snapshot(*deserved_cluster()), policy=CAPACITY)
+    session = sessions.open_session(snapshot(*deserved_cluster()), policy=CAPACITY)
 
     figures = session.close().queues
 
@@ -160,7 +160,7 @@ def test_capacity_reports_the_queue_capability_and_its_weight() -> None:
         deserving(queue("a").weight(5).capability(cpu="6", memory="8Gi"), cpu="4"),
         *demand("a", 1, running=1),
     ]
-    session = scenario.session(snapshot(*items), policy=CAPACITY)
+    session = sessions.open_session(snapshot(*items), policy=CAPACITY)
 
     a = session.close().queues["a"]
 

@@ -8,7 +8,7 @@ import datetime as dt
 import pytest
 import yaml
 
-from vscheduler import builtins
+from vscheduler import catalog
 from vscheduler.errors import PluginArgsError, PolicyError
 from vscheduler.plugins import rescheduling
 from vscheduler.plugins.rescheduling.config import Config, LnuParams, parse
@@ -234,7 +234,7 @@ def test_a_bad_policy_fails_to_load_naming_the_plugin_entry() -> None:
     )
 
     with pytest.raises(PolicyError) as caught:
-        builtins.load_pipeline(text)
+        catalog.load_pipeline(text)
 
     assert caught.value.errors == (
         "tiers[0].plugins[0]: plugin rescheduling: arguments.interval: must be a duration like "

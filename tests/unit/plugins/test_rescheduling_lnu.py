@@ -14,13 +14,12 @@ from typing import Any
 import pytest
 import yaml
 
-from vscheduler import builtins, loop
 from vscheduler.actions import shuffle
-from vscheduler.clock import FixedClock
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.facts import NodeFacts, NodeUsage, TaskFacts
 from vscheduler.model.status import QoSClass
 from vscheduler.plugins.rescheduling import Proposing
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import START, node, pod, snapshot
 
 LNU: dict[str, object] = {
@@ -104,11 +103,13 @@ def run_plugin(
         "arguments": {"strategies": list(strategies) or [LNU], **arguments},
     }
     text = yaml.safe_dump({"actions": "", "tiers": [{"plugins": [entry]}]})
-    session = loop.open_session(snap, builtins.load_pipeline(text), clock=FixedClock(START))
+    session = sessions.open_session(snap, text)
     plugin = session.plugins["rescheduling"]
     assert isinstance(plugin, Proposing)
     victims = plugin.propose_victims(shuffle.candidates(session))
-    notes = {session.tasks[uid].facts.name: note for uid, note in session.victim_notes.items()}
+    notes = {
+        session.tasks[uid].facts.name: note for uid, note in session.findings.victim_notes.items()
+    }
     return [t.facts.name for t in victims], plugin, notes
 
 

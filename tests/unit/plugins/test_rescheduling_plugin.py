@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 import yaml
 
-from vscheduler import builtins, loop
+from vscheduler import catalog
 from vscheduler.actions import shuffle
 from vscheduler.clock import FixedClock
+from vscheduler.cycle import run_cycle
 from vscheduler.framework.registry import Pipeline
 from vscheduler.framework.session import Session
 from vscheduler.model.cluster import ClusterSnapshot
@@ -22,6 +23,7 @@ from vscheduler.model.status import QoSClass
 from vscheduler.plugins import rescheduling
 from vscheduler.plugins.rescheduling import Avoiding, Factory, Idle, Proposing, ProposingAvoiding
 from vscheduler.plugins.rescheduling.plugin import AVOID_REASON
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import START, at, node, pod, podgroup, queue, snapshot
 
 MINUTE = dt.timedelta(minutes=1)
@@ -33,7 +35,7 @@ def policy(actions: str = "", **arguments: object) -> str:
 
 
 def pipeline(actions: str = "", **arguments: object) -> Pipeline:
-    return builtins.load_pipeline(policy(actions, **arguments))
+    return catalog.load_pipeline(policy(actions, **arguments))
 
 
 def factory_of(pipe: Pipeline) -> Factory:
@@ -68,7 +70,7 @@ def cluster(*tasks: TaskFacts) -> ClusterSnapshot:
 
 
 def open_at(snap: ClusterSnapshot, pipe: Pipeline, now: dt.datetime = START) -> Session:
-    return loop.open_session(snap, pipe, clock=FixedClock(now))
+    return sessions.open_session(snap, pipe, now=now)
 
 
 def proposing(session: Session) -> Proposing:
@@ -210,7 +212,7 @@ def test_each_victim_carries_the_chain_as_its_strategy_and_a_reason() -> None:
 
     [victim] = plugin.propose_victims(shuffle.candidates(session))
 
-    assert session.victim_notes == {
+    assert session.findings.victim_notes == {
         victim.uid: ("offlineOnly+lowPriorityFirst", "chosen by offlineOnly+lowPriorityFirst")
     }
     assert plugin.outcome == "1 pods chosen by offlineOnly+lowPriorityFirst"
@@ -313,7 +315,7 @@ def test_an_interval_of_zero_runs_every_session() -> None:
 
 # --- memory: cooldown and nodes to avoid ---------------------------------------------------------
 def cycle(snap: ClusterSnapshot, pipe: Pipeline, now: dt.datetime) -> list[str]:
-    report = loop.run_cycle(snap, pipe, clock=FixedClock(now))
+    report = run_cycle(snap, pipe, clock=FixedClock(now))
     return [e.pod for e in report.result.evictions]
 
 
@@ -331,7 +333,7 @@ def one_per_run(**arguments: object) -> Pipeline:
     arguments = {"interval": "0s", "strategies": [{"name": "lowPriorityFirst"}], **arguments}
     text = policy("shuffle", **arguments)
     text += "configurations:\n- name: shuffle\n  arguments: {maxEvictionsPerRun: 1}\n"
-    return builtins.load_pipeline(text)
+    return catalog.load_pipeline(text)
 
 
 def test_after_shuffle_moves_a_pod_its_workload_cools_down_for_workload_cooldown() -> None:
@@ -436,7 +438,7 @@ def test_pods_of_a_real_podgroup_are_one_workload_whatever_their_owner() -> None
 
 def test_the_plugin_is_registered_under_its_volcano_name() -> None:
     assert rescheduling.NAME == "rescheduling"
-    assert "rescheduling" in builtins.builtin_registry().plugins
+    assert "rescheduling" in catalog.builtin_registry().plugins
 
 
 def test_a_node_to_avoid_that_left_the_cluster_costs_nothing() -> None:

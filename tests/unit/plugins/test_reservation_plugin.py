@@ -5,7 +5,7 @@ import datetime as dt
 import numpy as np
 import pytest
 
-from vscheduler import builtins
+from vscheduler import catalog
 from vscheduler.errors import PolicyError
 from vscheduler.framework.results import Code, Status
 from vscheduler.framework.session import Session
@@ -13,7 +13,7 @@ from vscheduler.model.commands import ReservationRelease
 from vscheduler.model.status import TaskStatus
 from vscheduler.plugins import reservation
 from vscheduler.plugins.reservation import Inert, Releases, Reserved
-from vscheduler.testing import scenario
+from vscheduler.testing import scenario, sessions
 from vscheduler.testing.builders import START, Item, at, node, pod, snapshot
 from vscheduler.testing.reservations import ReservationsBuilder, reservations
 
@@ -44,7 +44,7 @@ def open_session(
     *items: Item, book: ReservationsBuilder | None = None, now: dt.datetime = START
 ) -> tuple[Session, object]:
     extra = (book.build(),) if book is not None else ()
-    session = scenario.session(snapshot(*nodes(), *items, *extra), policy=POLICY, now=now)
+    session = sessions.open_session(snapshot(*nodes(), *items, *extra), policy=POLICY, now=now)
     return session, session.plugins["reservation"]
 
 
@@ -76,7 +76,7 @@ def test_bad_arguments_are_all_reported_naming_plugin_and_argument() -> None:
     text = policy(configMapNamespace="Team_A", configMapName="''", configmapName="x")
 
     with pytest.raises(PolicyError) as caught:
-        builtins.load_pipeline(text)
+        catalog.load_pipeline(text)
 
     assert caught.value.errors == (
         "tiers[0].plugins[0]: plugin reservation: arguments.configMapNamespace: must be a "
@@ -90,7 +90,7 @@ def test_bad_arguments_are_all_reported_naming_plugin_and_argument() -> None:
 
 def test_an_argument_that_is_not_a_string_is_an_error() -> None:
     with pytest.raises(PolicyError) as caught:
-        builtins.load_pipeline(policy(configMapName="3"))
+        catalog.load_pipeline(policy(configMapName="3"))
 
     assert caught.value.errors == (
         "tiers[0].plugins[0]: plugin reservation: arguments.configMapName: must be a string, got 3",

@@ -9,7 +9,7 @@ from vscheduler.framework.results import Vote
 from vscheduler.framework.session import Session
 from vscheduler.model.resources import Resources
 from vscheduler.plugins.resourcequota import ResourceQuota
-from vscheduler.testing import scenario
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import Item, node, podgroup, resource_quota, snapshot
 
 POLICY = 'actions: "enqueue"\ntiers:\n- plugins:\n  - name: resourcequota\n'
@@ -17,7 +17,7 @@ TEAM_QUOTA = resource_quota("compute", "team").hard(cpu="8", memory="16Gi").used
 
 
 def open_session(*items: Item) -> tuple[Session, ResourceQuota]:
-    session = scenario.session(snapshot(node("n1"), *items), policy=POLICY)
+    session = sessions.open_session(snapshot(node("n1"), *items), policy=POLICY)
     plugin = session.plugins["resourcequota"]
     assert isinstance(plugin, ResourceQuota)
     return session, plugin
@@ -27,7 +27,7 @@ def vote(*items: Item, job: str = "team/new") -> tuple[Vote, str | None]:
     """The vote on `job` and the note it left."""
     session, plugin = open_session(*items)
     result = plugin.vote_enqueue(session.jobs[job])
-    return result, session.job_notes.get(job)
+    return result, session.findings.job_notes.get(job)
 
 
 # --- the gate -------------------------------------------------------------------------------------
@@ -130,7 +130,7 @@ def test_jobs_admitted_earlier_in_the_session_count_against_the_quota() -> None:
 
     assert plugin.admitted == {"team": Resources(cpu=2000)}
     assert plugin.vote_enqueue(session.jobs["team/new"]) is Vote.REJECT
-    assert session.job_notes["team/new"] == (
+    assert session.findings.job_notes["team/new"] == (
         "podgroup team/new is Pending: resource quota team/compute insufficient: "
         "requested cpu 2, used cpu 5 (and cpu 2 admitted in this cycle), limited cpu 8"
     )
@@ -152,4 +152,4 @@ def test_resourcequota_takes_no_arguments() -> None:
     policy = POLICY + "    arguments:\n      quota.strict: true\n"
 
     with pytest.raises(PolicyError, match=r"plugin resourcequota: arguments.quota.strict: unknown"):
-        scenario.session(snapshot(), policy=policy)
+        sessions.open_session(snapshot(), policy=policy)

@@ -9,7 +9,7 @@ from vscheduler.framework.results import Code, Status, Vote
 from vscheduler.framework.session import Session
 from vscheduler.plugins import sla
 from vscheduler.plugins.sla import Sla
-from vscheduler.testing import scenario
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import START, Item, at, node, pod, podgroup, snapshot
 
 
@@ -23,7 +23,9 @@ def policy(waiting_time: str | None = "10m") -> str:
 def open_session(
     *items: Item, now: dt.datetime = START, waiting_time: str | None = "10m"
 ) -> tuple[Session, Sla]:
-    session = scenario.session(snapshot(node("n1"), *items), policy=policy(waiting_time), now=now)
+    session = sessions.open_session(
+        snapshot(node("n1"), *items), policy=policy(waiting_time), now=now
+    )
     plugin = session.plugins["sla"]
     assert isinstance(plugin, Sla)
     return session, plugin
@@ -139,7 +141,9 @@ def test_a_bad_annotation_makes_the_job_invalid_with_a_clear_message(
 
     assert plugin.validate_job(job) == Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, problem)
     assert plugin.vote_enqueue(job) is Vote.REJECT
-    assert session.job_notes["default/bad"] == (f"podgroup default/bad is not valid: {problem}")
+    assert session.findings.job_notes["default/bad"] == (
+        f"podgroup default/bad is not valid: {problem}"
+    )
 
 
 def test_a_good_annotation_leaves_the_job_valid() -> None:
@@ -184,14 +188,14 @@ def test_a_bad_argument_is_a_policy_error_naming_plugin_and_argument(
     value: str, message: str
 ) -> None:
     with pytest.raises(PolicyError) as caught:
-        scenario.session(snapshot(), policy=policy(value))
+        sessions.open_session(snapshot(), policy=policy(value))
 
     assert message in str(caught.value)
 
 
 def test_an_unknown_argument_is_reported_with_a_zero_waiting_time() -> None:
     with pytest.raises(PolicyError) as caught:
-        scenario.session(snapshot(), policy=policy("0s") + "      sla-wait: 1m\n")
+        sessions.open_session(snapshot(), policy=policy("0s") + "      sla-wait: 1m\n")
 
     assert "arguments.sla-wait: unknown argument" in str(caught.value)
     assert "arguments.sla-waiting-time: must be a positive duration" in str(caught.value)

@@ -6,8 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vscheduler import builtins, loop
-from vscheduler.clock import FixedClock
+from vscheduler import catalog
 from vscheduler.errors import PluginArgsError, PolicyError
 from vscheduler.framework.results import Code, Status, Vote
 from vscheduler.framework.session import Session
@@ -15,7 +14,7 @@ from vscheduler.framework.state import TaskState
 from vscheduler.model.status import TaskStatus
 from vscheduler.plugins import tdm
 from vscheduler.plugins.tdm import Tdm, Window, parse_window
-from vscheduler.testing import scenario
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import START, Item, PodBuilder, node, pod, podgroup, snapshot
 
 ZONE = "volcano.sh/revocable-zone"
@@ -42,7 +41,7 @@ def clock(hours: int, minutes: int = 0) -> dt.datetime:
 
 
 def open_session(*items: Item, now: dt.datetime = NOON) -> tuple[Session, Tdm]:
-    session = scenario.session(snapshot(*NODES, *items), policy=POLICY, now=now)
+    session = sessions.open_session(snapshot(*NODES, *items), policy=POLICY, now=now)
     plugin = session.plugins["tdm"]
     assert isinstance(plugin, Tdm)
     return session, plugin
@@ -238,7 +237,7 @@ def test_a_closed_zone_gives_back_its_preemptable_tasks_one_per_job() -> None:
     victims = plugin.propose_victims(candidates)
 
     assert keys(victims) == ["default/night-0", "default/solo"]
-    assert session.victim_notes == {
+    assert session.findings.victim_notes == {
         "default/night-0": ("tdm", "revocable zone rz2 of node r2 is closed (22:00-06:00)"),
         "default/solo": ("tdm", "revocable zone rz2 of node r2 is closed (22:00-06:00)"),
     }
@@ -251,11 +250,11 @@ def test_an_open_zone_keeps_its_tasks() -> None:
 
 
 def test_victims_are_looked_for_at_most_once_per_eviction_period() -> None:
-    pipeline = builtins.load_pipeline(POLICY)
+    pipeline = catalog.load_pipeline(POLICY)
     snap = snapshot(*NODES, *ON_R2)
 
     def victims_at(now: dt.datetime) -> list[str]:
-        session = loop.open_session(snap, pipeline, clock=FixedClock(now))
+        session = sessions.open_session(snap, pipeline, now=now)
         plugin = session.plugins["tdm"]
         assert isinstance(plugin, Tdm)
         candidates = sorted(session.tasks.values(), key=lambda t: t.key)
@@ -361,13 +360,13 @@ def test_bad_arguments_are_errors_naming_plugin_and_argument(
 
 def test_a_bad_window_fails_the_policy() -> None:
     with pytest.raises(PolicyError, match=r"tdm\.revocable-zone\.rz2: must hold times"):
-        scenario.session(snapshot(), policy=POLICY.replace("22:00-06:00", "22:00-26:00"))
+        sessions.open_session(snapshot(), policy=POLICY.replace("22:00-06:00", "22:00-26:00"))
 
 
 def test_the_volcano_documented_arguments_build() -> None:
     fixture = Path(__file__).resolve().parents[2] / "fixtures" / "policies"
     text = (fixture / "volcano-plugin-arguments.yaml").read_text(encoding="utf-8")
-    pipeline = builtins.load_pipeline(text)
+    pipeline = catalog.load_pipeline(text)
     [factory] = [e.factory for tier in pipeline.tiers for e in tier if e.factory.name == "tdm"]
 
     assert isinstance(factory, tdm.Factory)
@@ -379,7 +378,7 @@ def test_the_volcano_documented_arguments_build() -> None:
 
 
 def test_without_revocable_nodes_answers_are_shared_per_template() -> None:
-    plain = scenario.session(snapshot(node("n1"), pod("p")), policy=POLICY, now=NOON)
+    plain = sessions.open_session(snapshot(node("n1"), pod("p")), policy=POLICY, now=NOON)
     session, revocable = open_session(pod("p"))
     plugin = plain.plugins["tdm"]
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from vscheduler import builtins, loop
+from vscheduler import catalog, cycle
 from vscheduler.clock import FixedClock
 from vscheduler.conf.parse import parse_policy
 from vscheduler.errors import PluginArgsError, PolicyError
@@ -18,6 +18,7 @@ from vscheduler.framework.results import Code, Status
 from vscheduler.framework.session import Session
 from vscheduler.model.facts import NodeUsage
 from vscheduler.plugins import usage
+from vscheduler.testing import sessions
 from vscheduler.testing.builders import START, Item, node, pod, snapshot
 
 REGISTRY = Registry(plugins={usage.NAME: usage.build}, actions={})
@@ -59,7 +60,7 @@ def pipeline(text: str) -> Pipeline:
 
 def open_session(*items: Item, arguments: str = "", flags: str = "") -> Session:
     snap = snapshot(*items, TASK)
-    return loop.open_session(snap, pipeline(policy(arguments, flags)), clock=FixedClock(START))
+    return sessions.open_session(snap, pipeline(policy(arguments, flags)))
 
 
 def plugin(session: Session) -> usage.Usage:
@@ -145,9 +146,9 @@ def test_thresholds_may_be_floats_and_memory_is_another_name_for_mem() -> None:
 
 def test_a_failing_node_is_reported_in_the_unschedulable_message() -> None:
     snap = snapshot(node("n1"), load("n1", 99.0, 10.0), TASK)
-    built = builtins.load_pipeline('actions: "allocate"\ntiers:\n- plugins:\n  - name: usage\n')
+    built = catalog.load_pipeline('actions: "allocate"\ntiers:\n- plugins:\n  - name: usage\n')
 
-    report = loop.run_cycle(snap, built, clock=FixedClock(START))
+    report = cycle.run_cycle(snap, built, clock=FixedClock(START))
 
     assert report.result.unschedulable == {
         # Volcano's reason ends in a period, and so does its message: the two stay, as there
@@ -206,16 +207,16 @@ def test_the_period_argument_chooses_the_value_read() -> None:
 # --- flags --------------------------------------------------------------------------------------
 def test_enable_predicate_false_turns_the_filter_off_but_keeps_the_score() -> None:
     session = open_session(node("n1"), load("n1", 99.0, 60.0), flags="enablePredicate: false")
-    assert not session.hooks.has("predicate")
-    assert not session.hooks.has("predicateReason")
-    assert session.hooks.has("nodeOrder")
+    assert not session.dispatch.has("predicate")
+    assert not session.dispatch.has("predicateReason")
+    assert session.dispatch.has("nodeOrder")
     assert node_status(session, "n1") is None
 
 
 def test_enable_node_order_false_turns_the_score_off() -> None:
     session = open_session(node("n1"), load("n1", 10.0, 10.0), flags="enableNodeOrder: false")
-    assert session.hooks.has("predicate")
-    assert not session.hooks.has("nodeOrder")
+    assert session.dispatch.has("predicate")
+    assert not session.dispatch.has("nodeOrder")
 
 
 # --- arguments ----------------------------------------------------------------------------------

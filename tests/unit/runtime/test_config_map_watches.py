@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vscheduler import builtins
+from vscheduler import catalog
 from vscheduler.informer.kinds import Kind, config_map
 from vscheduler.runtime.watches import ConfigMapWatches, config_maps_read
 
@@ -10,7 +10,7 @@ RESERVATION = 'actions: "allocate"\ntiers:\n- plugins:\n  - name: reservation\n'
 ELSEWHERE = (
     RESERVATION + "    arguments:\n      configMapNamespace: team\n      configMapName: holds\n"
 )
-DEFAULT = builtins.load_pipeline(None)
+DEFAULT = catalog.load_pipeline(None)
 
 
 class FakeInformer:
@@ -32,7 +32,7 @@ def watches(log: list[str]) -> ConfigMapWatches:
 
 def test_a_policy_reads_the_config_maps_its_plugins_name() -> None:
     assert config_maps_read(DEFAULT) == ()
-    assert config_maps_read(builtins.load_pipeline(RESERVATION)) == (
+    assert config_maps_read(catalog.load_pipeline(RESERVATION)) == (
         ("kube-system", "vscheduler-reservations"),
     )
 
@@ -40,7 +40,7 @@ def test_a_policy_reads_the_config_maps_its_plugins_name() -> None:
 def test_nothing_is_watched_before_start_and_the_policy_in_force_after() -> None:
     log: list[str] = []
     w = watches(log)
-    w.follow(builtins.load_pipeline(RESERVATION))
+    w.follow(catalog.load_pipeline(RESERVATION))
 
     assert log == []
 
@@ -54,9 +54,9 @@ def test_a_new_policy_moves_the_watch_and_forgets_the_old_config_map() -> None:
     log: list[str] = []
     w = watches(log)
     w.start()
-    w.follow(builtins.load_pipeline(RESERVATION))
-    w.follow(builtins.load_pipeline(ELSEWHERE))
-    w.follow(builtins.load_pipeline(ELSEWHERE))
+    w.follow(catalog.load_pipeline(RESERVATION))
+    w.follow(catalog.load_pipeline(ELSEWHERE))
+    w.follow(catalog.load_pipeline(ELSEWHERE))
     w.follow(DEFAULT)
 
     assert log == [
@@ -72,10 +72,10 @@ def test_a_new_policy_moves_the_watch_and_forgets_the_old_config_map() -> None:
 def test_stop_ends_every_watch() -> None:
     log: list[str] = []
     w = watches(log)
-    w.follow(builtins.load_pipeline(ELSEWHERE))
+    w.follow(catalog.load_pipeline(ELSEWHERE))
     w.start()
     w.stop()
-    w.follow(builtins.load_pipeline(RESERVATION))
+    w.follow(catalog.load_pipeline(RESERVATION))
 
     assert log == ["start team metadata.name=holds", "stop team metadata.name=holds"]
 

@@ -7,9 +7,9 @@ import threading
 import pytest
 from prometheus_client import CollectorRegistry
 
-from vscheduler import loop
+from vscheduler import cycle
 from vscheduler.clock import FixedClock
-from vscheduler.loop import CycleReport
+from vscheduler.cycle import CycleReport
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult
 from vscheduler.obs.metrics import SchedulerMetrics
@@ -185,7 +185,7 @@ def test_a_cycle_that_raises_is_reported_with_its_pending_pods_and_nothing_is_su
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     scheduler, _, effects, observer = make()
-    monkeypatch.setattr(loop, "run_cycle", _raise)
+    monkeypatch.setattr(cycle, "run_cycle", _raise)
     with pytest.raises(RuntimeError, match="a bug in an action"):
         scheduler.run_once()
     assert observer.failed == [1]
@@ -206,7 +206,7 @@ def test_a_failed_cycle_is_tried_again_at_the_next_turn_even_if_nothing_changed(
 ) -> None:
     scheduler, _, effects, observer = make()
     with monkeypatch.context() as patched:
-        patched.setattr(loop, "run_cycle", _raise)
+        patched.setattr(cycle, "run_cycle", _raise)
         with pytest.raises(RuntimeError):
             scheduler.run_once()
     assert scheduler.run_once() is not None
@@ -224,7 +224,7 @@ def test_the_loop_counts_a_failed_cycle_as_an_error_cycle_and_its_pods_as_error_
         stop.set()
         raise RuntimeError("a bug in an action")
 
-    monkeypatch.setattr(loop, "run_cycle", fail_then_stop)
+    monkeypatch.setattr(cycle, "run_cycle", fail_then_stop)
     scheduler = Scheduler(
         cache=cache,
         policy=PolicyHolder(),

@@ -18,11 +18,15 @@ import numpy as np
 from vscheduler.plugin_api import (
     CPU,
     MEMORY,
+    AllocateEvent,
     ArgumentReader,
+    BatchNodeOrder,
     BoolArray,
+    DeallocateEvent,
     FloatArray,
     IntArray,
-    Session,
+    NodeOrder as NodeOrderPoint,
+    PluginSession,
     SpreadConstraint,
     Taint,
     TaskState,
@@ -81,10 +85,10 @@ ARGUMENTS: Final = (
 
 
 # --- the plugin ---------------------------------------------------------------------------------
-class NodeOrder:
+class NodeOrder(NodeOrderPoint, BatchNodeOrder, AllocateEvent, DeallocateEvent):
     """The per-session plugin."""
 
-    def __init__(self, session: Session, weights: Weights) -> None:
+    def __init__(self, session: PluginSession, weights: Weights) -> None:
         ledger = session.ledger
         self._w = weights
         self._ledger = ledger
@@ -272,11 +276,12 @@ class Factory:
     """Lives as long as the policy."""
 
     name = NAME
+    plugin = NodeOrder
 
     def __init__(self, weights: Weights) -> None:
         self.weights = weights
 
-    def open(self, session: Session) -> NodeOrder:
+    def open(self, session: PluginSession) -> NodeOrder:
         """A fresh plugin for `session`."""
         return NodeOrder(session, self.weights)
 

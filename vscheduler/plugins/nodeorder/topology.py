@@ -33,8 +33,8 @@ from vscheduler.plugin_api import (
     BoolArray,
     FloatArray,
     IntArray,
+    PluginSession,
     PodAffinityTerm,
-    Session,
     SpreadConstraint,
     TaskState,
     podindex,
@@ -61,7 +61,7 @@ class TopologyScores:
     """podaffinity and podtopologyspread for one session."""
 
     def __init__(
-        self, session: Session, affinity_weight: int, spread_weight: int, inclusion: Inclusion
+        self, session: PluginSession, affinity_weight: int, spread_weight: int, inclusion: Inclusion
     ) -> None:
         self._session = session
         self._affinity_weight = affinity_weight

@@ -21,11 +21,15 @@ from typing import Final
 import numpy as np
 
 from vscheduler.plugin_api import (
+    AllocateEvent,
     ArgumentReader,
     BoolArray,
+    DeallocateEvent,
     HostPort,
     IntArray,
-    Session,
+    PluginSession,
+    Predicate,
+    PredicateReason,
     SpreadConstraint,
     Status,
     TaskState,
@@ -62,10 +66,10 @@ class Config:
     """resource -> (cpu cores, memory GB) per unit, for the proportional check."""
 
 
-class Predicates:
+class Predicates(Predicate, PredicateReason, AllocateEvent, DeallocateEvent):
     """The per-session plugin."""
 
-    def __init__(self, session: Session, config: Config) -> None:
+    def __init__(self, session: PluginSession, config: Config) -> None:
         ledger = session.ledger
         nodes = ledger.nodes
         self._config = config
@@ -93,7 +97,7 @@ class Predicates:
         """False when some check looks at other nodes' pods (the session then asks about every
         node for every task)."""
 
-    def _open_topology(self, session: Session) -> None:
+    def _open_topology(self, session: PluginSession) -> None:
         """The inter-pod and spread filters, if some pod of the session needs them."""
         config, tasks = self._config, podindex.with_terms(session.tasks.values())
         interpod = config.pod_affinity and any(_needs_interpod(t) for t in tasks)
@@ -264,11 +268,12 @@ class Factory:
     """Lives as long as the policy."""
 
     name = NAME
+    plugin = Predicates
 
     def __init__(self, config: Config) -> None:
         self.config = config
 
-    def open(self, session: Session) -> Predicates:
+    def open(self, session: PluginSession) -> Predicates:
         """A fresh plugin for `session`."""
         return Predicates(session, self.config)
 

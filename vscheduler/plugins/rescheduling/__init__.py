@@ -7,7 +7,7 @@ Registers:
   candidates shuffle offers, narrowed by the selectors and safety exclusions (candidates.py),
   filtered and ordered by the strategy chain (strategies.py), and chosen by `lowNodeUtilization`
   (lnu.py) when it is configured, otherwise all of them (shuffle's caps bound them). Each victim's
-  (strategy, reason) goes to `session.victim_notes`.
+  (strategy, reason) goes to `session.note_victim`.
 - `on_session_close`: the pods shuffle evicted on this plugin's proposal start their workload's
   cooldown (`workloadCooldown`) and make its replacement pods avoid the node they left
   (`avoidNodeFor`) — state.py, kept on the factory.

@@ -28,7 +28,7 @@ from typing import Final
 
 from vscheduler.plugin_api import (
     NodeFacts,
-    Session,
+    PluginSession,
     TaskState,
     TaskStatus,
     task_status,
@@ -67,7 +67,7 @@ class Outcome:
 
 
 def fresh_percents(
-    node: NodeFacts, session: Session, config: Config
+    node: NodeFacts, session: PluginSession, config: Config
 ) -> tuple[dict[str, float], tuple[Mapping[str, Mapping[str, float]], ...]] | None:
     """The node's measured cpu and memory percents and its usage history, or None when the node
     must be left alone (cordoned, not Ready, usage missing, stale, old or without the period)."""
@@ -102,7 +102,7 @@ def _persistent(
     return True
 
 
-def load_of(index: int, session: Session, config: Config, pods: int) -> NodeLoad | None:
+def load_of(index: int, session: PluginSession, config: Config, pods: int) -> NodeLoad | None:
     """Node `index`'s load, or None when it takes no part."""
     node = session.ledger.nodes[index]
     found = fresh_percents(node, session, config)
@@ -128,7 +128,7 @@ def load_of(index: int, session: Session, config: Config, pods: int) -> NodeLoad
     return load
 
 
-def pods_per_node(session: Session) -> dict[int, int]:
+def pods_per_node(session: PluginSession) -> dict[int, int]:
     """How many pods hold a place on each node (occupying or still being released)."""
     counts: dict[int, int] = defaultdict(int)
     for task in session.tasks.values():
@@ -142,7 +142,7 @@ def is_low(load: NodeLoad, params: LnuParams) -> bool:
     return all(load.percent(r) < params.thresholds[r] for r in THRESHOLD_RESOURCES)
 
 
-def select(session: Session, config: Config, ordered: Sequence[TaskState]) -> Outcome:
+def select(session: PluginSession, config: Config, ordered: Sequence[TaskState]) -> Outcome:
     """The victims, taken from `ordered` (the chain's order), and how the strategy ended."""
     params = config.lnu
     pods = pods_per_node(session)

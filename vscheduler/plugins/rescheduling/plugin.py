@@ -19,9 +19,13 @@ from vscheduler.plugin_api import (
     BoolArray,
     IntArray,
     Needs,
-    Session,
+    PluginSession,
+    Predicate,
+    PredicateReason,
+    SessionClose,
     Status,
     TaskState,
+    VictimTasks,
     cluster_total,
     unresolvable,
 )
@@ -38,7 +42,7 @@ class Idle:
     """Not time to run and nothing to avoid: no hooks."""
 
 
-class Avoiding:
+class Avoiding(Predicate, PredicateReason):
     """Replacement pods of moved workloads stay off the nodes their pods left."""
 
     node_local = False
@@ -61,10 +65,10 @@ class Avoiding:
         return None
 
 
-class Proposing:
+class Proposing(VictimTasks, SessionClose):
     """Time to run: proposes victims, and at close remembers the ones shuffle evicted."""
 
-    def __init__(self, session: Session, factory: Factory) -> None:
+    def __init__(self, session: PluginSession, factory: Factory) -> None:
         self._session = session
         self._factory = factory
         self._proposed: dict[str, str] = {}
@@ -88,7 +92,7 @@ class Proposing:
             picks = tuple((t, f"chosen by {label}") for t in ordered)
             self.outcome = f"{len(picks)} pods chosen by {label}"
         for task, reason in picks:
-            session.victim_notes[task.uid] = (label, reason)
+            session.note_victim(task, label, reason)
             self._proposed[task.uid] = workload_of(task)
         return tuple(task for task, _ in picks)
 
@@ -107,7 +111,9 @@ class Proposing:
 class ProposingAvoiding(Proposing, Avoiding):
     """Time to run, and some workload has nodes to avoid."""
 
-    def __init__(self, session: Session, factory: Factory, nodes: dict[str, IntArray]) -> None:
+    def __init__(
+        self, session: PluginSession, factory: Factory, nodes: dict[str, IntArray]
+    ) -> None:
         Proposing.__init__(self, session, factory)
         Avoiding.__init__(self, nodes)
 
@@ -116,6 +122,7 @@ class Factory:
     """Lives as long as the policy; keeps the plugin's memory across cycles."""
 
     name = NAME
+    plugin = (Idle, Avoiding, Proposing, ProposingAvoiding)
 
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -127,7 +134,7 @@ class Factory:
         """When the strategies last ran (None before the first run)."""
         return self.memory.last_run
 
-    def open(self, session: Session) -> Idle | Avoiding | Proposing:
+    def open(self, session: PluginSession) -> Idle | Avoiding | Proposing:
         """The smallest plugin object this session needs (expired entries are dropped first)."""
         now = session.now
         self.memory.expire(now)
@@ -142,7 +149,9 @@ class Factory:
         return Idle()
 
 
-def _node_indices(session: Session, avoided: dict[str, tuple[str, ...]]) -> dict[str, IntArray]:
+def _node_indices(
+    session: PluginSession, avoided: dict[str, tuple[str, ...]]
+) -> dict[str, IntArray]:
     """workload -> the session's indices of the nodes it avoids (nodes gone are dropped)."""
     index = session.ledger.index
     out: dict[str, IntArray] = {}

@@ -69,9 +69,11 @@ def run_cycle(
     t0 = perf_counter()
     result = session.close()
     timings["closeSession"] = perf_counter() - t0
-    errors = tuple(dict.fromkeys(str(e) for e in session.hooks.errors))
+    errors = tuple(dict.fromkeys(str(e) for e in session.dispatch.errors))
     plugins = tuple((name, "OnSessionOpen", s) for name, s in session.open_seconds.items())
-    plugins += tuple((name, "OnSessionClose", s) for name, s in session.hooks.close_seconds.items())
+    plugins += tuple(
+        (name, "OnSessionClose", s) for name, s in session.dispatch.close_seconds.items()
+    )
     return CycleReport(
         result, perf_counter() - started, timings, errors, tuple(session.action_errors), plugins
     )

@@ -1,0 +1,130 @@
+"""Decisions: what one cycle decided, and the PodGroup statuses it ends with.
+
+Owns: the binds and evictions committed Statements recorded, the reservation releases and queue
+figures plugins reported, each PodGroup's end-of-session status (Volcano's phase rule), and
+assembling them with the pending messages into the `CycleResult`.
+Must not: change task state (the session moves a task to Binding before recording its bind) or
+be written by anything but the session, for a committed Statement or a plugin's report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from vscheduler.framework.findings import Findings
+from vscheduler.framework.state import JobState, TaskState
+from vscheduler.model import status as st
+from vscheduler.model.commands import (
+    Bind,
+    CycleResult,
+    Evict,
+    PodGroupStatus,
+    QueueFigures,
+    ReservationRelease,
+)
+from vscheduler.model.facts import PodGroupCondition
+from vscheduler.model.status import PodGroupPhase, TaskStatus
+
+
+class Decisions:
+    """One session's decisions, in the order they were made."""
+
+    __slots__ = ("_binds", "_evictions", "_queue_figures", "_releases")
+
+    def __init__(self) -> None:
+        self._binds: list[Bind] = []
+        self._evictions: list[Evict] = []
+        self._releases: list[ReservationRelease] = []
+        self._queue_figures: dict[str, QueueFigures] = {}
+
+    def bind(self, task: TaskState) -> None:
+        """A committed allocation of `task` to its node."""
+        self._binds.append(Bind(task_uid=task.uid, pod=task.key, node=task.node or ""))
+
+    def evict(self, task: TaskState, reason: str, *, action: str, strategy: str, plan: str) -> None:
+        """A committed eviction (`plan`: see `Evict`)."""
+        self._evictions.append(
+            Evict(
+                task_uid=task.uid,
+                pod=task.key,
+                node=task.node or "",
+                reason=reason,
+                action=action,
+                strategy=strategy,
+                plan=plan,
+            )
+        )
+
+    def release(self, release: ReservationRelease) -> None:
+        """A reservation is done (its pod placed, or expired): its ConfigMap key goes."""
+        self._releases.append(release)
+
+    def report_queue(self, figures: QueueFigures) -> None:
+        """A queue's figures; a later report of the same queue replaces an earlier one."""
+        self._queue_figures[figures.name] = figures
+
+    @property
+    def evictions(self) -> tuple[Evict, ...]:
+        """The evictions committed so far."""
+        return tuple(self._evictions)
+
+    def result(
+        self,
+        pipelined: dict[str, str],
+        podgroups: dict[str, PodGroupStatus],
+        unschedulable: dict[str, str],
+    ) -> CycleResult:
+        """The cycle's result: these decisions, with the session's closing findings."""
+        figures = self._queue_figures
+        return CycleResult(
+            binds=tuple(self._binds),
+            evictions=tuple(self._evictions),
+            pipelined=pipelined,
+            podgroups=podgroups,
+            unschedulable=unschedulable,
+            reservations_released=tuple(self._releases),
+            queues={name: figures[name] for name in sorted(figures)},
+        )
+
+
+def podgroup_statuses(
+    jobs: Iterable[JobState], findings: Findings, session_uid: str
+) -> dict[str, PodGroupStatus]:
+    """Each real PodGroup's status at session close: its conditions (those set this session
+    replace the old by type), counts, and phase."""
+    out: dict[str, PodGroupStatus] = {}
+    for job in jobs:
+        if job.facts.synthetic:
+            continue
+        conditions = {c.type: c for c in job.facts.conditions}
+        conditions.update(findings.conditions_of(job.key))
+        out[job.key] = PodGroupStatus(
+            phase=end_phase(job, conditions, session_uid),
+            conditions=tuple(conditions[k] for k in sorted(conditions)),
+            running=job.count(TaskStatus.RUNNING),
+            succeeded=job.count(TaskStatus.SUCCEEDED),
+            failed=job.count(TaskStatus.FAILED),
+        )
+    return out
+
+
+def end_phase(
+    job: JobState, conditions: Mapping[str, PodGroupCondition], session_uid: str
+) -> PodGroupPhase:
+    """Volcano's end-of-session phase rule."""
+    unsched = conditions.get("Unschedulable")
+    if (
+        job.count(TaskStatus.RUNNING)
+        and unsched is not None
+        and unsched.status == "True"
+        and unsched.transition_id == session_uid
+    ):
+        return PodGroupPhase.UNKNOWN
+    allocated = job.count(*st.OCCUPYING, TaskStatus.SUCCEEDED)
+    if allocated >= job.min_member and allocated > 0:
+        if job.count(TaskStatus.SUCCEEDED) == allocated:
+            return PodGroupPhase.COMPLETED
+        return PodGroupPhase.RUNNING
+    if job.phase is not PodGroupPhase.INQUEUE:
+        return PodGroupPhase.PENDING
+    return job.phase

@@ -1,0 +1,120 @@
+"""What of a session others may see: the read view, and the narrow view plugins are handed.
+
+Owns: `SessionView` (the cycle's clock, snapshot, tasks, jobs, queues and ledger, read-only) and
+`PluginSession` (that, plus the findings plugins read and the few calls they may make: report a
+queue's figures, note a queue, a job or a proposed victim, set a PodGroup condition, release a
+reservation). `framework.session.Session` satisfies both; a plugin annotates with
+`PluginSession`, so mypy stops it calling the Statement-only mutators (`apply_allocate`, ...)
+or writing the findings behind the session's back.
+Must not: import the session (it is what breaks the session <-> statement <-> messages circle).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Protocol
+
+from vscheduler.clock import Clock
+from vscheduler.framework.ledger import IntArray, Ledger
+from vscheduler.framework.state import JobState, QueueState, TaskState
+from vscheduler.model.cluster import ClusterSnapshot
+from vscheduler.model.commands import Evict, QueueFigures, ReservationRelease
+from vscheduler.model.facts import PodGroupCondition
+
+
+class SessionView(Protocol):
+    """One cycle's state, to read."""
+
+    @property
+    def clock(self) -> Clock:
+        """The clock the session was handed (hooks read time only from it, or `now`)."""
+        ...
+
+    @property
+    def now(self) -> dt.datetime:
+        """The session's time, read once at open."""
+        ...
+
+    @property
+    def uid(self) -> str:
+        """The session's id (condition transition ids)."""
+        ...
+
+    @property
+    def snapshot(self) -> ClusterSnapshot:
+        """The cluster as the cycle saw it."""
+        ...
+
+    @property
+    def tasks(self) -> Mapping[str, TaskState]:
+        """Task uid -> its state this session."""
+        ...
+
+    @property
+    def jobs(self) -> Mapping[str, JobState]:
+        """Job key -> its state this session."""
+        ...
+
+    @property
+    def queues(self) -> Mapping[str, QueueState]:
+        """Queue name -> its state this session."""
+        ...
+
+    @property
+    def ledger(self) -> Ledger:
+        """The nodes' resource accounting (rows = nodes, columns = `ledger.dims`): read only."""
+        ...
+
+    @property
+    def evictions(self) -> tuple[Evict, ...]:
+        """The evictions committed so far this session."""
+        ...
+
+    def queue_of(self, job: JobState) -> QueueState | None:
+        """The job's queue, or None if it does not exist."""
+        ...
+
+    def request_row(self, task: TaskState) -> IntArray:
+        """The task's request as a ledger row (shared per class: do not modify)."""
+        ...
+
+    def now_rfc3339(self) -> str:
+        """The session's clock as RFC3339 (for condition timestamps)."""
+        ...
+
+
+class PluginSession(SessionView, Protocol):
+    """What a plugin may read of its session, and the few calls it may make."""
+
+    def job_note(self, job: JobState) -> str | None:
+        """Why the job's tasks were not tried this session (not admitted, invalid), if noted."""
+        ...
+
+    def schedulable_count(self, job: JobState) -> int:
+        """How many of the job's pending tasks found a node this session."""
+        ...
+
+    def report_queue(self, figures: QueueFigures) -> None:
+        """A queue's figures for the metrics (at session close; a later report replaces)."""
+        ...
+
+    def note_queue(self, name: str, reason: str) -> None:
+        """Why queue `name` has little or no room (the first note stays)."""
+        ...
+
+    def note_job(self, job: JobState, reason: str) -> None:
+        """Why a job's tasks were not tried (the first note stays)."""
+        ...
+
+    def note_victim(self, task: TaskState, strategy: str, reason: str) -> None:
+        """Why a victim-tasks plugin proposes `task` (shuffle puts it on the eviction)."""
+        ...
+
+    def set_job_condition(self, job: JobState, condition: PodGroupCondition) -> None:
+        """Set (replace by type) a condition on the job's PodGroup status."""
+        ...
+
+    def record_release(self, release: ReservationRelease) -> None:
+        """A reservation is done: its ConfigMap key goes."""
+        ...

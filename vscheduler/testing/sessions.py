@@ -1,0 +1,45 @@
+"""Open a session for a test: the one place test code builds a `Session`.
+
+    session = open_session(snapshot(node("n1"), pod("p")), POLICY, now=START)
+
+Owns: opening a session on a snapshot at a fixed time, from policy text (the default policy when
+none), a built `Pipeline`, or raw tiers of plugin entries (stand-in plugins, or none at all).
+A change to how a `Session` is constructed is made here, and in `vscheduler.cycle`, only.
+Must not: run actions (`scenario.run` runs whole cycles) or change the session it returns.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+
+from vscheduler import catalog, cycle
+from vscheduler.clock import FixedClock
+from vscheduler.framework.registry import Pipeline
+from vscheduler.framework.session import PluginEntry, Session
+from vscheduler.model.cluster import ClusterSnapshot
+from vscheduler.testing.builders import START
+
+
+def open_session(
+    snap: ClusterSnapshot,
+    policy: str | Pipeline | None = None,
+    *,
+    now: dt.datetime = START,
+) -> Session:
+    """A session opened on `snap` as a cycle opens it, no action run (to test plugin hooks
+    directly). `policy`: the policy's text (None: the default policy) or a built pipeline."""
+    pipeline = policy if isinstance(policy, Pipeline) else catalog.load_pipeline(policy)
+    return cycle.open_session(snap, pipeline, clock=FixedClock(now))
+
+
+def open_session_on_tiers(
+    snap: ClusterSnapshot,
+    tiers: Sequence[Sequence[PluginEntry]],
+    *,
+    actions: Sequence[str] = (),
+    now: dt.datetime = START,
+) -> Session:
+    """A session on raw tiers of plugin entries, no policy parsed: stand-in plugins a test
+    defines itself, or none at all (`tiers=[]`)."""
+    return Session(snap, tiers, clock=FixedClock(now), actions=actions)
