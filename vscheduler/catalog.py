@@ -1,7 +1,8 @@
 """The built-in registry: every action and plugin vscheduler ships, by its Volcano name.
 
 Explicit tables, nothing registers itself on import. Adding an action or a plugin is one module
-and one line here.
+and one entry here: its name in the import list and its line in the table
+(docs/writing-a-plugin.md; tests/unit/docs/test_new_plugin_in_a_clone.py proves it).
 """
 
 from __future__ import annotations

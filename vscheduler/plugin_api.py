@@ -41,6 +41,10 @@ queue's refused pods end with it; `QueueFigures.warning` reports it on the guara
 A victim-tasks plugin says why it proposes a task with `session.note_victim(task, strategy,
 reason)`: shuffle puts the reason on the eviction and the strategy labels the metrics.
 `podindex.PodIndex` counts the session's pods by node, for checks that look at other pods.
+A factory that needs something of the rest of the policy declares it in a `needs` attribute
+(`Needs`): the node-usage periods it reads (the collector queries each), and `TierConflict`s,
+plugins it must not share a tier with while one of its flags is on. Most factories need nothing
+and have no `needs`.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from vscheduler.errors import PluginArgsError
 from vscheduler.framework import podindex
 from vscheduler.framework.ledger import BoolArray, FloatArray, IntArray, Ledger
 from vscheduler.framework.messages import gang_shortfall
+from vscheduler.framework.needs import Needs, TierConflict
 from vscheduler.framework.protocols import (
     Allocatable,
     AllocateEvent,
@@ -153,6 +158,7 @@ __all__ = [
     "JobState",
     "JobValid",
     "Ledger",
+    "Needs",
     "NodeAffinity",
     "NodeFacts",
     "NodeOrder",
@@ -189,6 +195,7 @@ __all__ = [
     "TaskOrder",
     "TaskState",
     "TaskStatus",
+    "TierConflict",
     "Toleration",
     "VictimFilter",
     "VictimTasks",

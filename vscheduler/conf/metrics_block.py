@@ -1,5 +1,5 @@
 """The policy's `metrics` block: parsing it into a `MetricsConfig`, and the usage periods a policy
-asks the node-usage collector for.
+asks the node-usage collector for (its plugins declare theirs: `framework.needs`).
 
 Owns the rules of every `metrics.<key>` (Volcano's flat dotted keys, the nested form accepted),
 PromQL durations, label names and query templates (`{period}`, `{label}`). Must not do I/O: file
@@ -10,9 +10,9 @@ Errors go to the `error(where, message)` callback the policy parser hands in.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, Final, Protocol
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 from vscheduler.conf.arguments import parse_go_duration
@@ -29,32 +29,6 @@ from vscheduler.conf.suggest import describe, did_you_mean
 
 ErrorSink = Callable[[str, str], None]
 """`error(where, message)`: records one problem of the policy."""
-
-USAGE_PLUGIN: Final = "usage"
-USAGE_PLUGIN_PERIOD: Final = "period"
-RESCHEDULING_PLUGIN: Final = "rescheduling"
-RESCHEDULING_PLUGIN_PERIOD: Final = "metricsPeriod"
-PLUGIN_DEFAULT_PERIOD: Final = DEFAULT_USAGE_PERIOD
-"""What `usage`'s `period` and `rescheduling`'s `metricsPeriod` default to."""
-
-
-class PluginView(Protocol):
-    """What `usage_periods` reads of a plugin entry (a `PluginOption`)."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def arguments(self) -> Mapping[str, object]: ...
-
-
-class PolicyView(Protocol):
-    """What `usage_periods` reads of a policy (a `Policy`)."""
-
-    @property
-    def metrics(self) -> MetricsConfig | None: ...
-
-    def plugins(self) -> Sequence[PluginView]: ...
 
 
 _GROUPS: Final = ("tls", "elasticsearch", "queries")
@@ -88,21 +62,14 @@ def render_query(template: str, *, period: str, label: str) -> str:
     return _PLACEHOLDER.sub(lambda match: values.get(match.group(1), match.group(0)), template)
 
 
-def usage_periods(policy: PolicyView) -> tuple[str, ...]:
+def usage_periods(metrics: MetricsConfig | None, asked: Iterable[str]) -> tuple[str, ...]:
     """Every averaging period the policy's readers of node usage ask for, so the collector
-    writes each key a plugin reads (Volcano #3582): the block's `period`, then `usage`'s
-    `period` and `rescheduling`'s `metricsPeriod` (default `10m`) when those plugins are
-    configured. First occurrence order, no duplicates. A value that is not a PromQL duration is
-    left out (the plugin reports its own argument error)."""
-    found = [policy.metrics.period if policy.metrics is not None else DEFAULT_USAGE_PERIOD]
-    readers = {USAGE_PLUGIN: USAGE_PLUGIN_PERIOD, RESCHEDULING_PLUGIN: RESCHEDULING_PLUGIN_PERIOD}
-    for plugin in policy.plugins():
-        key = readers.get(plugin.name)
-        if key is None:
-            continue
-        value = plugin.arguments.get(key, PLUGIN_DEFAULT_PERIOD)
-        if isinstance(value, str) and is_promql_duration(value):
-            found.append(value)
+    writes each key a plugin reads (Volcano #3582): the block's `period`, then the periods the
+    plugins `asked` for, in their order (each plugin declares its own: `Needs.usage_periods`).
+    First occurrence order, no duplicates. A value that is not a PromQL duration is left out
+    (the plugin reports its own argument error, or reads a key the collector never writes)."""
+    found = [metrics.period if metrics is not None else DEFAULT_USAGE_PERIOD]
+    found.extend(period for period in asked if is_promql_duration(period))
     return tuple(dict.fromkeys(found))
 
 

@@ -166,7 +166,6 @@ def _tiers(raw: object, check: _Check) -> tuple[Tier, ...]:
             continue
         _check_keys(tier_raw, TIER_KEYS, path, check)
         tier = Tier(plugins=_plugins(tier_raw.get("plugins"), path, check, first_seen))
-        _check_hierarchy_conflict(tier, path, check)
         tiers.append(tier)
     return tuple(tiers)
 
@@ -238,16 +237,6 @@ def _name(raw: dict[Any, Any], path: str, check: _Check) -> str | None:
         check.error(f"{path}.name", f"must be a non-empty string, got {describe(name)}")
         return None
     return name
-
-
-def _check_hierarchy_conflict(tier: Tier, path: str, check: _Check) -> None:
-    names = {plugin.name for plugin in tier.plugins}
-    hierarchical_drf = any(
-        plugin.name == "drf" and plugin.flags.get("enableHierarchy") is True
-        for plugin in tier.plugins
-    )
-    if hierarchical_drf and "proportion" in names:
-        check.error(path, "drf with enableHierarchy: true conflicts with proportion in one tier")
 
 
 def _arguments(raw: object, path: str, check: _Check) -> Mapping[str, object]:

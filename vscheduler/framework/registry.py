@@ -5,7 +5,8 @@ whole policy at load time: every plugin's and action's arguments are parsed by i
 plugin's classes are checked against the extension-point Protocols (`framework.contract`: an
 unknown public method, a hook without its Protocol base or with the wrong number of parameters),
 and all errors are reported together. The resulting `Pipeline` lives as long as the policy; its
-plugin factories are where cross-cycle plugin state belongs.
+plugin factories are where cross-cycle plugin state belongs. What a factory declares it needs
+(`framework.needs`) is collected here: the usage periods, and the conflicts checked per tier.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from vscheduler.conf.metrics_block import usage_periods
 from vscheduler.conf.schema import MetricsConfig
 from vscheduler.errors import PluginArgsError, PolicyError
 from vscheduler.framework import contract
+from vscheduler.framework.needs import needs_of
 from vscheduler.framework.session import PluginEntry, PluginFactory, Session
 
 
@@ -92,7 +94,8 @@ class Registry:
 @dataclasses.dataclass(frozen=True, slots=True)
 class Pipeline:
     """A built policy: the actions to run, in order, and the plugin tiers; for the node-usage
-    collector, the `metrics` block and every usage period the policy's plugins read."""
+    collector, the `metrics` block and every usage period the policy's plugins read (the block's
+    `period` first, then each plugin's declared `Needs.usage_periods`)."""
 
     actions: tuple[Action, ...]
     tiers: tuple[tuple[PluginEntry, ...], ...]
@@ -137,12 +140,25 @@ def build(policy: PolicyLike, registry: Registry, *, source: str = "policy") -> 
             broken = contract.problems(option.name, factory)
             errors.extend(f"tiers[{t}].plugins[{p}]: {problem}" for problem in broken)
             entries.append(PluginEntry(option, factory))
+        errors.extend(f"tiers[{t}]: {problem}" for problem in _conflicts(tier, entries))
         tiers.append(tuple(entries))
     if errors:
         raise PolicyError(errors, source=source)
+    asked = [period for tier in tiers for e in tier for period in needs_of(e.factory).usage_periods]
     return Pipeline(
         tuple(actions),
         tuple(tiers),
         metrics=policy.metrics,
-        usage_periods=usage_periods(policy),
+        usage_periods=usage_periods(policy.metrics, asked),
     )
+
+
+def _conflicts(tier: TierLike, entries: list[PluginEntry]) -> list[str]:
+    """The problems of the tier's declared conflicts (`Needs.conflicts`)."""
+    names = {option.name for option in tier.plugins}
+    return [
+        rule.problem(entry.option.name)
+        for entry in entries
+        for rule in needs_of(entry.factory).conflicts
+        if rule.plugin in names and entry.option.is_enabled(rule.flag)
+    ]

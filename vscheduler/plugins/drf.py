@@ -32,10 +32,12 @@ from vscheduler.plugin_api import (
     DeallocateEvent,
     JobOrder,
     JobState,
+    Needs,
     PluginSession,
     Preemptable,
     Resources,
     TaskState,
+    TierConflict,
     cluster_total,
 )
 
@@ -118,10 +120,12 @@ class Drf(JobOrder, Preemptable, AllocateEvent, DeallocateEvent):
 
 
 class Factory:
-    """Lives as long as the policy; holds nothing across cycles."""
+    """Lives as long as the policy; holds nothing across cycles. Hierarchical drf and
+    proportion both divide the cluster among queues: one tier holds one of them."""
 
     name = NAME
     plugin = Drf
+    needs = Needs(conflicts=(TierConflict(flag="enableHierarchy", plugin="proportion"),))
 
     def open(self, session: PluginSession) -> Drf:
         """A fresh plugin for `session`."""

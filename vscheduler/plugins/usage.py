@@ -45,6 +45,7 @@ from vscheduler.plugin_api import (
     BoolArray,
     FloatArray,
     IntArray,
+    Needs,
     NodeOrder,
     NodeUsage,
     PluginArgsError,
@@ -142,6 +143,7 @@ class Factory:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        self.needs = Needs(usage_periods=(settings.period,))
 
     def open(self, session: PluginSession) -> Usage:
         """A fresh plugin for `session`."""

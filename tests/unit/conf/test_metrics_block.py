@@ -1,5 +1,6 @@
 """The policy's `metrics` block as the node-usage collector reads it, and the usage periods of a
-policy (what the collector queries so that every plugin finds the key it reads)."""
+policy (what the collector queries so that every plugin finds the key it reads: the block's, then
+those the built plugins declare)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,16 @@ from collections.abc import Mapping
 
 import pytest
 
+from vscheduler.catalog import builtin_registry
 from vscheduler.conf.metrics_block import (
     is_promql_duration,
     placeholders,
     render_query,
-    usage_periods,
 )
 from vscheduler.conf.parse import parse_policy
 from vscheduler.conf.schema import DEFAULT_CPU_QUERY, DEFAULT_MEMORY_QUERY, MetricsConfig, Policy
 from vscheduler.errors import PolicyError
+from vscheduler.framework.needs import Needs
 from vscheduler.framework.registry import Registry, build
 
 PLUGINS = ("usage", "rescheduling", "gang")
@@ -249,6 +251,10 @@ def test_periods_are_prometheus_durations(text: str, valid: bool) -> None:
     assert is_promql_duration(text) is valid
 
 
+def usage_periods(policy: Policy) -> tuple[str, ...]:
+    return build(policy, builtin_registry()).usage_periods
+
+
 USAGE = "  - name: usage\n"
 RESCHEDULING = "  - name: rescheduling\n"
 
@@ -287,16 +293,20 @@ def test_a_period_asked_twice_is_queried_once() -> None:
 
 def test_a_plugin_period_that_is_not_a_promql_duration_is_left_to_the_plugin_to_report() -> None:
     policy = with_plugins(
-        "  address: http://p:9090\n",
-        USAGE + "    arguments:\n      period: 1.5h\n",
-        RESCHEDULING + "    arguments:\n      metricsPeriod: 5\n",
+        "  address: http://p:9090\n", USAGE + "    arguments:\n      period: 1.5h\n"
     )
     assert usage_periods(policy) == ("10m",)
+    policy = with_plugins(
+        "  address: http://p:9090\n", RESCHEDULING + "    arguments:\n      metricsPeriod: 5\n"
+    )
+    with pytest.raises(PolicyError, match="metricsPeriod: must be a duration"):
+        usage_periods(policy)
 
 
 class _Factory:
     name = "fake"
     plugin = object
+    needs = Needs(usage_periods=("30m",))
 
     def open(self, _session: object) -> object:
         return object()

@@ -478,12 +478,6 @@ BROKEN_POLICIES = [
         id="arguments-not-a-mapping",
     ),
     pytest.param(
-        "actions: allocate\ntiers:\n- plugins:\n  - name: drf\n    enableHierarchy: true\n"
-        "  - name: proportion\n",
-        ("tiers[0]: drf with enableHierarchy: true conflicts with proportion in one tier",),
-        id="hierarchical-drf-with-proportion",
-    ),
-    pytest.param(
         "actions: preempt\nconfigurations:\n- name: prempt\n  arguments: {x: 1}\n",
         ("configurations[0].name: unknown action 'prempt'; did you mean 'preempt'?",),
         id="configuration-for-a-misspelt-action",

@@ -18,6 +18,7 @@ import numpy as np
 from vscheduler.plugin_api import (
     BoolArray,
     IntArray,
+    Needs,
     PluginSession,
     Predicate,
     PredicateReason,
@@ -126,6 +127,7 @@ class Factory:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.memory = Memory()
+        self.needs = Needs(usage_periods=(config.metrics_period,))
 
     @property
     def last_run(self) -> dt.datetime | None:

@@ -1,0 +1,49 @@
+"""What a plugin factory declares it needs of the rest of the policy and of the scheduler.
+
+Owns `Needs` (an optional `needs` attribute of a plugin factory, read with `needs_of`) and the
+rules it can declare: the node-usage periods the plugin reads, and the plugins it conflicts with
+in one tier when one of its flags is on. `framework.registry.build` collects every factory's
+needs in one place, so the config layer never names a plugin. Must not know any plugin by name:
+each plugin declares its own needs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Final
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TierConflict:
+    """With the declaring plugin's `flag` on, `plugin` must not be in the same tier."""
+
+    flag: str
+    plugin: str
+
+    def problem(self, declarer: str) -> str:
+        """The error, as a policy's reader sees it."""
+        return f"{declarer} with {self.flag}: true conflicts with {self.plugin} in one tier"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Needs:
+    """A factory's declared needs; a factory without a `needs` attribute needs nothing.
+
+    `usage_periods`: the averaging periods of node usage the plugin reads (the collector queries
+    each; one that is not a PromQL duration is left out: the plugin reports its own argument
+    error, or finds no value). `conflicts`: rules checked once per tier by `registry.build`.
+    """
+
+    usage_periods: tuple[str, ...] = ()
+    conflicts: tuple[TierConflict, ...] = ()
+
+
+NOTHING: Final = Needs()
+
+
+def needs_of(factory: object) -> Needs:
+    """The factory's `needs` attribute, or `NOTHING` when it declares none."""
+    needs = getattr(factory, "needs", NOTHING)
+    if not isinstance(needs, Needs):
+        raise TypeError(f"plugin factory {factory!r}: needs must be a Needs, got {needs!r}")
+    return needs
