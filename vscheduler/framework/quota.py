@@ -15,9 +15,12 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Final
 
+from vscheduler.model import status as task_status
 from vscheduler.model.resources import CPU, EMPTY, MEMORY, Resources, format_amount
+from vscheduler.model.status import PodGroupPhase
 
 if TYPE_CHECKING:
+    from vscheduler.framework.state import JobState
     from vscheduler.framework.view import PluginSession
 
 ALWAYS_BOUNDED: Final = frozenset({CPU, MEMORY})
@@ -58,6 +61,36 @@ def cluster_total(session: PluginSession) -> Resources:
     return total
 
 
+def cluster_total_and_used(session: PluginSession) -> tuple[Resources, Resources]:
+    """`cluster_total` and what the pods on the Ready nodes hold (Volcano's `node.Used`: every
+    non-pipelined pod placed there, releasing ones included), in one pass."""
+    ledger = session.ledger
+    total, used = EMPTY, EMPTY
+    for i, node in enumerate(ledger.nodes):
+        if node.ready:
+            total = total + node.allocatable
+            used = used + ledger.resources_of(ledger.used[i])
+    return total, used
+
+
+def reserved(job: JobState, *, less_allocated: bool = False) -> Resources:
+    """What an admitted job's minResources hold in its queue (Volcano's inqueue share of it).
+
+    While the PodGroup is Inqueue: all of it (proportion, overcommit), or with `less_allocated`
+    the part the job has not yet allocated (capacity). While it is Running with its gang placed:
+    the part not yet allocated. Otherwise nothing.
+    """
+    if job.facts.min_resources is None:
+        return EMPTY
+    minimum = counted(job.facts.min_resources)
+    if job.phase is PodGroupPhase.INQUEUE:
+        return (minimum - job.allocated).clamp_min_zero() if less_allocated else minimum
+    placed = job.count(*task_status.OCCUPYING)
+    if job.phase is PodGroupPhase.RUNNING and placed >= job.min_member:
+        return (minimum - job.allocated).clamp_min_zero()
+    return EMPTY
+
+
 def all_guarantees(session: PluginSession) -> Resources:
     """The sum of every queue's guarantee (what real capabilities are carved from)."""
     total = EMPTY
@@ -95,10 +128,14 @@ class GuaranteeExcess:
         return ", ".join(f"{n} {format_amount(n, res.get(n))}" for n in self.names)
 
 
-def guarantee_excess(session: PluginSession) -> GuaranteeExcess | None:
-    """How the queues' guarantees exceed the cluster, or None when the cluster holds them (or
-    has no Ready node at all: nothing runs anyway, and a cluster starting up is not reported)."""
-    cluster = cluster_total(session)
+def guarantee_excess(
+    session: PluginSession, cluster: Resources | None = None
+) -> GuaranteeExcess | None:
+    """How the queues' guarantees exceed the cluster (`cluster_total`, unless given), or None
+    when the cluster holds them (or has no Ready node at all: nothing runs anyway, and a cluster
+    starting up is not reported)."""
+    if cluster is None:
+        cluster = cluster_total(session)
     if cluster.is_empty():
         return None
     guarantees = {name: counted(q.facts.guarantee) for name, q in sorted(session.queues.items())}
@@ -117,10 +154,12 @@ def guarantee_excess(session: PluginSession) -> GuaranteeExcess | None:
     )
 
 
-def note_guarantee_excess(session: PluginSession) -> GuaranteeExcess | None:
+def note_guarantee_excess(
+    session: PluginSession, cluster: Resources | None = None
+) -> GuaranteeExcess | None:
     """`guarantee_excess`, noted (`session.note_queue`) on every other queue: their pending
     messages then name the guaranteeing queues and the amounts."""
-    excess = guarantee_excess(session)
+    excess = guarantee_excess(session, cluster)
     if excess is not None:
         message = excess.message()
         for name in sorted(session.queues):
