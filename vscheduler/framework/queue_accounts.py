@@ -209,19 +209,6 @@ def water_fill(accounts: Sequence[QueueAccount], total: Resources, if_nothing: f
             break
 
 
-def shares_a_resource(a: Resources, b: Resources) -> bool:
-    """Both request some counted resource of the same name."""
-    return any(quota.is_counted(n) and b.get(n) > 0 for n, amount in a.items() if amount > 0)
-
-
-def above_deserved(allocated: Resources, deserved: Resources, asked: Resources) -> bool:
-    """Capacity's reclaim test for one candidate: true when the candidate requests nothing the
-    queue deserves (an immediate victim), or the queue's allocation is above its deserved in a
-    resource both the candidate requests and the queue deserves."""
-    relevant = [n for n, a in asked.items() if a > 0 and deserved.get(n) > 0]
-    return not relevant or any(allocated.get(n) > deserved.get(n) for n in relevant)
-
-
 def _spec_deserved(queue: QueueState) -> Resources:
     return EMPTY if queue.facts.deserved is None else quota.counted(queue.facts.deserved)
 
@@ -374,9 +361,9 @@ class QueueAccounts:
             allocated = left.get(account.name, account.allocated)
             if keep_guarantee:
                 taken = (
-                    shares_a_resource(task.resreq, reclaimer.resreq)
+                    quota.shares_a_resource(task.resreq, reclaimer.resreq)
                     and account.guarantee.fits_in(allocated - task.resreq)
-                    and above_deserved(allocated, account.deserved, task.resreq)
+                    and quota.above_deserved(allocated, account.deserved, task.resreq)
                 )
             else:
                 taken = not allocated.any_less_than(reclaimer.resreq) and not allocated.fits_in(

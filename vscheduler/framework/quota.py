@@ -1,8 +1,10 @@
 """Queue resource arithmetic as Volcano does it, shared by the queue and fairness plugins.
 
 proportion, capacity, overcommit and drf all need the same few rules: which resource names
-Volcano compares, the cluster total (Ready nodes only), a queue's real capability and share.
-They live here, once, and reach plugins through `vscheduler.plugin_api`.
+Volcano compares, the cluster total (Ready nodes only) and what its pods use, what an admitted
+job's minResources reserve (`reserved`), a queue's real capability and share, and the reclaim
+tests on one candidate. They live here, once, under the queue accounts
+(`framework.queue_accounts`), and reach plugins through `vscheduler.plugin_api`.
 
 A cluster smaller than the sum of the queues' guarantees (`guarantee_excess`) leaves every other
 queue only its own guarantee in the resources concerned: its real capability is the cluster less
@@ -206,3 +208,16 @@ def within(res: Resources, limit: Resources, bounded: frozenset[str]) -> Resourc
     """`res` capped by `limit` in the bounded resources (Volcano's
     `MinDimensionResource(limit, Infinity)`)."""
     return Resources({n: min(a, limit.get(n)) if n in bounded else a for n, a in res.items()})
+
+
+def shares_a_resource(a: Resources, b: Resources) -> bool:
+    """Both request some counted resource of the same name."""
+    return any(is_counted(n) and b.get(n) > 0 for n, amount in a.items() if amount > 0)
+
+
+def above_deserved(allocated: Resources, deserved: Resources, asked: Resources) -> bool:
+    """Capacity's reclaim test for one candidate: true when the candidate requests nothing the
+    queue deserves (an immediate victim), or the queue's allocation is above its deserved in a
+    resource both the candidate requests and the queue deserves."""
+    relevant = [n for n, a in asked.items() if a > 0 and deserved.get(n) > 0]
+    return not relevant or any(allocated.get(n) > deserved.get(n) for n in relevant)

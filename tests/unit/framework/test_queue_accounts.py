@@ -10,12 +10,8 @@ from hypothesis import given, settings, strategies as st
 from vscheduler.framework import quota
 from vscheduler.framework.queue_accounts import (
     ROOT,
-    Deserved,
-    Limit,
     QueueAccount,
     QueueAccounts,
-    Reclaim,
-    Rules,
     water_fill,
 )
 from vscheduler.framework.session import Session
@@ -24,6 +20,7 @@ from vscheduler.model import status as task_status
 from vscheduler.model.facts import QueueFacts
 from vscheduler.model.resources import EMPTY, Resources
 from vscheduler.model.status import PodGroupPhase, TaskStatus
+from vscheduler.plugins import capacity, proportion
 from vscheduler.testing import sessions
 from vscheduler.testing.builders import Buildable, Fact, node, pod, podgroup, queue, res, snapshot
 
@@ -34,22 +31,7 @@ tiers:
   - name: priority
 """
 
-WATER_FILL = Rules(
-    deserved=Deserved.WATER_FILL,
-    share_if_nothing_deserved=0.0,
-    best_effort_last=False,
-    allocation_limit=Limit.DESERVED,
-    reclaim=Reclaim.ABOVE_DESERVED,
-    inqueue_less_allocated=False,
-)
-SPEC = Rules(
-    deserved=Deserved.SPEC,
-    share_if_nothing_deserved=1.0,
-    best_effort_last=True,
-    allocation_limit=Limit.REAL_CAPABILITY,
-    reclaim=Reclaim.KEEP_GUARANTEE,
-    inqueue_less_allocated=True,
-)
+WATER_FILL, SPEC = proportion.RULES, capacity.RULES
 
 
 def open_session(*items: Buildable | Fact) -> Session:
