@@ -223,9 +223,14 @@ class QueueAccounts:
         self.total = quota.cluster_total(session)
         guarantees = quota.all_guarantees(session)
         self.root = QueueAccount(
-            ROOT, 1, guarantees, None, self.total, frozenset(self.total.names())
+            name=ROOT,
+            weight=1,
+            guarantee=guarantees,
+            capability=None,
+            real_capability=self.total,
+            bounded=frozenset(self.total.names()),
+            deserved=self.total,
         )
-        self.root.deserved = self.total
         self.accounts: dict[str, QueueAccount] = {}
         for name in sorted(session.queues):
             account = _new_account(session.queues[name], self.total, guarantees)
