@@ -33,11 +33,14 @@ opinion on that task's class: the session stops asking it for that class. Node a
 `session.ledger` (rows = nodes, columns = `ledger.dims`). An exception inside a hook is caught
 and counts as the conservative answer.
 `gang_shortfall(job, schedulable)` is Volcano's "N/M tasks in gang unschedulable: ..." text.
-A queue plugin reports each queue's `QueueFigures` at session close with
-`session.report_queue(figures)`: they feed the queue metrics. A queue plugin that finds a queue
-short of room for a reason its figures do not show (other queues' guarantees exceed the cluster:
-`guarantee_excess`) says so with `session.note_queue(name, reason)`: the pending messages of the
-queue's refused pods end with it; `QueueFigures.warning` reports it on the guaranteeing queues.
+A queue plugin keeps its queues' figures in a `QueueAccounts` (allocated, request, inqueue,
+deserved, guarantee, real capability, share, overused; a tree under a root) opened with its
+`Rules`; `QueuePlugin` maps every queue point onto them. It reports each queue's `QueueFigures`
+at session close with `session.report_queue(figures)`: they feed the queue metrics. A queue
+plugin that finds a queue short of room for a reason its figures do not show (other queues'
+guarantees exceed the cluster: `guarantee_excess`) says so with `session.note_queue(name,
+reason)`: the pending messages of the queue's refused pods end with it; `QueueFigures.warning`
+reports it on the guaranteeing queues.
 A victim-tasks plugin says why it proposes a task with `session.note_victim(task, strategy,
 reason)`: shuffle puts the reason on the eviction and the strategy labels the metrics.
 `podindex.PodIndex` counts the session's pods by node, for checks that look at other pods.
@@ -82,17 +85,28 @@ from vscheduler.framework.protocols import (
     VictimFilter,
     VictimTasks,
 )
+from vscheduler.framework.queue_accounts import (
+    Deserved,
+    Limit,
+    QueueAccount,
+    QueueAccounts,
+    Reclaim,
+    Rules,
+)
+from vscheduler.framework.queue_plugin import QueuePlugin
 from vscheduler.framework.quota import (
     ALWAYS_BOUNDED,
     GuaranteeExcess,
     all_guarantees,
     cluster_total,
+    cluster_total_and_used,
     counted,
     exceeds,
     guarantee_excess,
     is_counted,
     note_guarantee_excess,
     real_capability,
+    reserved,
     share_of,
     within,
 )
@@ -144,6 +158,7 @@ __all__ = [
     "BoolArray",
     "Code",
     "DeallocateEvent",
+    "Deserved",
     "DisruptionBudget",
     "FloatArray",
     "GuaranteeExcess",
@@ -158,6 +173,7 @@ __all__ = [
     "JobState",
     "JobValid",
     "Ledger",
+    "Limit",
     "Needs",
     "NodeAffinity",
     "NodeFacts",
@@ -177,9 +193,13 @@ __all__ = [
     "Preemptive",
     "PreferredTerm",
     "QoSClass",
+    "QueueAccount",
+    "QueueAccounts",
     "QueueFigures",
     "QueueOrder",
+    "QueuePlugin",
     "QueueState",
+    "Reclaim",
     "Reclaimable",
     "Requirement",
     "Reservation",
@@ -187,6 +207,7 @@ __all__ = [
     "ReservationRelease",
     "ResourceQuotaFacts",
     "Resources",
+    "Rules",
     "SelectorTerm",
     "SessionClose",
     "SpreadConstraint",
@@ -202,6 +223,7 @@ __all__ = [
     "Vote",
     "all_guarantees",
     "cluster_total",
+    "cluster_total_and_used",
     "counted",
     "exceeds",
     "format_amount",
@@ -213,6 +235,7 @@ __all__ = [
     "podindex",
     "quota_request",
     "real_capability",
+    "reserved",
     "share_of",
     "task_status",
     "unresolvable",

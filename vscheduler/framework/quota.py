@@ -1,8 +1,10 @@
 """Queue resource arithmetic as Volcano does it, shared by the queue and fairness plugins.
 
 proportion, capacity, overcommit and drf all need the same few rules: which resource names
-Volcano compares, the cluster total (Ready nodes only), a queue's real capability and share.
-They live here, once, and reach plugins through `vscheduler.plugin_api`.
+Volcano compares, the cluster total (Ready nodes only) and what its pods use, what an admitted
+job's minResources reserve (`reserved`), a queue's real capability and share, and the reclaim
+tests on one candidate. They live here, once, under the queue accounts
+(`framework.queue_accounts`), and reach plugins through `vscheduler.plugin_api`.
 
 A cluster smaller than the sum of the queues' guarantees (`guarantee_excess`) leaves every other
 queue only its own guarantee in the resources concerned: its real capability is the cluster less
@@ -15,9 +17,12 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Final
 
+from vscheduler.model import status as task_status
 from vscheduler.model.resources import CPU, EMPTY, MEMORY, Resources, format_amount
+from vscheduler.model.status import PodGroupPhase
 
 if TYPE_CHECKING:
+    from vscheduler.framework.state import JobState
     from vscheduler.framework.view import PluginSession
 
 ALWAYS_BOUNDED: Final = frozenset({CPU, MEMORY})
@@ -58,6 +63,36 @@ def cluster_total(session: PluginSession) -> Resources:
     return total
 
 
+def cluster_total_and_used(session: PluginSession) -> tuple[Resources, Resources]:
+    """`cluster_total` and what the pods on the Ready nodes hold (Volcano's `node.Used`: every
+    non-pipelined pod placed there, releasing ones included), in one pass."""
+    ledger = session.ledger
+    total, used = EMPTY, EMPTY
+    for i, node in enumerate(ledger.nodes):
+        if node.ready:
+            total = total + node.allocatable
+            used = used + ledger.resources_of(ledger.used[i])
+    return total, used
+
+
+def reserved(job: JobState, *, less_allocated: bool = False) -> Resources:
+    """What an admitted job's minResources hold in its queue (Volcano's inqueue share of it).
+
+    While the PodGroup is Inqueue: all of it (proportion, overcommit), or with `less_allocated`
+    the part the job has not yet allocated (capacity). While it is Running with its gang placed:
+    the part not yet allocated. Otherwise nothing.
+    """
+    if job.facts.min_resources is None:
+        return EMPTY
+    minimum = counted(job.facts.min_resources)
+    if job.phase is PodGroupPhase.INQUEUE:
+        return (minimum - job.allocated).clamp_min_zero() if less_allocated else minimum
+    placed = job.count(*task_status.OCCUPYING)
+    if job.phase is PodGroupPhase.RUNNING and placed >= job.min_member:
+        return (minimum - job.allocated).clamp_min_zero()
+    return EMPTY
+
+
 def all_guarantees(session: PluginSession) -> Resources:
     """The sum of every queue's guarantee (what real capabilities are carved from)."""
     total = EMPTY
@@ -95,10 +130,14 @@ class GuaranteeExcess:
         return ", ".join(f"{n} {format_amount(n, res.get(n))}" for n in self.names)
 
 
-def guarantee_excess(session: PluginSession) -> GuaranteeExcess | None:
-    """How the queues' guarantees exceed the cluster, or None when the cluster holds them (or
-    has no Ready node at all: nothing runs anyway, and a cluster starting up is not reported)."""
-    cluster = cluster_total(session)
+def guarantee_excess(
+    session: PluginSession, cluster: Resources | None = None
+) -> GuaranteeExcess | None:
+    """How the queues' guarantees exceed the cluster (`cluster_total`, unless given), or None
+    when the cluster holds them (or has no Ready node at all: nothing runs anyway, and a cluster
+    starting up is not reported)."""
+    if cluster is None:
+        cluster = cluster_total(session)
     if cluster.is_empty():
         return None
     guarantees = {name: counted(q.facts.guarantee) for name, q in sorted(session.queues.items())}
@@ -117,10 +156,12 @@ def guarantee_excess(session: PluginSession) -> GuaranteeExcess | None:
     )
 
 
-def note_guarantee_excess(session: PluginSession) -> GuaranteeExcess | None:
+def note_guarantee_excess(
+    session: PluginSession, cluster: Resources | None = None
+) -> GuaranteeExcess | None:
     """`guarantee_excess`, noted (`session.note_queue`) on every other queue: their pending
     messages then name the guaranteeing queues and the amounts."""
-    excess = guarantee_excess(session)
+    excess = guarantee_excess(session, cluster)
     if excess is not None:
         message = excess.message()
         for name in sorted(session.queues):
@@ -167,3 +208,16 @@ def within(res: Resources, limit: Resources, bounded: frozenset[str]) -> Resourc
     """`res` capped by `limit` in the bounded resources (Volcano's
     `MinDimensionResource(limit, Infinity)`)."""
     return Resources({n: min(a, limit.get(n)) if n in bounded else a for n, a in res.items()})
+
+
+def shares_a_resource(a: Resources, b: Resources) -> bool:
+    """Both request some counted resource of the same name."""
+    return any(is_counted(n) and b.get(n) > 0 for n, amount in a.items() if amount > 0)
+
+
+def above_deserved(allocated: Resources, deserved: Resources, asked: Resources) -> bool:
+    """Capacity's reclaim test for one candidate: true when the candidate requests nothing the
+    queue deserves (an immediate victim), or the queue's allocation is above its deserved in a
+    resource both the candidate requests and the queue deserves."""
+    relevant = [n for n, a in asked.items() if a > 0 and deserved.get(n) > 0]
+    return not relevant or any(allocated.get(n) > deserved.get(n) for n in relevant)

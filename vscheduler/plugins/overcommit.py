@@ -4,7 +4,9 @@ At session open: `idle = total * factor - used`, where `total` is the allocatabl
 nodes, each resource multiplied by its factor (rounded down to whole units), and `used` is what
 the pods on those nodes hold (Volcano's `node.Used`: every non-pipelined pod placed there,
 releasing ones included); `inqueue` is the minResources of every Inqueue PodGroup plus, for a
-Running PodGroup whose gang is placed, the part of its minResources not yet allocated.
+Running PodGroup whose gang is placed, the part of its minResources not yet allocated. The
+cluster totals and the reservation are the queue accounting's (`cluster_total_and_used`,
+`reserved`), as proportion counts them.
 
 Registers (Volcano's overcommit plugin):
     vote_enqueue   a PodGroup without minResources: PERMIT; otherwise PERMIT when
@@ -36,11 +38,11 @@ from vscheduler.plugin_api import (
     JobEnqueued,
     JobState,
     PluginSession,
-    PodGroupPhase,
     Resources,
     Vote,
+    cluster_total_and_used,
     counted,
-    task_status,
+    reserved,
 )
 
 NAME: Final = "overcommit"
@@ -68,36 +70,12 @@ def _exact(value: float) -> fractions.Fraction:
     return fractions.Fraction(repr(value))
 
 
-def reserved(job: JobState) -> Resources:
-    """What an admitted job's minResources hold: all of it while the PodGroup is Inqueue; while
-    it is Running with its gang placed, the part not yet allocated."""
-    if job.facts.min_resources is None:
-        return EMPTY
-    minimum = counted(job.facts.min_resources)
-    if job.phase is PodGroupPhase.INQUEUE:
-        return minimum
-    placed = job.count(*task_status.OCCUPYING)
-    if job.phase is PodGroupPhase.RUNNING and placed >= job.min_member:
-        return (minimum - job.allocated).clamp_min_zero()
-    return EMPTY
-
-
-def idle_of(session: PluginSession, factors: Factors) -> Resources:
-    """The Ready nodes' allocatable times the factors, less what their pods use."""
-    ledger = session.ledger
-    total, used = EMPTY, EMPTY
-    for i, node in enumerate(ledger.nodes):
-        if node.ready:
-            total = total + node.allocatable
-            used = used + ledger.resources_of(ledger.used[i])
-    return factors.scale(total) - used
-
-
 class Overcommit(JobEnqueueable, JobEnqueued):
     """The per-session plugin: idle (overcommitted) and inqueue resources of the cluster."""
 
     def __init__(self, session: PluginSession, factors: Factors) -> None:
-        self.idle = idle_of(session, factors)
+        total, used = cluster_total_and_used(session)
+        self.idle = factors.scale(total) - used
         self.inqueue = EMPTY
         for job in session.jobs.values():
             self.inqueue = self.inqueue + reserved(job)

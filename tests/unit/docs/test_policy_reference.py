@@ -291,7 +291,12 @@ def served_points(name: str) -> set[str]:
         for _, cls in inspect.getmembers(module, inspect.isclass):
             if cls.__module__ != module.__name__:
                 continue
-            points |= {p.name for p in POINTS if p.method in cls.__dict__}
+            # A plugin class serves the points its own methods or its bases' serve (a typing
+            # Protocol only declares them).
+            own = [
+                k for k in cls.__mro__ if k is not object and not getattr(k, "_is_protocol", False)
+            ]
+            points |= {p.name for p in POINTS if any(p.method in vars(k) for k in own)}
     return points
 
 

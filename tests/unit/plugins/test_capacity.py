@@ -61,7 +61,7 @@ def demand(q: str, pending: int, *, running: int = 0, cpu: str = "1") -> list[Bu
 
 
 def deserved(plugin: Capacity) -> dict[str, Resources]:
-    return {name: attr.deserved for name, attr in plugin.attrs.items()}
+    return {name: attr.deserved for name, attr in plugin.accounts.holding_jobs().items()}
 
 
 # --- deserved and share --------------------------------------------------------------------------
@@ -75,7 +75,7 @@ def test_deserved_is_the_queue_spec_and_share_is_allocated_over_it() -> None:
     )
 
     assert deserved(plugin) == {"a": res(cpu="4"), "b": res(cpu="12")}
-    assert (plugin.attrs["a"].share, plugin.attrs["b"].share) == (0.5, 0.25)
+    assert (plugin.accounts["a"].share, plugin.accounts["b"].share) == (0.5, 0.25)
 
 
 def test_deserved_is_capped_by_the_real_capability_and_raised_to_the_guarantee() -> None:
@@ -88,15 +88,15 @@ def test_deserved_is_capped_by_the_real_capability_and_raised_to_the_guarantee()
     )
 
     assert deserved(plugin) == {"a": res(cpu="6"), "b": res(cpu="2")}
-    assert plugin.attrs["a"].real_capability == res(cpu="6", memory="64Gi")
-    assert plugin.attrs["b"].real_capability == res(cpu="16", memory="64Gi")
+    assert plugin.accounts["a"].real_capability == res(cpu="6", memory="64Gi")
+    assert plugin.accounts["b"].real_capability == res(cpu="16", memory="64Gi")
 
 
 def test_a_queue_that_deserves_nothing_is_best_effort_with_share_one() -> None:
     _, plugin = open_session(cpus(8), queue("free"), *demand("free", 4))
 
     assert deserved(plugin) == {"free": res()}
-    assert plugin.attrs["free"].share == 1.0
+    assert plugin.accounts["free"].share == 1.0
 
 
 def test_only_ready_nodes_make_the_cluster_total() -> None:
@@ -104,8 +104,8 @@ def test_only_ready_nodes_make_the_cluster_total() -> None:
         cpus(8), node("down").resources(cpu="8").not_ready(), queue("a"), *demand("a", 16)
     )
 
-    assert plugin.total == res(cpu="8", memory="64Gi")
-    assert plugin.attrs["a"].real_capability == res(cpu="8", memory="64Gi")
+    assert plugin.accounts.total == res(cpu="8", memory="64Gi")
+    assert plugin.accounts["a"].real_capability == res(cpu="8", memory="64Gi")
 
 
 # --- queue order ---------------------------------------------------------------------------------
@@ -134,7 +134,7 @@ def test_on_equal_shares_a_queue_that_deserves_something_comes_before_a_best_eff
     )
     a, free = session.queues["a"], session.queues["best-effort"]
 
-    assert (plugin.attrs["a"].share, plugin.attrs["best-effort"].share) == (1.0, 1.0)
+    assert (plugin.accounts["a"].share, plugin.accounts["best-effort"].share) == (1.0, 1.0)
     assert plugin.compare_queues(a, free) == -1
     assert plugin.compare_queues(free, a) == 1
 
@@ -163,7 +163,7 @@ def test_a_queue_may_borrow_beyond_its_deserved_up_to_its_real_capability() -> N
     )
     a = session.queues["a"]
 
-    assert plugin.attrs["a"].real_capability == res(cpu="6", memory="64Gi")
+    assert plugin.accounts["a"].real_capability == res(cpu="6", memory="64Gi")
     assert plugin.allows_allocation(a, session.tasks["default/a-job-5"])
     assert not plugin.allows_allocation(a, session.tasks["default/big-0"])
     assert not session.dispatch.allows_allocation(a, session.tasks["default/big-0"])
@@ -174,7 +174,7 @@ def test_capability_caps_what_a_queue_may_allocate() -> None:
         cpus(16), deserving(queue("a").capability(cpu="2"), cpu="8"), *demand("a", 2, running=2)
     )
 
-    assert plugin.attrs["a"].real_capability == res(cpu="2", memory="64Gi")
+    assert plugin.accounts["a"].real_capability == res(cpu="2", memory="64Gi")
     assert not plugin.allows_allocation(session.queues["a"], session.tasks["default/a-job-2"])
 
 
@@ -207,7 +207,7 @@ def test_capacity_never_reports_a_queue_overused_even_beyond_its_deserved() -> N
         cpus(8), deserving(queue("a"), cpu="2"), *demand("a", 2, running=4)
     )
 
-    assert plugin.attrs["a"].share == 2.0
+    assert plugin.accounts["a"].share == 2.0
     assert not hasattr(plugin, "is_overused")
     assert session.dispatch.is_overused(session.queues["a"]) is False
 
@@ -252,7 +252,7 @@ def test_an_admitted_job_reserves_its_min_resources_for_later_votes() -> None:
     assert plugin.vote_enqueue(first) is Vote.PERMIT
     session.dispatch.job_enqueued(first)
 
-    assert plugin.attrs["a"].inqueue == res(cpu="3")
+    assert plugin.accounts["a"].inqueue == res(cpu="3")
     assert plugin.vote_enqueue(second) is Vote.REJECT
 
 
@@ -264,8 +264,8 @@ def test_an_inqueue_job_reserves_only_the_part_of_its_min_resources_it_has_not_a
         pod("admitted-0").group("admitted").requests(cpu="1").on("n1"),
     )
 
-    assert plugin.attrs["a"].inqueue == res(cpu="2")
-    assert plugin.attrs["a"].allocated == res(cpu="1")
+    assert plugin.accounts["a"].inqueue == res(cpu="2")
+    assert plugin.accounts["a"].allocated == res(cpu="1")
 
 
 def test_what_jobs_hold_beyond_their_min_resources_is_elastic_and_leaves_room() -> None:
@@ -277,7 +277,7 @@ def test_what_jobs_hold_beyond_their_min_resources_is_elastic_and_leaves_room() 
         podgroup("next").queue("a").min_resources(cpu="3"),
     )
 
-    assert plugin.attrs["a"].elastic == res(cpu="2")
+    assert plugin.accounts["a"].elastic == res(cpu="2")
     assert plugin.vote_enqueue(session.jobs["default/next"]) is Vote.PERMIT
 
 
@@ -311,7 +311,7 @@ def test_reclaim_leaves_a_queue_its_guarantee() -> None:
 
     victims = plugin.select_reclaimees(session.tasks["default/b-job-0"], candidates)
 
-    assert plugin.attrs["a"].allocated == res(cpu="5")
+    assert plugin.accounts["a"].allocated == res(cpu="5")
     assert [t.key for t in victims] == ["default/a-small-0"]
 
 
@@ -380,7 +380,7 @@ def test_a_queue_may_reclaim_only_while_the_task_keeps_it_within_its_deserved() 
 # --- events, arguments, hierarchy ----------------------------------------------------------------
 def test_allocations_and_their_undoing_keep_allocated_and_share_in_step() -> None:
     session, plugin = open_session(cpus(8), deserving(queue("a"), cpu="4"), *demand("a", 4))
-    attr = plugin.attrs["a"]
+    attr = plugin.accounts["a"]
     stmt = session.statement()
 
     stmt.allocate(session.tasks["default/a-job-0"], 0)
@@ -413,6 +413,6 @@ def test_enable_hierarchy_is_accepted_and_queues_behave_flat() -> None:
         cpus(8), deserving(queue("org"), cpu="1"), child, *demand("child", 3), policy=policy
     )
 
-    assert set(plugin.attrs) == {"child"}
-    assert plugin.attrs["child"].real_capability == res(cpu="2", memory="64Gi")
+    assert set(plugin.accounts.holding_jobs()) == {"child"}
+    assert plugin.accounts["child"].real_capability == res(cpu="2", memory="64Gi")
     assert plugin.allows_allocation(session.queues["child"], session.tasks["default/child-job-0"])

@@ -58,7 +58,7 @@ def demand(q: str, pending: int, *, running: int = 0, cpu: str = "1") -> list[Bu
 
 
 def deserved(plugin: Proportion) -> dict[str, Resources]:
-    return {name: attr.deserved for name, attr in plugin.attrs.items()}
+    return {name: attr.deserved for name, attr in plugin.accounts.holding_jobs().items()}
 
 
 def with_priority(builder: QueueBuilder, priority: int) -> QueueFacts:
@@ -108,7 +108,7 @@ def test_capability_caps_a_queue_and_the_remainder_goes_to_the_other() -> None:
     )
 
     assert deserved(plugin) == {"a": res(cpu="4"), "b": res(cpu="4")}
-    assert plugin.attrs["b"].real_capability == res(cpu="4", memory="64Gi")
+    assert plugin.accounts["b"].real_capability == res(cpu="4", memory="64Gi")
 
 
 def test_a_guarantee_is_honoured_against_a_heavier_queue() -> None:
@@ -121,14 +121,14 @@ def test_a_guarantee_is_honoured_against_a_heavier_queue() -> None:
     )
 
     assert deserved(plugin) == {"a": res(cpu="4"), "b": res(cpu="4")}
-    assert plugin.attrs["b"].real_capability == res(cpu="4", memory="64Gi")
+    assert plugin.accounts["b"].real_capability == res(cpu="4", memory="64Gi")
 
 
 def test_the_guarantees_of_queues_without_jobs_shrink_the_others_real_capability() -> None:
     _, plugin = open_session(cpus(8), queue("kept").guarantee(cpu="3"), queue("a"), *demand("a", 8))
 
-    assert set(plugin.attrs) == {"a"}
-    assert plugin.attrs["a"].real_capability == res(cpu="5", memory="64Gi")
+    assert set(plugin.accounts.holding_jobs()) == {"a"}
+    assert plugin.accounts["a"].real_capability == res(cpu="5", memory="64Gi")
     assert deserved(plugin) == {"a": res(cpu="5")}
 
 
@@ -144,7 +144,7 @@ def test_a_resource_all_guaranteed_elsewhere_does_not_cap_deserved_but_blocks_ad
         podgroup("more").queue("a").min_resources(nvidia_com_gpu=1),
     )
 
-    assert plugin.attrs["a"].real_capability == res(cpu="8")
+    assert plugin.accounts["a"].real_capability == res(cpu="8")
     assert deserved(plugin) == {"a": res(cpu="1", nvidia_com_gpu=2)}
     assert plugin.vote_enqueue(session.jobs["default/more"]) is Vote.REJECT
 
@@ -154,7 +154,7 @@ def test_only_ready_nodes_make_the_cluster_total() -> None:
         cpus(8), node("down").resources(cpu="8").not_ready(), queue("a"), *demand("a", 16)
     )
 
-    assert plugin.total == res(cpu="8", memory="64Gi")
+    assert plugin.accounts.total == res(cpu="8", memory="64Gi")
     assert deserved(plugin) == {"a": res(cpu="8")}
 
 
@@ -166,7 +166,7 @@ def test_pending_tasks_of_jobs_not_yet_admitted_count_in_the_request() -> None:
         pod("waiting-0").group("waiting").requests(cpu="3"),
     )
 
-    assert plugin.attrs["a"].request == res(cpu="3")
+    assert plugin.accounts["a"].request == res(cpu="3")
     assert deserved(plugin) == {"a": res(cpu="3")}
 
 
@@ -177,7 +177,7 @@ def test_the_queue_of_lower_share_comes_first() -> None:
     )
     a, b = session.queues["a"], session.queues["b"]
 
-    assert (plugin.attrs["a"].share, plugin.attrs["b"].share) == (0.25, 0.75)
+    assert (plugin.accounts["a"].share, plugin.accounts["b"].share) == (0.25, 0.75)
     assert plugin.compare_queues(a, b) == -1
     assert plugin.compare_queues(b, a) == 1
     assert session.dispatch.compare_queues(b, a) == 1
@@ -249,7 +249,7 @@ def test_only_the_resources_a_task_requests_are_compared() -> None:
     a, task = session.queues["a"], session.tasks["default/j-1"]
 
     assert plugin.is_overused(a) is False
-    assert plugin.attrs["a"].allocated == res(cpu="2")
+    assert plugin.accounts["a"].allocated == res(cpu="2")
     assert plugin.allows_allocation(a, task)
     assert plugin.allows_reclaim(a, task)
 
@@ -289,7 +289,7 @@ def test_an_admitted_job_reserves_its_min_resources_for_later_votes() -> None:
     assert plugin.vote_enqueue(first) is Vote.PERMIT
     session.dispatch.job_enqueued(first)
 
-    assert plugin.attrs["a"].inqueue == res(cpu="3")
+    assert plugin.accounts["a"].inqueue == res(cpu="3")
     assert plugin.vote_enqueue(second) is Vote.REJECT
 
 
@@ -301,7 +301,7 @@ def test_inqueue_podgroups_and_running_gangs_reserve_what_they_have_not_yet_allo
         podgroup("gang").queue("a").min_member(1).min_resources(cpu="3"),
         pod("gang-0").group("gang").requests(cpu="1").on("n1"),
     )
-    assert plugin.attrs["a"].inqueue == res(cpu="2")
+    assert plugin.accounts["a"].inqueue == res(cpu="2")
 
     _, plugin = open_session(
         cpus(8),
@@ -309,7 +309,7 @@ def test_inqueue_podgroups_and_running_gangs_reserve_what_they_have_not_yet_allo
         podgroup("gang").queue("a").min_resources(cpu="3").phase(PodGroupPhase.RUNNING),
         pod("gang-0").group("gang").requests(cpu="1").on("n1"),
     )
-    assert plugin.attrs["a"].inqueue == res(cpu="2")
+    assert plugin.accounts["a"].inqueue == res(cpu="2")
 
 
 def test_what_jobs_hold_beyond_their_min_resources_is_elastic_and_leaves_room() -> None:
@@ -321,7 +321,7 @@ def test_what_jobs_hold_beyond_their_min_resources_is_elastic_and_leaves_room() 
         podgroup("next").queue("a").min_resources(cpu="3"),
     )
 
-    assert plugin.attrs["a"].elastic == res(cpu="2")
+    assert plugin.accounts["a"].elastic == res(cpu="2")
     assert plugin.vote_enqueue(session.jobs["default/next"]) is Vote.PERMIT
 
 
@@ -354,7 +354,7 @@ def test_allocations_and_their_undoing_keep_allocated_and_share_in_step() -> Non
     session, plugin = open_session(
         cpus(8), queue("a"), queue("b"), *demand("a", 4), *demand("b", 4)
     )
-    attr = plugin.attrs["a"]
+    attr = plugin.accounts["a"]
     stmt = session.statement()
 
     stmt.allocate(session.tasks["default/a-job-0"], 0)
