@@ -375,6 +375,13 @@ def assert_only_a_bound(
     cluster: harness.ScopedCluster, a: harness.Scheduler, b: harness.Scheduler, names: list[str]
 ) -> None:
     """Every pod of `names` was bound by replica-a, none by replica-b."""
+    # The API server shows a pod bound before the binding thread logs its answer: wait for the
+    # log lines (a busy machine can hold them back for a moment), then for the Events.
+    harness.wait_for(
+        "replica-a to log every bind",
+        lambda: {p for p, _ in bound_lines(a)} >= set(names),
+        30,
+    )
     wait_events(cluster, a, "replica-a")
     assert {p for p, _ in bound_lines(a)} >= set(names), a.log()
     assert bound_lines(b) == [], b.log()
