@@ -95,20 +95,20 @@ class Allocate:
                 continue
             pre = dispatch.prefilter(task)
             if pre is not None:
-                session.record_fit_failure(task, placer.failure(task, None, None, pre))
+                session.findings.record_fit_failure(task, placer.failure(task, None, None, pre))
                 if task.uid in dispatch.failed_tasks:
                     continue  # a plugin raised about this task: skip it, not its job
                 break
             choice = placer.choose(task)
             if isinstance(choice, FitFailure):
-                session.record_fit_failure(task, choice)
+                session.findings.record_fit_failure(task, choice)
                 if task.uid in dispatch.failed_tasks:
                     continue
                 failed.add(task.class_id)
                 if _may_continue(job, tasks, failed):
                     continue
                 break
-            session.record_schedulable(task)
+            session.findings.record_schedulable(task)
             if choice.fits_idle:
                 stmt.allocate(task, choice.node)
             else:

@@ -40,13 +40,15 @@ class Backfill:
                 for task in tasks:
                     pre = dispatch.prefilter(task)
                     if pre is not None:
-                        session.record_fit_failure(task, placer.failure(task, None, None, pre))
+                        session.findings.record_fit_failure(
+                            task, placer.failure(task, None, None, pre)
+                        )
                         break
                     choice = placer.choose(task)
                     if isinstance(choice, FitFailure):
-                        session.record_fit_failure(task, choice)
+                        session.findings.record_fit_failure(task, choice)
                         break
-                    session.record_schedulable(task)
+                    session.findings.record_schedulable(task)
                     stmt.allocate(task, choice.node)
                 settle(session, stmt, job)
 

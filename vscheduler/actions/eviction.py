@@ -222,7 +222,7 @@ class Evictor:
         else:
             stmt.pipeline(task, choice.node)
         txn.add(stmt, [], allocates=choice.fits_idle)
-        session.record_schedulable(task)
+        session.findings.record_schedulable(task)
         return True
 
     # --- searching ----------------------------------------------------------------------------
@@ -387,7 +387,7 @@ class Evictor:
             return False
         stmt.pipeline(task, plan.node)
         txn.add(stmt, evicted)
-        self.session.record_schedulable(task)
+        self.session.findings.record_schedulable(task)
         return True
 
     def _evict(

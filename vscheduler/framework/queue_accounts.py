@@ -220,6 +220,8 @@ class QueueAccounts:
     def __init__(self, session: PluginSession, rules: Rules) -> None:
         self._session = session
         self.rules = rules
+        self._limit_is_deserved = rules.allocation_limit is Limit.DESERVED
+        self._if_nothing_deserved = rules.share_if_nothing_deserved
         self.total = quota.cluster_total(session)
         guarantees = quota.all_guarantees(session)
         self.root = QueueAccount(
@@ -238,6 +240,8 @@ class QueueAccounts:
             self.root.children.append(account)
             self.accounts[name] = account
         self._add_jobs(session)
+        self._active: dict[str, QueueAccount] = {a.name: a for a in self.root.children if a.active}
+        """The accounts of the queues holding a job (the hooks' lookups, on the hot path)."""
         self.excess = quota.note_guarantee_excess(session, self.total)
         self._find_deserved()
 
@@ -268,12 +272,12 @@ class QueueAccounts:
 
     def active(self, name: str) -> QueueAccount | None:
         """The account of queue `name` if the queue holds a job, else None."""
-        account = self.accounts.get(name)
-        return account if account is not None and account.active else None
+        return self._active.get(name)
 
     def of_task(self, task: TaskState) -> QueueAccount | None:
         """The active account of the task's queue."""
-        return None if task.job is None else self.active(task.job.queue)
+        job = task.job
+        return None if job is None else self._active.get(job.queue)
 
     # --- queue order, overused, allocatable -----------------------------------------------------
     def compare(self, a: QueueState, b: QueueState) -> int:
@@ -304,14 +308,12 @@ class QueueAccounts:
         every resource the task requests."""
         if not queue.facts.is_open:
             return False
-        account = self.active(queue.name)
+        account = self._active.get(queue.name)
         if account is None:
             return True
-        if self.rules.allocation_limit is Limit.DESERVED:
-            limit = account.deserved
-        else:
-            limit = account.real_capability
-        return not quota.exceeds(account.allocated + task.resreq, limit, task.resreq)
+        limit = account.deserved if self._limit_is_deserved else account.real_capability
+        asked = task.resreq
+        return not quota.exceeds(account.allocated + asked, limit, asked)
 
     def allows_reclaim(self, queue: QueueState, task: TaskState) -> bool:
         """Volcano's preemptive function (see `Reclaim`)."""
@@ -382,11 +384,12 @@ class QueueAccounts:
     # --- events and figures ---------------------------------------------------------------------
     def change(self, task: TaskState, delta: Resources) -> None:
         """The task's queue holds `delta` more."""
-        account = self.of_task(task)
+        job = task.job
+        account = None if job is None else self._active.get(job.queue)
         if account is None:
             return
         account.allocated = account.allocated + delta
-        account.update_share(self.rules.share_if_nothing_deserved)
+        account.update_share(self._if_nothing_deserved)
 
     def report(self) -> None:
         """Report every queue's figures, in name order, for the queue metrics."""

@@ -32,7 +32,7 @@ from vscheduler.framework.decisions import Decisions, podgroup_statuses
 from vscheduler.framework.dispatch import Dispatcher, EnabledFlags
 from vscheduler.framework.findings import Findings
 from vscheduler.framework.ledger import IntArray, Ledger, Placed
-from vscheduler.framework.placement import FitFailure, Placer
+from vscheduler.framework.placement import Placer
 from vscheduler.framework.state import JobState, QueueState, TaskState
 from vscheduler.framework.statement import Statement
 from vscheduler.framework.view import PluginSession
@@ -275,14 +275,6 @@ class Session:
         return self.decisions.evictions
 
     # --- what actions and plugins report (kept in `findings`) --------------------------------
-    def record_fit_failure(self, task: TaskState, failure: FitFailure) -> None:
-        """`task` found no node; keep the (latest) evidence for its class."""
-        self.findings.record_fit_failure(task, failure)
-
-    def record_schedulable(self, task: TaskState) -> None:
-        """`task` found a node (whether or not its job could keep it)."""
-        self.findings.record_schedulable(task)
-
     def set_job_condition(self, job: JobState, condition: PodGroupCondition) -> None:
         """Set (replace by type) a condition on the job's PodGroup status."""
         self.findings.set_job_condition(job.key, condition)

@@ -291,7 +291,7 @@ def condition(session: Session, kind: str) -> PodGroupCondition | None:
 
 def test_an_admitted_gang_that_is_not_ready_is_marked_unschedulable_at_close() -> None:
     session, _, job = gang_of(3, member("a", S.RUNNING), member("b"), member("c"))
-    session.record_schedulable(session.tasks["default/b"])
+    session.findings.record_schedulable(session.tasks["default/b"])
 
     result = session.close()
 
