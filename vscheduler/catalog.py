@@ -1,11 +1,15 @@
 """The built-in registry: every action and plugin vscheduler ships, by its Volcano name.
 
-Explicit tables, nothing registers itself on import. Adding an action or a plugin is one module
-and one entry here: its name in the import list and its line in the table
-(docs/writing-a-plugin.md; tests/unit/docs/test_new_plugin_in_a_clone.py proves it).
+Explicit tables, nothing registers itself on import. Adding a plugin is one module and one line
+here, its module name in `PLUGINS` (docs/writing-a-plugin.md;
+tests/unit/docs/test_new_plugin_in_a_clone.py proves it); adding an action, one module and its
+import and table line.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import Final
 
 from vscheduler.actions import allocate, backfill, enqueue, preempt, reclaim, shuffle
 from vscheduler.conf.default import DEFAULT_POLICY_TEXT
@@ -18,25 +22,36 @@ from vscheduler.framework.registry import (
     Registry,
     build,
 )
-from vscheduler.plugins import (
-    binpack,
-    capacity,
-    conformance,
-    drf,
-    gang,
-    nodeorder,
-    overcommit,
-    pdb,
-    predicates,
-    priority,
-    proportion,
-    rescheduling,
-    reservation,
-    resourcequota,
-    sla,
-    tdm,
-    usage,
+
+PLUGINS: Final = (
+    "priority",
+    "gang",
+    "conformance",
+    "drf",
+    "proportion",
+    "capacity",
+    "overcommit",
+    "predicates",
+    "nodeorder",
+    "binpack",
+    "usage",
+    "pdb",
+    "rescheduling",
+    "resourcequota",
+    "sla",
+    "tdm",
+    "reservation",
 )
+"""The built-in plugins, one line each: the module's name under `vscheduler/plugins/` (a module
+or a package), whose `NAME` and `build` the registry takes."""
+
+
+def _plugin(module: str) -> tuple[str, PluginBuilder]:
+    """The plugin module's name and builder (imported here, when the registry is built)."""
+    loaded = importlib.import_module(f"vscheduler.plugins.{module}")
+    name: str = loaded.NAME
+    builder: PluginBuilder = loaded.build
+    return name, builder
 
 
 def builtin_registry() -> Registry:
@@ -49,25 +64,7 @@ def builtin_registry() -> Registry:
         reclaim.NAME: reclaim.build,
         shuffle.NAME: shuffle.build,
     }
-    plugins: dict[str, PluginBuilder] = {
-        priority.NAME: priority.build,
-        gang.NAME: gang.build,
-        conformance.NAME: conformance.build,
-        drf.NAME: drf.build,
-        proportion.NAME: proportion.build,
-        capacity.NAME: capacity.build,
-        overcommit.NAME: overcommit.build,
-        predicates.NAME: predicates.build,
-        nodeorder.NAME: nodeorder.build,
-        binpack.NAME: binpack.build,
-        usage.NAME: usage.build,
-        pdb.NAME: pdb.build,
-        rescheduling.NAME: rescheduling.build,
-        resourcequota.NAME: resourcequota.build,
-        sla.NAME: sla.build,
-        tdm.NAME: tdm.build,
-        reservation.NAME: reservation.build,
-    }
+    plugins = dict(_plugin(module) for module in PLUGINS)
     return Registry(plugins=plugins, actions=actions)
 
 

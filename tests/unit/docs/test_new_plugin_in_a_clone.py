@@ -1,9 +1,9 @@
-"""A new plugin is one module and one registry entry: proven on a fresh copy of the repository.
+"""A new plugin is one module and one registry line: proven on a fresh copy of the repository.
 
 The test copies the tracked files of this working tree to a temporary directory, adds the
 worked example of docs/writing-a-plugin.md as `vscheduler/plugins/smallfirst.py`, and registers
-it in the module that defines `builtin_registry()`: the name in its `from vscheduler.plugins
-import (...)` list and the guide's line in its table. Nothing else changes. Then, in the copy,
+it in the module that defines `builtin_registry()`: the guide's one line, added to its
+`PLUGINS` tuple. Nothing else changes. Then, in the copy,
 with this interpreter's virtualenv: ruff, mypy --strict, lint-imports and the whole unit and
 scenario suite must pass (the copy skips this test, so it does not copy itself again). Last,
 the plugin is made to import another plugin: lint-imports must then fail.
@@ -55,17 +55,11 @@ def copy_tracked_files(target: Path) -> None:
             shutil.copy2(source, target / name)
 
 
-def register(registry_file: Path, name: str, line: str) -> None:
-    """Add `name` to the file's `from vscheduler.plugins import (...)` list (kept sorted) and
-    `line` at the top of its plugin table."""
+def register(registry_file: Path, line: str) -> None:
+    """Add `line` (the guide's registry line) at the end of the file's `PLUGINS` tuple."""
     text = registry_file.read_text(encoding="utf-8")
-    imports = re.search(r"^from vscheduler\.plugins import \(\n(.*?)^\)\n", text, re.S | re.M)
-    assert imports is not None, f"{registry_file}: no `from vscheduler.plugins import (` list"
-    names = sorted({*re.findall(r"^\s+(\w+),$", imports.group(1), re.M), name})
-    listed = "".join(f"    {n},\n" for n in names)
-    text = text[: imports.start(1)] + listed + text[imports.end(1) :]
-    table = re.search(r"^\s+plugins\b[^\n]*= \{\n", text, re.M)
-    assert table is not None, f"{registry_file}: no `plugins ... = {{` table"
+    table = re.search(r"^PLUGINS: Final = \(\n.*?^(?=\)\n)", text, re.S | re.M)
+    assert table is not None, f"{registry_file}: no `PLUGINS: Final = (` tuple"
     registry_file.write_text(text[: table.end()] + line + text[table.end() :], encoding="utf-8")
 
 
@@ -80,13 +74,14 @@ def run(args: list[str], cwd: Path, *, passes: bool = True) -> str:
 def test_a_new_plugin_file_and_its_registry_entry_pass_every_check(tmp_path: Path) -> None:
     clone = tmp_path / "clone"
     copy_tracked_files(clone)
-    module, line = fenced_python()[:2]
+    module, block = fenced_python()[:2]
+    line = [each for each in block.splitlines(keepends=True) if each.strip().startswith('"')][-1]
     name = re.search(r'^NAME: Final = "([a-z]+)"$', module, re.M)
     assert name is not None
     plugin_file = clone / "vscheduler" / "plugins" / f"{name.group(1)}.py"
     plugin_file.write_text(module, encoding="utf-8")
     registry_file = Path(inspect.getfile(builtin_registry)).relative_to(ROOT)
-    register(clone / registry_file, name.group(1), line)
+    register(clone / registry_file, line)
 
     python = str(BIN / "python")
     registered = (
