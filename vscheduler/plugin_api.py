@@ -30,8 +30,8 @@ Contracts. Hooks are pure functions of the session (no I/O, time only from `sess
 only the nodes whose accounting changed; a plugin that cannot promise this sets the attribute
 `node_local = False`. A batch node-order scorer returning None over every node means it has no
 opinion on that task's class: the session stops asking it for that class. Node arrays live on
-`session.ledger` (rows = nodes, columns = `ledger.dims`). An exception inside a hook is caught
-and counts as the conservative answer.
+`session.ledger`, a read-only `LedgerView` (rows = nodes, columns = `ledger.dims`). An
+exception inside a hook is caught and counts as the conservative answer.
 `gang_shortfall(job, schedulable)` is Volcano's "N/M tasks in gang unschedulable: ..." text.
 A queue plugin keeps its queues' figures in a `QueueAccounts` (allocated, request, inqueue,
 deserved, guarantee, real capability, share, overused; a tree under a root) opened with its
@@ -55,7 +55,7 @@ from __future__ import annotations
 from vscheduler.conf.arguments import ArgumentReader, parse_go_duration
 from vscheduler.errors import PluginArgsError
 from vscheduler.framework import podindex
-from vscheduler.framework.ledger import BoolArray, FloatArray, IntArray, Ledger
+from vscheduler.framework.ledger import BoolArray, FloatArray, IntArray, LedgerView
 from vscheduler.framework.messages import gang_shortfall
 from vscheduler.framework.needs import Needs, TierConflict
 from vscheduler.framework.protocols import (
@@ -172,7 +172,7 @@ __all__ = [
     "JobStarving",
     "JobState",
     "JobValid",
-    "Ledger",
+    "LedgerView",
     "Limit",
     "Needs",
     "NodeAffinity",

@@ -8,12 +8,13 @@
 
 Every change appends the node's index to a change log, so per-class evaluation caches
 (`framework.placement`) recompute only the nodes that changed since they last looked.
-Only the session's Statement calls the mutating methods.
+Only the session's Statement calls the mutating methods; plugins see a `LedgerView`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +27,80 @@ BoolArray = npt.NDArray[np.bool_]
 FloatArray = npt.NDArray[np.float64]
 Placed = tuple[list[int], list[IntArray]]
 """Tasks on nodes: their node indices and request rows, index for index."""
+
+
+class LedgerView(Protocol):
+    """The ledger as plugins see it: to read (the arrays are the session's own: never write
+    them; only the Statement changes the accounting)."""
+
+    @property
+    def dims(self) -> tuple[str, ...]:
+        """The columns: cpu, memory, then every other resource name, sorted."""
+        ...
+
+    @property
+    def dim_index(self) -> Mapping[str, int]:
+        """Resource name -> its column."""
+        ...
+
+    @property
+    def nodes(self) -> tuple[NodeFacts, ...]:
+        """The rows' nodes."""
+        ...
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The rows' node names."""
+        ...
+
+    @property
+    def index(self) -> Mapping[str, int]:
+        """Node name -> its row."""
+        ...
+
+    @property
+    def allocatable(self) -> IntArray:
+        """Each node's allocatable."""
+        ...
+
+    @property
+    def used(self) -> IntArray:
+        """What occupying tasks request on each node."""
+        ...
+
+    @property
+    def idle(self) -> IntArray:
+        """allocatable - used."""
+        ...
+
+    @property
+    def future(self) -> IntArray:
+        """idle + releasing - pipelined."""
+        ...
+
+    @property
+    def pods_used(self) -> IntArray:
+        """Pods on each node (pipelined ones included)."""
+        ...
+
+    @property
+    def pods_max(self) -> IntArray:
+        """Each node's pod limit."""
+        ...
+
+    def __len__(self) -> int: ...
+
+    def vector(self, res: Resources) -> IntArray:
+        """`res` as a row over the dims."""
+        ...
+
+    def resources_of(self, row: IntArray) -> Resources:
+        """A row turned back into Resources."""
+        ...
+
+    def future_idle(self) -> IntArray:
+        """idle + releasing - pipelined, for every node (a fresh array)."""
+        ...
 
 
 class Ledger:

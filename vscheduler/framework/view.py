@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from vscheduler.clock import Clock
-from vscheduler.framework.ledger import IntArray, Ledger
+from vscheduler.framework.ledger import IntArray, LedgerView
 from vscheduler.framework.state import JobState, QueueState, TaskState
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import Evict, QueueFigures, ReservationRelease
@@ -62,7 +62,7 @@ class SessionView(Protocol):
         ...
 
     @property
-    def ledger(self) -> Ledger:
+    def ledger(self) -> LedgerView:
         """The nodes' resource accounting (rows = nodes, columns = `ledger.dims`): read only."""
         ...
 

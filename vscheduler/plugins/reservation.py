@@ -47,7 +47,7 @@ from vscheduler.plugin_api import (
     BoolArray,
     DeallocateEvent,
     IntArray,
-    Ledger,
+    LedgerView,
     PluginArgsError,
     PluginSession,
     Predicate,
@@ -295,7 +295,7 @@ def _amounts(dim: str, basis: int, free: str, held: int, need: int) -> str:
     )
 
 
-def _row(ledger: Ledger, resources: Resources) -> IntArray:
+def _row(ledger: LedgerView, resources: Resources) -> IntArray:
     """`resources` as a ledger row; resources the ledger has no column for are left out (no
     node has them and no task asks for them, so holding them keeps nothing off a node)."""
     return ledger.vector(Resources({n: a for n, a in resources.items() if n in ledger.dim_index}))

@@ -22,7 +22,7 @@ from typing import Final
 
 import numpy as np
 
-from vscheduler.plugin_api import BoolArray, IntArray, Ledger
+from vscheduler.plugin_api import BoolArray, IntArray, LedgerView
 
 MILLI: Final = 1000
 GB: Final = 1_000_000_000
@@ -36,7 +36,7 @@ def reason(resource: str) -> str:
 class Proportional:
     """The check for one session's ledger and the configured rates."""
 
-    def __init__(self, ledger: Ledger, rates: Mapping[str, tuple[float, float]]) -> None:
+    def __init__(self, ledger: LedgerView, rates: Mapping[str, tuple[float, float]]) -> None:
         self._ledger = ledger
         self._rates = tuple(
             (name, ledger.dim_index[name], cpu, memory)
