@@ -101,6 +101,9 @@ class TaskFacts:
     preemption_opt_out: bool = False
     """`volcano.sh/preemptable` is set and does not read true: preempt and reclaim never take
     this pod (a pod without the key may be taken, as in Volcano since 1.7)."""
+    preemption_policy: str = ""
+    """`spec.preemptionPolicy` (`PreemptLowerPriority` or `Never`), "" when the pod has none:
+    its PriorityClass's then applies, as the API server's admission would have copied it."""
     eviction_refused: bool = False
     """The Eviction API refused to evict this pod lately (a PodDisruptionBudget) and it is still
     in backoff (`cache.refusals`): preempt, reclaim and shuffle do not choose it as a victim."""
@@ -119,7 +122,8 @@ class TaskFacts:
     labels: Mapping[str, str] = dataclasses.field(default_factory=dict)
     annotations: Mapping[str, str] = dataclasses.field(default_factory=dict)
     task_role: str = ""
-    """The task name within its job (Volcano's `volcano.sh/task-spec` annotation), if any."""
+    """The task name within its job (Volcano's `volcano.sh/task-spec` annotation, else the label
+    of that name), "" for a pod without one (a PodGroup's `minTaskMember` counts it under "")."""
     owner: str = ""
     """The controlling owner reference as `Kind/name` (`ReplicaSet/web-7d9f`), or empty for a
     pod nothing recreates."""

@@ -115,6 +115,29 @@ def test_a_min_member_of_zero_is_allowed() -> None:
     assert convert_podgroup(raw_podgroup({"minMember": 0}), priority_classes={}).min_member == 0
 
 
+def test_the_empty_task_name_is_the_minimum_of_pods_without_a_task_role() -> None:
+    """Volcano's preempt_test.go writes `minTaskMember: {"": 1}` (job_info.go getTaskRole)."""
+    job = convert_podgroup(raw_podgroup({"minTaskMember": {"": 2, "ps": 1}}), priority_classes={})
+    assert job.min_task_member == {"": 2, "ps": 1}
+    assert job.warnings == ()
+
+
+def test_a_negative_task_minimum_is_kept_as_volcano_keeps_it_with_a_warning() -> None:
+    job = convert_podgroup(raw_podgroup({"minTaskMember": {"w": -2}}), priority_classes={})
+    assert job.min_task_member == {"w": -2}
+    assert job.warnings == (
+        "PodGroup team-a/pg1: spec.minTaskMember.w: -2 is negative: no pod of the task is"
+        " required, and the tasks' sum that minMember is compared with is lowered (as Volcano"
+        " reads it)",
+    )
+
+
+def test_a_condition_without_a_type_is_kept_as_the_crd_allows_it() -> None:
+    status = {"conditions": [{"status": "True", "reason": "r"}]}
+    job = convert_podgroup(raw_podgroup(None, status), priority_classes={})
+    assert [(c.type, c.status, c.reason) for c in job.conditions] == [("", "True", "r")]
+
+
 PG = "PodGroup team-a/pg1: "
 
 
@@ -134,7 +157,7 @@ PG = "PodGroup team-a/pg1: "
         (
             {"minTaskMember": {"w": 1.5}},
             None,
-            "spec.minTaskMember.w: must be an integer from 0 to 2147483647, got 1.5",
+            "spec.minTaskMember.w: must be an integer from -2147483648 to 2147483647, got 1.5",
         ),
         ({"minTaskMember": ["w"]}, None, "spec.minTaskMember: must be a mapping, got a list"),
         (
@@ -150,9 +173,15 @@ PG = "PodGroup team-a/pg1: "
             " got 'Done'",
         ),
         (
+            {"minTaskMember": {"": "two"}},
             None,
-            {"conditions": [{"status": "True"}]},
-            "status.conditions[0].type: must be a non-empty string",
+            'spec.minTaskMember[""]: must be an integer from -2147483648 to 2147483647,'
+            " got 'two'",
+        ),
+        (
+            None,
+            {"conditions": [{"type": 3}]},
+            "status.conditions[0].type: must be a string, got 3",
         ),
         (
             None,
