@@ -411,3 +411,44 @@ def test_a_pod_without_the_field_takes_its_own_priority_class_policy() -> None:
     [outcome] = run(second_task_cluster("high-priority-no-preempt"), policy=RECLAIM)
 
     assert outcome.evictions == []
+
+
+# --- Queue spec.weight: 0 ---------------------------------------------------------------------
+def queues_weighted(zero_weight: int) -> ClusterSnapshot:
+    """Queue `zero` (weight `zero_weight`) and queue `three` (weight 3) each want 16 one-cpu
+    pods of a 16-cpu cluster (default policy: proportion shares it by weight)."""
+    objects: list[Raw] = [build_node(f"n{i}", "4", "32Gi", 110) for i in range(4)]
+    objects += [build_queue("zero", zero_weight), build_queue("three", 3)]
+    for name in ("zero", "three"):
+        for i in range(16):
+            objects.append(build_podgroup(f"{name}-{i:02d}", "ns", name, 1, None, "Inqueue"))
+            objects.append(
+                build_pod(
+                    "ns", f"{name}-{i:02d}-0", "", "Pending", res("1", "1Gi"), f"{name}-{i:02d}"
+                )
+            )
+    return cluster(*objects)
+
+
+def shares(binds: dict[str, str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for key in binds:
+        queue_name = key.split("/")[1].split("-")[0]
+        out[queue_name] = out.get(queue_name, 0) + 1
+    return out
+
+
+def test_a_queue_of_weight_0_shares_as_a_queue_of_weight_1_and_is_warned() -> None:
+    """mutate_queue.go: Volcano's admission writes `weight: 1` over 0; the scheduler reads 0 as
+    1 (a queue the webhook did not see: an older CRD, a snapshot) and says so."""
+    snap = queues_weighted(0)
+    [outcome] = run(snap)
+    [same] = run(queues_weighted(1))
+
+    assert snap.queues["zero"].weight == 1
+    assert [w.message for w in snap.queues["zero"].warnings] == [
+        "Queue zero: spec.weight: 0 is read as 1, as Volcano's admission sets it (a queue's"
+        " share of the cluster is in proportion to its weight)"
+    ]
+    assert shares(outcome.binds) == {"zero": 4, "three": 12}
+    assert outcome.binds == same.binds

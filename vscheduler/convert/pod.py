@@ -41,7 +41,7 @@ from vscheduler.convert.podresources import (
     read_pod_resources,
     summarize,
 )
-from vscheduler.model.facts import PriorityClassFacts, TaskFacts, Toleration
+from vscheduler.model.facts import PriorityClassFacts, TaskFacts, Toleration, clamped
 from vscheduler.model.quantity import over_ceiling, to_resources
 from vscheduler.model.resources import Resources
 from vscheduler.model.status import QoSClass, TaskStatus
@@ -166,7 +166,7 @@ class PodConverter:
             owner=_owner(obj, label),
             started=_started(status, label),
             problem=problem,
-            warnings=over_ceiling(requested, where=f"{label}: {REQUESTS_FIELD}"),
+            warnings=clamped(over_ceiling(requested, where=f"{label}: {REQUESTS_FIELD}")),
         )
 
     def _read_tolerations(self, spec: Raw, label: str) -> tuple[Toleration, ...]:

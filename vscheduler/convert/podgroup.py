@@ -29,7 +29,14 @@ from vscheduler.convert.fields import (
     timestamp,
 )
 from vscheduler.convert.misc import resolve_priority
-from vscheduler.model.facts import JobFacts, PodGroupCondition, PriorityClassFacts
+from vscheduler.model.facts import (
+    UNUSUAL_VALUE,
+    FieldWarning,
+    JobFacts,
+    PodGroupCondition,
+    PriorityClassFacts,
+    clamped,
+)
 from vscheduler.model.quantity import parse_resource_list
 from vscheduler.model.status import PodGroupPhase
 
@@ -47,18 +54,20 @@ def convert_podgroup(
     min_resources = spec.get("minResources")
     class_name = string(spec, "priorityClassName", label, "spec")
     priority, _ = resolve_priority(class_name, priority_classes)
-    warnings: list[str] = []
+    warnings: list[FieldWarning] = []
+    min_task_member = _min_task_member(spec, label, warnings)
+    clamps: list[str] = []
     return JobFacts(
         uid=meta.uid,
         namespace=meta.namespace,
         name=meta.name,
         queue=string(spec, "queue", label, "spec") or "default",
         min_member=integer(spec, "minMember", label, "spec", 1, minimum=0, maximum=INT32_MAX),
-        min_task_member=_min_task_member(spec, label, warnings),
+        min_task_member=min_task_member,
         min_resources=None
         if min_resources is None
         else parse_resource_list(
-            min_resources, where=f"{label}: spec.minResources", warnings=warnings
+            min_resources, where=f"{label}: spec.minResources", warnings=clamps
         ),
         priority_class_name=class_name,
         priority=priority,
@@ -66,11 +75,11 @@ def convert_podgroup(
         conditions=_conditions(status, label),
         created=meta.created,
         annotations=meta.annotations,
-        warnings=tuple(warnings),
+        warnings=(*warnings, *clamped(clamps)),
     )
 
 
-def _min_task_member(spec: Raw, label: str, warnings: list[str]) -> dict[str, int]:
+def _min_task_member(spec: Raw, label: str, warnings: list[FieldWarning]) -> dict[str, int]:
     """Each task role's minimum, as Volcano reads it (`ParseMinMemberInfo`): the key "" is the
     pods without a role; a negative minimum (int32, as the CRD allows) is kept, with a warning:
     it requires nothing and lowers the sum that minMember is compared with."""
@@ -85,11 +94,12 @@ def _min_task_member(spec: Raw, label: str, warnings: list[str]) -> dict[str, in
         path = f"spec.minTaskMember.{task}" if task else 'spec.minTaskMember[""]'
         out[task] = checked_int(value, label, path, minimum=-INT32_MAX - 1, maximum=INT32_MAX)
         if out[task] < 0:
-            warnings.append(
+            message = (
                 f"{label}: {path}: {out[task]} is negative: no pod of the task is required,"
                 " and the tasks' sum that minMember is compared with is lowered (as Volcano"
                 " reads it)"
             )
+            warnings.append(FieldWarning(UNUSUAL_VALUE, message))
     return out
 
 

@@ -1,8 +1,8 @@
 """A raw `scheduling.volcano.sh/v1beta1` Queue becomes a `QueueFacts`.
 
-Owns: a queue's weight (default 1, at least 1), capability, guarantee, deserved share,
-reclaimable flag (default true), parent, priority and state (default Open), with Volcano's
-field names.
+Owns: a queue's weight (default 1; 0 read as 1 with a warning, as Volcano's admission sets it),
+capability, guarantee, deserved share, reclaimable flag (default true), parent, priority and
+state (default Open), with Volcano's field names.
 Must not: check the queue hierarchy (parents that exist, cycles): that is the scheduler's.
 """
 
@@ -20,7 +20,7 @@ from vscheduler.convert.fields import (
     read_meta,
     string,
 )
-from vscheduler.model.facts import QueueFacts
+from vscheduler.model.facts import UNUSUAL_VALUE, FieldWarning, QueueFacts, clamped
 from vscheduler.model.quantity import parse_resource_list
 from vscheduler.model.resources import Resources
 
@@ -34,11 +34,12 @@ def convert_queue(obj: Mapping[str, object]) -> QueueFacts:
     spec = mapping(obj, "spec", label, "")
     status = mapping(obj, "status", label, "")
     guarantee = mapping(spec, "guarantee", label, "spec")
+    weight, unusual = _weight(spec, label)
     warnings: list[str] = []
     return QueueFacts(
         name=meta.name,
         uid=meta.uid,
-        weight=integer(spec, "weight", label, "spec", 1, minimum=1, maximum=INT32_MAX),
+        weight=weight,
         capability=_optional_list(spec, "capability", label, warnings),
         guarantee=parse_resource_list(
             guarantee.get("resource"), where=f"{label}: spec.guarantee.resource", warnings=warnings
@@ -51,8 +52,22 @@ def convert_queue(obj: Mapping[str, object]) -> QueueFacts:
             spec, "priority", label, "spec", 0, minimum=-INT32_MAX - 1, maximum=INT32_MAX
         ),
         created=meta.created,
-        warnings=tuple(warnings),
+        warnings=(*unusual, *clamped(warnings)),
     )
+
+
+def _weight(spec: Mapping[str, object], label: str) -> tuple[int, tuple[FieldWarning, ...]]:
+    """`spec.weight`, default 1; 0 is read as 1 with a warning, as Volcano's admission
+    (`mutate_queue.go`) writes 1 over it. A negative weight is an error (its admission
+    rejects it)."""
+    weight = integer(spec, "weight", label, "spec", 1, minimum=0, maximum=INT32_MAX)
+    if weight:
+        return weight, ()
+    message = (
+        f"{label}: spec.weight: 0 is read as 1, as Volcano's admission sets it"
+        " (a queue's share of the cluster is in proportion to its weight)"
+    )
+    return 1, (FieldWarning(UNUSUAL_VALUE, message),)
 
 
 def _optional_list(

@@ -8,7 +8,7 @@ import pytest
 from vscheduler.convert.podgroup import convert_podgroup
 from vscheduler.convert.queue import convert_queue
 from vscheduler.errors import InputError
-from vscheduler.model.facts import PodGroupCondition, PriorityClassFacts
+from vscheduler.model.facts import FieldWarning, PodGroupCondition, PriorityClassFacts
 from vscheduler.model.resources import Resources
 from vscheduler.model.status import PodGroupPhase
 
@@ -126,9 +126,12 @@ def test_a_negative_task_minimum_is_kept_as_volcano_keeps_it_with_a_warning() ->
     job = convert_podgroup(raw_podgroup({"minTaskMember": {"w": -2}}), priority_classes={})
     assert job.min_task_member == {"w": -2}
     assert job.warnings == (
-        "PodGroup team-a/pg1: spec.minTaskMember.w: -2 is negative: no pod of the task is"
-        " required, and the tasks' sum that minMember is compared with is lowered (as Volcano"
-        " reads it)",
+        FieldWarning(
+            "UnusualValue",
+            "PodGroup team-a/pg1: spec.minTaskMember.w: -2 is negative: no pod of the task is"
+            " required, and the tasks' sum that minMember is compared with is lowered (as"
+            " Volcano reads it)",
+        ),
     )
 
 
@@ -241,6 +244,19 @@ def test_a_queue_is_read_with_volcanos_field_names() -> None:
     assert queue.created == dt.datetime(2024, 5, 5, tzinfo=dt.UTC)
 
 
+def test_a_weight_of_0_is_read_as_1_with_a_warning_as_volcanos_admission_sets_it() -> None:
+    queue = convert_queue(raw_queue({"weight": 0}))
+    assert queue.weight == 1
+    assert queue.warnings == (
+        FieldWarning(
+            "UnusualValue",
+            "Queue q1: spec.weight: 0 is read as 1, as Volcano's admission sets it (a queue's"
+            " share of the cluster is in proportion to its weight)",
+        ),
+    )
+    assert convert_queue(raw_queue({"weight": 2})).warnings == ()
+
+
 def test_an_empty_capability_means_no_limit() -> None:
     assert convert_queue(raw_queue({"capability": {}})).capability is None
 
@@ -251,11 +267,11 @@ Q = "Queue q1: "
 @pytest.mark.parametrize(
     ("spec", "status", "message"),
     [
-        ({"weight": 0}, None, "spec.weight: must be an integer from 1 to 2147483647, got 0"),
+        ({"weight": -1}, None, "spec.weight: must be an integer from 0 to 2147483647, got -1"),
         (
             {"weight": "heavy"},
             None,
-            "spec.weight: must be an integer from 1 to 2147483647, got 'heavy'",
+            "spec.weight: must be an integer from 0 to 2147483647, got 'heavy'",
         ),
         ({"reclaimable": "no"}, None, "spec.reclaimable: must be true or false, got 'no'"),
         (
