@@ -19,8 +19,10 @@ from vscheduler.convert.fields import (
     as_mapping,
     checked_int,
     choice,
+    crd_resources,
     error,
     integer,
+    is_int,
     items,
     mapping,
     read_meta,
@@ -35,9 +37,7 @@ from vscheduler.model.facts import (
     JobFacts,
     PodGroupCondition,
     PriorityClassFacts,
-    clamped,
 )
-from vscheduler.model.quantity import parse_resource_list
 from vscheduler.model.status import PodGroupPhase
 
 _PHASES: Final = tuple(phase.value for phase in PodGroupPhase)
@@ -55,28 +55,37 @@ def convert_podgroup(
     class_name = string(spec, "priorityClassName", label, "spec")
     priority, _ = resolve_priority(class_name, priority_classes)
     warnings: list[FieldWarning] = []
+    min_member = _min_member(spec, label, warnings)
     min_task_member = _min_task_member(spec, label, warnings)
-    clamps: list[str] = []
     return JobFacts(
         uid=meta.uid,
         namespace=meta.namespace,
         name=meta.name,
         queue=string(spec, "queue", label, "spec") or "default",
-        min_member=integer(spec, "minMember", label, "spec", 1, minimum=0, maximum=INT32_MAX),
+        min_member=min_member,
         min_task_member=min_task_member,
         min_resources=None
         if min_resources is None
-        else parse_resource_list(
-            min_resources, where=f"{label}: spec.minResources", warnings=clamps
-        ),
+        else crd_resources(min_resources, f"{label}: spec.minResources", warnings),
         priority_class_name=class_name,
         priority=priority,
         phase=PodGroupPhase(choice(status, "phase", label, "status", _PHASES, "Pending")),
         conditions=_conditions(status, label),
         created=meta.created,
         annotations=meta.annotations,
-        warnings=(*warnings, *clamped(clamps)),
+        warnings=tuple(warnings),
     )
+
+
+def _min_member(spec: Raw, label: str, warnings: list[FieldWarning]) -> int:
+    """`spec.minMember`, default 1. A negative one (Volcano's CRDs before 1.14 set no minimum)
+    is read as 0, with a warning: a job with no gang, as Volcano's checks treat it."""
+    value = spec.get("minMember")
+    if not is_int(value, -INT32_MAX - 1, -1):
+        return integer(spec, "minMember", label, "spec", 1, minimum=0, maximum=INT32_MAX)
+    message = f"{label}: spec.minMember: {value} is negative; it is read as 0 (no gang)"
+    warnings.append(FieldWarning(UNUSUAL_VALUE, message))
+    return 0
 
 
 def _min_task_member(spec: Raw, label: str, warnings: list[FieldWarning]) -> dict[str, int]:

@@ -135,6 +135,31 @@ def test_a_negative_task_minimum_is_kept_as_volcano_keeps_it_with_a_warning() ->
     )
 
 
+def test_a_negative_min_member_is_read_as_0_with_a_warning() -> None:
+    """Volcano's PodGroup CRD set no minimum on minMember before 1.14."""
+    job = convert_podgroup(raw_podgroup({"minMember": -1}), priority_classes={})
+    assert job.min_member == 0
+    assert job.warnings == (
+        FieldWarning(
+            "UnusualValue",
+            "PodGroup team-a/pg1: spec.minMember: -1 is negative; it is read as 0 (no gang)",
+        ),
+    )
+
+
+def test_a_negative_min_resource_is_read_as_0_with_a_warning() -> None:
+    """The CRD's quantity pattern lets a sign through."""
+    spec = {"minResources": {"cpu": "-1", "memory": "1Gi"}}
+    job = convert_podgroup(raw_podgroup(spec), priority_classes={})
+    assert job.min_resources == Resources(cpu=0, memory=GI)
+    assert job.warnings == (
+        FieldWarning(
+            "UnusualValue",
+            "PodGroup team-a/pg1: spec.minResources.cpu: '-1' is negative; it is read as 0",
+        ),
+    )
+
+
 def test_a_condition_without_a_type_is_kept_as_the_crd_allows_it() -> None:
     status = {"conditions": [{"status": "True", "reason": "r"}]}
     job = convert_podgroup(raw_podgroup(None, status), priority_classes={})
@@ -153,9 +178,9 @@ PG = "PodGroup team-a/pg1: "
             "spec.minMember: must be an integer from 0 to 2147483647, got 'four'",
         ),
         (
-            {"minMember": -1},
+            {"minMember": 2**31},
             None,
-            "spec.minMember: must be an integer from 0 to 2147483647, got -1",
+            "spec.minMember: must be an integer from 0 to 2147483647, got 2147483648",
         ),
         (
             {"minTaskMember": {"w": 1.5}},
@@ -257,6 +282,28 @@ def test_a_weight_of_0_is_read_as_1_with_a_warning_as_volcanos_admission_sets_it
     assert convert_queue(raw_queue({"weight": 2})).warnings == ()
 
 
+def test_negative_queue_amounts_are_read_as_0_with_a_warning_each() -> None:
+    spec = {
+        "capability": {"cpu": "-2"},
+        "guarantee": {"resource": {"memory": "-1Gi"}},
+        "deserved": {"cpu": "-500m"},
+    }
+    queue = convert_queue(raw_queue(spec))
+    assert (queue.capability, queue.guarantee, queue.deserved) == (
+        Resources(cpu=0),
+        Resources(memory=0),
+        Resources(cpu=0),
+    )
+    assert [(w.reason, w.message) for w in queue.warnings] == [
+        ("UnusualValue", "Queue q1: spec.capability.cpu: '-2' is negative; it is read as 0"),
+        (
+            "UnusualValue",
+            "Queue q1: spec.guarantee.resource.memory: '-1Gi' is negative; it is read as 0",
+        ),
+        ("UnusualValue", "Queue q1: spec.deserved.cpu: '-500m' is negative; it is read as 0"),
+    ]
+
+
 def test_an_empty_capability_means_no_limit() -> None:
     assert convert_queue(raw_queue({"capability": {}})).capability is None
 
@@ -280,9 +327,9 @@ Q = "Queue q1: "
             "spec.capability.cpu: invalid quantity '1q': unknown suffix 'q'",
         ),
         (
-            {"guarantee": {"resource": {"memory": "-1Gi"}}},
+            {"guarantee": {"resource": {"memory": "1Gx"}}},
             None,
-            "spec.guarantee.resource.memory: must not be negative, got '-1Gi'",
+            "spec.guarantee.resource.memory: invalid quantity '1Gx': unknown suffix 'Gx'",
         ),
         ({"guarantee": []}, None, "spec.guarantee: must be a mapping, got a list"),
         ({"parent": 1}, None, "spec.parent: must be a string, got 1"),

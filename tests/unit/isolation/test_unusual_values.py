@@ -16,6 +16,10 @@ WEIGHT_0 = (
     "Queue zero: spec.weight: 0 is read as 1, as Volcano's admission sets it (a queue's share"
     " of the cluster is in proportion to its weight)"
 )
+NEGATIVE_CAPABILITY = "Queue zero: spec.capability.cpu: '-2' is negative; it is read as 0"
+NEGATIVE_MIN_MEMBER = (
+    "PodGroup default/solo: spec.minMember: -1 is negative; it is read as 0 (no gang)"
+)
 NEGATIVE_TASK = (
     "PodGroup default/g: spec.minTaskMember.ps: -1 is negative: no pod of the task is required,"
     " and the tasks' sum that minMember is compared with is lowered (as Volcano reads it)"
@@ -34,7 +38,13 @@ def objects() -> list[dict[str, Any]]:
             "apiVersion": "scheduling.volcano.sh/v1beta1",
             "kind": "Queue",
             "metadata": {"name": "zero"},
-            "spec": {"weight": 0},
+            "spec": {"weight": 0, "capability": {"cpu": "-2"}},
+        },
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": "solo", "namespace": "default"},
+            "spec": {"minMember": -1, "queue": "zero"},
         },
         {
             "apiVersion": "scheduling.volcano.sh/v1beta1",
@@ -58,6 +68,19 @@ def objects() -> list[dict[str, Any]]:
             }
             for i in range(2)
         ),
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": "solo-0",
+                "namespace": "default",
+                "annotations": {"scheduling.k8s.io/group-name": "solo"},
+            },
+            "spec": {
+                "schedulerName": "vscheduler",
+                "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+            },
+        },
     ]
 
 
@@ -71,6 +94,11 @@ def test_simulate_prints_each_unusual_value_and_schedules_the_gang(
 
     out = capsys.readouterr()
     assert code == 0
-    assert out.err == (f"vscheduler: warning: {WEIGHT_0}\nvscheduler: warning: {NEGATIVE_TASK}\n")
-    assert "bind       default/g-0 -> n1" in out.out
-    assert "bind       default/g-1 -> n1" in out.out
+    assert out.err.splitlines() == [
+        f"vscheduler: warning: {WEIGHT_0}",
+        f"vscheduler: warning: {NEGATIVE_CAPABILITY}",
+        f"vscheduler: warning: {NEGATIVE_MIN_MEMBER}",
+        f"vscheduler: warning: {NEGATIVE_TASK}",
+    ]
+    for pod in ("g-0", "g-1", "solo-0"):
+        assert f"bind       default/{pod} -> n1" in out.out
