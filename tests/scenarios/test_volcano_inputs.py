@@ -452,3 +452,52 @@ def test_a_queue_of_weight_0_shares_as_a_queue_of_weight_1_and_is_warned() -> No
     ]
     assert shares(outcome.binds) == {"zero": 4, "three": 12}
     assert outcome.binds == same.binds
+
+
+# --- gang: the "" key and label roles, phases and conditions -----------------------------------
+GANG = """\
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins: [{name: predicates}, {name: proportion}, {name: nodeorder}]
+"""
+
+
+def gang_with_role_less_pods(role_less: int) -> ClusterSnapshot:
+    """`minMember: 3, minTaskMember: {"": 2, ps: 1}`: one `ps` pod (by label) and `role_less`
+    pods without a role."""
+    pods = [build_pod("ml", "train-ps", "", "Pending", res("1", "1Gi"), "train", role("ps"))]
+    pods += [
+        build_pod("ml", f"train-{i}", "", "Pending", res("1", "1Gi"), "train")
+        for i in range(role_less)
+    ]
+    return cluster(
+        build_node("n1", "4", "8Gi", 110),
+        build_podgroup("train", "ml", "default", 3, {"": 2, "ps": 1}, "Pending"),
+        *pods,
+    )
+
+
+def test_too_few_pods_without_a_role_make_the_gang_invalid() -> None:
+    """job_info.go CheckTaskValid: role-less pods count under "", one is short of two."""
+    [outcome] = run(gang_with_role_less_pods(1), policy=GANG)
+
+    assert outcome.binds == {}
+    status = outcome.result.podgroups["ml/train"]
+    assert [(c.type, c.status, c.reason, c.message) for c in status.conditions] == [
+        (
+            "Unschedulable",
+            "True",
+            "NotEnoughPodsOfTask",
+            "Not enough valid pods of each task for gang-scheduling",
+        )
+    ]
+
+
+def test_enough_pods_without_a_role_run_the_gang() -> None:
+    [outcome] = run(gang_with_role_less_pods(2), policy=GANG)
+
+    assert outcome.binds == {"ml/train-ps": "n1", "ml/train-0": "n1", "ml/train-1": "n1"}
+    status = outcome.result.podgroups["ml/train"]
+    assert status.phase.value == "Running"
+    assert [(c.type, c.status) for c in status.conditions] == [("Scheduled", "True")]
