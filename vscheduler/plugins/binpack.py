@@ -72,21 +72,24 @@ class Binpack(NodeOrder):
         ledger = self._ledger
         final = ledger.used[idx][:, cols] + request
         allocatable = ledger.allocatable[idx][:, cols]
-        counted = (allocatable != 0) & (weight != 0)
+        counted = allocatable != 0
         per = np.where(counted, final * weight / np.where(counted, allocatable, 1), 0.0)
         score: FloatArray = per.sum(axis=1) / weight_sum * self._scale
-        overflow = (counted & (final > allocatable)).any(axis=1)
-        return np.where(overflow, 0.0, score)
+        overflow = counted & (final > allocatable)
+        if overflow.any():
+            score[overflow.any(axis=1)] = 0.0
+        return score
 
     def _columns(self, task: TaskState) -> tuple[IntArray, FloatArray, FloatArray]:
-        """The ledger columns the task requests that have a weight, the request and the weights
-        on them (cached per class)."""
+        """The ledger columns the task requests that have a weight above 0, the request and the
+        weights on them (cached per class). A resource of weight 0 adds nothing to the score or
+        to the weights' sum, and its overflow does not count (Volcano checks none of it)."""
         found = self._classes.get(task.class_id)
         if found is None:
             dims = self._ledger.dims
             req = self._ledger.vector(task.resreq)
             weights = self._weights.resources
-            cols = [k for k, d in enumerate(dims) if req[k] and d in weights]
+            cols = [k for k, d in enumerate(dims) if req[k] and weights.get(d, 0) > 0]
             found = (
                 np.array(cols, dtype=np.int64),
                 req[cols].astype(np.float64),
