@@ -7,6 +7,7 @@
   (allocate_test.go builds its pods with the label).
 - `spec.preemptionPolicy` of the pod (preempt_test.go, reclaim_test.go), the PriorityClass's
   when the pod has none.
+- a Queue's `spec.weight: 0`, read as 1 as Volcano's admission (mutate_queue.go) sets it.
 
 The objects mirror Volcano's test helpers (`util.BuildPod`, `BuildNode`, `BuildPodGroup`,
 `BuildQueue`): a pod's labels are the helper's labels (Volcano passes `volcano.sh/preemptable`
