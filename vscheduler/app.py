@@ -53,6 +53,7 @@ from vscheduler.kube.client import USER_AGENT, ClientSettings, KubeApi, connect
 from vscheduler.kube.lister import KubeLister
 from vscheduler.kube.outage import Outage
 from vscheduler.kube.writers import KubeWriter
+from vscheduler.model.facts import FieldWarning
 from vscheduler.obs.http import ObsServer
 from vscheduler.obs.logs import setup_logging
 from vscheduler.obs.metrics import SchedulerMetrics
@@ -123,8 +124,6 @@ CYCLES_FAILING = "SchedulingCyclesFailing"
 """The reason of the Warning Event on the scheduler's Lease when cycles keep failing."""
 CYCLES_RECOVERED = "SchedulingCyclesRecovered"
 """The reason of the Normal Event on the scheduler's Lease when a cycle runs again."""
-QUANTITY_CLAMPED = "QuantityClamped"
-"""The reason of the Warning Event on an object with an amount above the scheduler's ceiling."""
 
 
 class EventWriter(Protocol):
@@ -139,12 +138,13 @@ class EventWriter(Protocol):
 
 class ProblemReporter:
     """Warning Events (and log lines) for cluster objects the cache could not read, and for
-    objects read other than as written (an amount above the scheduler's ceiling), once each."""
+    objects read other than as written (an amount above the scheduler's ceiling; an unusual
+    value read as Volcano reads it), once each, with the warning's reason."""
 
     def __init__(self, cache: SchedulerCache, writer: EventWriter) -> None:
         self._cache, self._writer = cache, writer
         self._reported: dict[str, str] = {}
-        self._warned: dict[str, tuple[str, ...]] = {}
+        self._warned: dict[str, tuple[FieldWarning, ...]] = {}
 
     def report(self) -> None:
         """Report every problem and warning not reported yet (or whose message changed)."""
@@ -162,9 +162,9 @@ class ProblemReporter:
             if self._warned.get(label) == held:
                 continue
             self._warned[label] = held
-            for message in held:
-                logger.warning("%s", message)
-                self._event(label, QUANTITY_CLAMPED, message)
+            for warning in held:
+                logger.warning("%s", warning.message)
+                self._event(label, warning.reason, warning.message)
         for label in set(self._warned) - set(warnings):
             del self._warned[label]
 

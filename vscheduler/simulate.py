@@ -31,7 +31,7 @@ from vscheduler.framework.session import Session
 from vscheduler.framework.state import TaskState
 from vscheduler.model.cluster import DEFAULT_SCHEDULER_NAME, ClusterSnapshot
 from vscheduler.model.commands import CycleResult, Evict, QueueFigures, ReservationRelease
-from vscheduler.model.facts import EPOCH, PodGroupCondition
+from vscheduler.model.facts import EPOCH, FieldWarning, PodGroupCondition
 from vscheduler.model.resources import Resources, format_amount
 from vscheduler.runtime.policy import read_policy_file
 from vscheduler.runtime.watches import config_maps_read
@@ -132,13 +132,14 @@ def simulate(request: Request) -> Json:
 
 
 def snapshot_warnings(snap: ClusterSnapshot) -> list[str]:
-    """Every object's warnings (an amount above the scheduler's ceiling), nodes first, then
-    queues, PodGroups and pods, in the snapshot's order."""
-    holders: list[Sequence[str]] = [n.warnings for n in snap.nodes]
+    """Every object's warnings (an amount above the scheduler's ceiling; an unusual value read
+    as Volcano reads it), nodes first, then queues, PodGroups and pods, in the snapshot's
+    order."""
+    holders: list[Sequence[FieldWarning]] = [n.warnings for n in snap.nodes]
     holders.extend(q.warnings for q in snap.queues.values())
     holders.extend(j.warnings for j in snap.jobs.values())
     holders.extend(t.warnings for t in snap.tasks.values())
-    return [warning for held in holders for warning in held]
+    return [warning.message for held in holders for warning in held]
 
 
 def _task(session: Session, key: str) -> TaskState:

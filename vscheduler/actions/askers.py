@@ -47,9 +47,13 @@ def read_limits(reader: ArgumentReader) -> Limits:
 
 
 def never_preempts(session: Session, task: TaskState) -> bool:
-    """The pod's PriorityClass says `preemptionPolicy: Never`."""
-    found = session.snapshot.priority_classes.get(task.facts.priority_class_name)
-    return found is not None and found.preemption_policy == "Never"
+    """The pod's `spec.preemptionPolicy` is `Never` (as Volcano and kube-scheduler read it); a
+    pod without the field takes its PriorityClass's, as admission would have set it."""
+    policy = task.facts.preemption_policy
+    if not policy:
+        found = session.snapshot.priority_classes.get(task.facts.priority_class_name)
+        policy = "" if found is None else found.preemption_policy
+    return policy == "Never"
 
 
 def run_job(evictor: Evictor, job: JobState, place_one: PlaceOne) -> list[TaskState]:

@@ -2,14 +2,14 @@
 
 Askers are the admitted jobs (as allocate admits them) that the jobStarving point calls
 starving; queues are taken in queue order, each queue's askers in job order. For each asker, its
-pending tasks in task order while the job is still starving (a pod whose PriorityClass has
-`preemptionPolicy: Never` is skipped): the task is placed as allocate would where it already fits
-(nothing is evicted then), else the `Evictor` (actions/eviction.py) finds the cheapest sufficient
-victims on one node among the running tasks of *other jobs of the same queue* that the
-preemptable point allows (by default: of a lower job priority, never breaking a gang below
-minMember, never a critical pod), evicts them and pipelines the task there. The job's placements
-and evictions are one transaction: committed when the job is ready or pipelined, discarded
-otherwise, so a job that still cannot run evicts nothing.
+pending tasks in task order while the job is still starving (a pod whose `preemptionPolicy` is
+`Never`, its own or else its PriorityClass's, is skipped): the task is placed as allocate would
+where it already fits (nothing is evicted then), else the `Evictor` (actions/eviction.py) finds
+the cheapest sufficient victims on one node among the running tasks of *other jobs of the same
+queue* that the preemptable point allows (by default: of a lower job priority, never breaking a
+gang below minMember, never a critical pod), evicts them and pipelines the task there. The job's
+placements and evictions are one transaction: committed when the job is ready or pipelined,
+discarded otherwise, so a job that still cannot run evicts nothing.
 
 Then, for each asker of the queue, preemption among its own tasks (Volcano's second phase): each
 pending task in task order may evict running tasks *of its own job* that the preemptable point

@@ -5,14 +5,13 @@ Queues are taken in queue order, one job per turn (a queue goes back into the or
 askers left, so queues interleave as their shares change); an overused queue is passed over. For
 each asker, its pending tasks in task order while the job is still starving: a task its queue may
 not reclaim for (the preemptive point: by default proportion's "the queue stays within what it
-deserves") is skipped, as is a pod whose PriorityClass has `preemptionPolicy: Never`. Otherwise
-the task is placed as allocate would where it already fits (nothing is evicted then), else the
-`Evictor`
-(actions/eviction.py) finds the cheapest sufficient victims on one node among the running tasks
-of *other queues that are reclaimable* (`spec.reclaimable`, default true) that the reclaimable
-point allows, evicts them and pipelines the task there. The job's placements and evictions are one
-transaction, committed only when the job is ready or pipelined: a job that still cannot run evicts
-nothing (Volcano #3673).
+deserves") is skipped, as is a pod whose `preemptionPolicy` (its own, else its PriorityClass's) is
+`Never`. Otherwise the task is placed as allocate would where it already fits (nothing is evicted
+then), else the `Evictor` (actions/eviction.py) finds the cheapest sufficient victims on one node
+among the running tasks of *other queues that are reclaimable* (`spec.reclaimable`, default
+true) that the reclaimable point allows, evicts them and pipelines the task there. The job's
+placements and evictions are one transaction, committed only when the job is ready or pipelined:
+a job that still cannot run evicts nothing (Volcano #3673).
 
 The settling rail (no evict-and-return loop, Volcano #561, #4947, #4949): a plan is taken only
 if, after its evictions (and every other victim taken this cycle), no victim's queue could win

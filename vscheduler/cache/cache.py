@@ -63,6 +63,7 @@ from vscheduler.model.cluster import (
     default_queues,
 )
 from vscheduler.model.facts import (
+    FieldWarning,
     JobFacts,
     NodeFacts,
     NodeUsage,
@@ -379,10 +380,10 @@ class SchedulerCache:
                 if slot.table is not self._jobs or key not in foreign
             }
 
-    def warnings(self) -> dict[str, tuple[str, ...]]:
+    def warnings(self) -> dict[str, tuple[FieldWarning, ...]]:
         """Every object whose facts carry warnings (an amount above the scheduler's ceiling,
-        read as the ceiling) -> those warnings; labelled as `problems`. An entry goes when the
-        object no longer has them or is deleted."""
+        read as the ceiling; an unusual value) -> those warnings; labelled as `problems`. An
+        entry goes when the object no longer has them or is deleted."""
         with self._lock:
             foreign = self._claims.foreign
             return {

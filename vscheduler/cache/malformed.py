@@ -113,7 +113,7 @@ def malformed_job(obj: Mapping[str, object], who: Identity, problem: str) -> Job
         namespace=who.namespace,
         name=who.name,
         queue=_text(spec.get("queue")) or "default",
-        min_member=min_member if type(min_member) is int and min_member >= 0 else 1,
+        min_member=max(min_member, 0) if type(min_member) is int else 1,
         phase=PodGroupPhase(phase) if phase in _GROUP_PHASES else PodGroupPhase.PENDING,
         conditions=_conditions(status.get("conditions")),
         created=_created(meta),

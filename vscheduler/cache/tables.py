@@ -16,7 +16,7 @@ import datetime as dt
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Generic, TypeVar
 
-from vscheduler.model.facts import TaskFacts
+from vscheduler.model.facts import FieldWarning, TaskFacts
 
 Raw = Mapping[str, object]
 F = TypeVar("F")
@@ -32,7 +32,7 @@ class Table(Generic[F]):
         self.facts: dict[str, F] = {}
         self.problems: dict[str, tuple[str, str]] = {}
         """key -> (the object's label, `Kind namespace/name`; the converter's message)."""
-        self.warnings: dict[str, tuple[str, tuple[str, ...]]] = {}
+        self.warnings: dict[str, tuple[str, tuple[FieldWarning, ...]]] = {}
         """key -> (the object's label; its facts' `warnings`), for facts that carry any."""
         self._sorted: tuple[F, ...] | None = None
 
@@ -44,7 +44,7 @@ class Table(Generic[F]):
             self.problems[key] = (label, problem)
         else:
             self.problems.pop(key, None)
-        held: tuple[str, ...] = getattr(facts, "warnings", ())
+        held: tuple[FieldWarning, ...] = getattr(facts, "warnings", ())
         if held:
             self.warnings[key] = (label, held)
         else:

@@ -1,7 +1,8 @@
 """Typed reads of raw JSON fields, each failure an `InputError` naming the object and the field.
 
 Owns: how a field of a raw object (a plain dict from YAML or JSON) is read as a str, int, bool,
-list, mapping, string map or RFC3339 time; object metadata; the wording of every such error.
+list, mapping, string map, RFC3339 time or a CRD's ResourceList; object metadata; the wording of
+every such error.
 Must not: know any Kubernetes kind beyond `metadata`; do I/O; copy whole objects.
 
 Every reader takes the parent mapping, the key, the object's label (`Pod default/p1`) and the
@@ -16,8 +17,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
 from vscheduler.errors import InputError
-from vscheduler.model.facts import EPOCH
-from vscheduler.model.quantity import show as show
+from vscheduler.model.facts import EPOCH, UNUSUAL_VALUE, FieldWarning, clamped
+from vscheduler.model.quantity import parse_resource_list, show as show
+from vscheduler.model.resources import Resources
 
 Raw = Mapping[str, Any]
 """A raw Kubernetes object or sub-object, as decoded from YAML or JSON."""
@@ -165,6 +167,19 @@ def string_list(parent: Raw, key: str, label: str, path: str) -> tuple[str, ...]
         if not isinstance(value, str):
             raise error(label, f"{join(path, key)}[{i}]", f"must be a string, got {show(value)}")
     return tuple(values)
+
+
+def crd_resources(raw: object, where: str, warnings: list[FieldWarning]) -> Resources:
+    """A ResourceList of a Volcano CRD (a Queue's, a PodGroup's) as `Resources`; `where` names
+    the field (`Queue q: spec.capability`). Its pattern lets a sign through: a negative amount
+    is read as 0 (an `UNUSUAL_VALUE` warning); an amount above the ceiling is read as the
+    ceiling (a `QUANTITY_CLAMPED` one)."""
+    clamps: list[str] = []
+    negatives: list[str] = []
+    out = parse_resource_list(raw, where=where, warnings=clamps, negatives=negatives)
+    warnings.extend(FieldWarning(UNUSUAL_VALUE, message) for message in negatives)
+    warnings.extend(clamped(clamps))
+    return out
 
 
 def timestamp(value: object, label: str, path: str) -> dt.datetime:

@@ -26,7 +26,8 @@ from vscheduler.convert.fields import (
 )
 from vscheduler.model.facts import NodeUsage, PriorityClassFacts
 
-_PREEMPTION_POLICIES: Final = ("PreemptLowerPriority", "Never")
+PREEMPTION_POLICIES: Final = ("PreemptLowerPriority", "Never")
+"""The values of `preemptionPolicy`, on a PriorityClass or a pod's spec."""
 _MAX_PRIORITY: Final = 2_000_001_000
 """The highest value Kubernetes allows (system-node-critical)."""
 
@@ -43,7 +44,7 @@ def convert_priority_class(obj: Raw) -> PriorityClassFacts:
             meta.label, "globalDefault", f"must be true or false, got {show(global_default)}"
         )
     policy = choice(
-        obj, "preemptionPolicy", meta.label, "", _PREEMPTION_POLICIES, "PreemptLowerPriority"
+        obj, "preemptionPolicy", meta.label, "", PREEMPTION_POLICIES, "PreemptLowerPriority"
     )
     return PriorityClassFacts(
         name=meta.name, value=value, global_default=global_default, preemption_policy=policy

@@ -25,7 +25,7 @@ from vscheduler.convert.fields import (
     string,
     string_list,
 )
-from vscheduler.model.facts import NodeFacts
+from vscheduler.model.facts import NodeFacts, clamped
 from vscheduler.model.quantity import over_ceiling, parse_resource_nanos, to_count, to_resources
 from vscheduler.model.resources import PODS
 
@@ -58,7 +58,7 @@ def convert_node(obj: Mapping[str, object]) -> NodeFacts:
         ready=_ready(status, label),
         images=_images(status, label),
         created=meta.created,
-        warnings=over_ceiling(allocatable, where=f"{label}: {read_from}"),
+        warnings=clamped(over_ceiling(allocatable, where=f"{label}: {read_from}")),
     )
 
 

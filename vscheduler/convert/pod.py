@@ -2,7 +2,8 @@
 
 Owns: which pods matter to this scheduler; a pod's task status (Volcano's mapping); its job
 (PodGroup annotation, else a job of its own); its priority (spec.priority, else its class's,
-else the global default's), preemptability (`volcano.sh/preemptable`), index and task role;
+else the global default's), preemptability (`volcano.sh/preemptable`), its own
+`spec.preemptionPolicy`, index and task role (`volcano.sh/task-spec`, annotation then label);
 the warning a request above the scheduler's ceiling gets (`quantity.CEILING`);
 `pod_request` and `qos_class` over a bare spec (the arithmetic is in `podresources`; node
 placement constraints in `placement`, inter-pod ones in `podaffinity`).
@@ -31,7 +32,7 @@ from vscheduler.convert.fields import (
     string_map,
     timestamp,
 )
-from vscheduler.convert.misc import resolve_priority
+from vscheduler.convert.misc import PREEMPTION_POLICIES, resolve_priority
 from vscheduler.convert.podresources import (
     ListCache,
     PodResources,
@@ -40,7 +41,7 @@ from vscheduler.convert.podresources import (
     read_pod_resources,
     summarize,
 )
-from vscheduler.model.facts import PriorityClassFacts, TaskFacts, Toleration
+from vscheduler.model.facts import PriorityClassFacts, TaskFacts, Toleration, clamped
 from vscheduler.model.quantity import over_ceiling, to_resources
 from vscheduler.model.resources import Resources
 from vscheduler.model.status import QoSClass, TaskStatus
@@ -49,6 +50,7 @@ GROUP_NAME_KEYS: Final = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh
 """Annotations naming a pod's PodGroup, in order of precedence."""
 PREEMPTABLE_KEY: Final = "volcano.sh/preemptable"
 TASK_SPEC_KEY: Final = "volcano.sh/task-spec"
+"""A pod's task role: the annotation, else the label (Volcano's job controller sets both)."""
 COMPLETION_INDEX_KEY: Final = "batch.kubernetes.io/job-completion-index"
 DEFAULT_SCHEDULER: Final = "default-scheduler"
 REQUESTS_FIELD: Final = "spec.containers[*].resources.requests"
@@ -144,6 +146,9 @@ class PodConverter:
             qos=qos,
             preemptable=preemptable,
             preemption_opt_out=opt_out,
+            preemption_policy=choice(
+                spec, "preemptionPolicy", label, "spec", PREEMPTION_POLICIES, ""
+            ),
             created=meta.created,
             index=_index(meta),
             node_selector=string_map(spec, "nodeSelector", label, "spec"),
@@ -157,11 +162,11 @@ class PodConverter:
             images=placement.images(spec, label),
             labels=meta.labels,
             annotations=meta.annotations,
-            task_role=meta.annotations.get(TASK_SPEC_KEY, ""),
+            task_role=task_role(meta.annotations, meta.labels),
             owner=_owner(obj, label),
             started=_started(status, label),
             problem=problem,
-            warnings=over_ceiling(requested, where=f"{label}: {REQUESTS_FIELD}"),
+            warnings=clamped(over_ceiling(requested, where=f"{label}: {REQUESTS_FIELD}")),
         )
 
     def _read_tolerations(self, spec: Raw, label: str) -> tuple[Toleration, ...]:
@@ -247,6 +252,12 @@ def preemptable_flags(
         value = labels.get(PREEMPTABLE_KEY)
     preemptable = value in _GO_TRUE
     return preemptable, value is not None and not preemptable
+
+
+def task_role(annotations: Mapping[str, str], labels: Mapping[str, str]) -> str:
+    """The pod's task role, Volcano's rule (`getTaskRole`): a non-empty `volcano.sh/task-spec`
+    annotation, else a non-empty label of that name, else "" (no role)."""
+    return annotations.get(TASK_SPEC_KEY) or labels.get(TASK_SPEC_KEY) or ""
 
 
 def _index(meta: Meta) -> int | None:

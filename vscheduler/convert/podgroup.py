@@ -1,8 +1,9 @@
 """A raw `scheduling.volcano.sh/v1beta1` PodGroup becomes a `JobFacts`.
 
-Owns: the PodGroup's gang (`minMember`, default 1; `minTaskMember`), `minResources`, queue
-(default `default`), priority (from `priorityClassName`, as for pods), phase (default Pending)
-and conditions, with Volcano's field names.
+Owns: the PodGroup's gang (`minMember`, default 1; `minTaskMember`, where the key "" counts
+the pods without a task role, as in Volcano), `minResources`, queue (default `default`), priority
+(from `priorityClassName`, as for pods), phase (default Pending) and conditions (any `type`, as
+the CRD allows), with Volcano's field names.
 Must not: look at the PodGroup's pods or check that its queue exists (the scheduler reports it).
 """
 
@@ -18,8 +19,10 @@ from vscheduler.convert.fields import (
     as_mapping,
     checked_int,
     choice,
+    crd_resources,
     error,
     integer,
+    is_int,
     items,
     mapping,
     read_meta,
@@ -28,8 +31,13 @@ from vscheduler.convert.fields import (
     timestamp,
 )
 from vscheduler.convert.misc import resolve_priority
-from vscheduler.model.facts import JobFacts, PodGroupCondition, PriorityClassFacts
-from vscheduler.model.quantity import parse_resource_list
+from vscheduler.model.facts import (
+    UNUSUAL_VALUE,
+    FieldWarning,
+    JobFacts,
+    PodGroupCondition,
+    PriorityClassFacts,
+)
 from vscheduler.model.status import PodGroupPhase
 
 _PHASES: Final = tuple(phase.value for phase in PodGroupPhase)
@@ -46,19 +54,19 @@ def convert_podgroup(
     min_resources = spec.get("minResources")
     class_name = string(spec, "priorityClassName", label, "spec")
     priority, _ = resolve_priority(class_name, priority_classes)
-    warnings: list[str] = []
+    warnings: list[FieldWarning] = []
+    min_member = _min_member(spec, label, warnings)
+    min_task_member = _min_task_member(spec, label, warnings)
     return JobFacts(
         uid=meta.uid,
         namespace=meta.namespace,
         name=meta.name,
         queue=string(spec, "queue", label, "spec") or "default",
-        min_member=integer(spec, "minMember", label, "spec", 1, minimum=0, maximum=INT32_MAX),
-        min_task_member=_min_task_member(spec, label),
+        min_member=min_member,
+        min_task_member=min_task_member,
         min_resources=None
         if min_resources is None
-        else parse_resource_list(
-            min_resources, where=f"{label}: spec.minResources", warnings=warnings
-        ),
+        else crd_resources(min_resources, f"{label}: spec.minResources", warnings),
         priority_class_name=class_name,
         priority=priority,
         phase=PodGroupPhase(choice(status, "phase", label, "status", _PHASES, "Pending")),
@@ -69,17 +77,38 @@ def convert_podgroup(
     )
 
 
-def _min_task_member(spec: Raw, label: str) -> dict[str, int]:
+def _min_member(spec: Raw, label: str, warnings: list[FieldWarning]) -> int:
+    """`spec.minMember`, default 1. A negative one (Volcano's CRDs before 1.14 set no minimum)
+    is read as 0, with a warning: a job with no gang, as Volcano's checks treat it."""
+    value = spec.get("minMember")
+    if not is_int(value, -INT32_MAX - 1, -1):
+        return integer(spec, "minMember", label, "spec", 1, minimum=0, maximum=INT32_MAX)
+    message = f"{label}: spec.minMember: {value} is negative; it is read as 0 (no gang)"
+    warnings.append(FieldWarning(UNUSUAL_VALUE, message))
+    return 0
+
+
+def _min_task_member(spec: Raw, label: str, warnings: list[FieldWarning]) -> dict[str, int]:
+    """Each task role's minimum, as Volcano reads it (`ParseMinMemberInfo`): the key "" is the
+    pods without a role; a negative minimum (int32, as the CRD allows) is kept, with a warning:
+    it requires nothing and lowers the sum that minMember is compared with."""
     raw = mapping(spec, "minTaskMember", label, "spec")
     out: dict[str, int] = {}
     for key, value in raw.items():
         task: object = key
-        if not isinstance(task, str) or not task:
+        if not isinstance(task, str):
             raise error(
                 label, "spec.minTaskMember", f"task names must be strings, got {show(task)}"
             )
-        path = f"spec.minTaskMember.{task}"
-        out[task] = checked_int(value, label, path, minimum=0, maximum=INT32_MAX)
+        path = f"spec.minTaskMember.{task}" if task else 'spec.minTaskMember[""]'
+        out[task] = checked_int(value, label, path, minimum=-INT32_MAX - 1, maximum=INT32_MAX)
+        if out[task] < 0:
+            message = (
+                f"{label}: {path}: {out[task]} is negative: no pod of the task is required,"
+                " and the tasks' sum that minMember is compared with is lowered (as Volcano"
+                " reads it)"
+            )
+            warnings.append(FieldWarning(UNUSUAL_VALUE, message))
     return out
 
 
@@ -88,12 +117,9 @@ def _conditions(status: Raw, label: str) -> tuple[PodGroupCondition, ...]:
     for i, raw in enumerate(items(status, "conditions", label, "status")):
         path = f"status.conditions[{i}]"
         cond = as_mapping(raw, label, path)
-        kind = string(cond, "type", label, path)
-        if not kind:
-            raise error(label, f"{path}.type", "must be a non-empty string")
         out.append(
             PodGroupCondition(
-                type=kind,
+                type=string(cond, "type", label, path),
                 status=string(cond, "status", label, path),
                 reason=string(cond, "reason", label, path),
                 message=string(cond, "message", label, path),

@@ -16,6 +16,28 @@ from vscheduler.model.status import PodGroupPhase, QoSClass, TaskStatus
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
+QUANTITY_CLAMPED = "QuantityClamped"
+"""The reason of a warning on an amount above the scheduler's ceiling, read as the ceiling."""
+UNUSUAL_VALUE = "UnusualValue"
+"""The reason of a warning on a value Volcano accepts but that is likely a mistake, read as
+Volcano reads it (a Queue's `weight: 0` as 1, a negative `minTaskMember`)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FieldWarning:
+    """A field read other than as written, or read as Volcano reads it though likely a mistake:
+    the object is still scheduled, and told (a Warning Event; a line of `simulate`'s stderr)."""
+
+    reason: str
+    """The Event reason: `QUANTITY_CLAMPED` or `UNUSUAL_VALUE`."""
+    message: str
+    """Names the object and the field: `Queue q: spec.weight: 0 is read as 1 ...`."""
+
+
+def clamped(messages: tuple[str, ...] | list[str]) -> tuple[FieldWarning, ...]:
+    """The warnings of amounts above the ceiling (`quantity.over_ceiling`'s messages)."""
+    return tuple(FieldWarning(QUANTITY_CLAMPED, message) for message in messages)
+
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Toleration:
@@ -101,6 +123,9 @@ class TaskFacts:
     preemption_opt_out: bool = False
     """`volcano.sh/preemptable` is set and does not read true: preempt and reclaim never take
     this pod (a pod without the key may be taken, as in Volcano since 1.7)."""
+    preemption_policy: str = ""
+    """`spec.preemptionPolicy` (`PreemptLowerPriority` or `Never`), "" when the pod has none:
+    its PriorityClass's then applies, as the API server's admission would have copied it."""
     eviction_refused: bool = False
     """The Eviction API refused to evict this pod lately (a PodDisruptionBudget) and it is still
     in backoff (`cache.refusals`): preempt, reclaim and shuffle do not choose it as a victim."""
@@ -119,7 +144,8 @@ class TaskFacts:
     labels: Mapping[str, str] = dataclasses.field(default_factory=dict)
     annotations: Mapping[str, str] = dataclasses.field(default_factory=dict)
     task_role: str = ""
-    """The task name within its job (Volcano's `volcano.sh/task-spec` annotation), if any."""
+    """The task name within its job (Volcano's `volcano.sh/task-spec` annotation, else the label
+    of that name), "" for a pod without one (a PodGroup's `minTaskMember` counts it under "")."""
     owner: str = ""
     """The controlling owner reference as `Kind/name` (`ReplicaSet/web-7d9f`), or empty for a
     pod nothing recreates."""
@@ -127,9 +153,10 @@ class TaskFacts:
     """`status.startTime`: when the kubelet accepted the pod, or None if not started."""
     problem: str = ""
     """Why this pod cannot be scheduled whatever the nodes (e.g. a malformed annotation)."""
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[FieldWarning, ...] = ()
     """What was read other than as written (an amount above the scheduler's ceiling, held at
-    it), each naming the field; reported as Warning Events, the object is still scheduled."""
+    it; an unusual value, read as Volcano reads it), each naming the field; reported as Warning
+    Events, the object is still scheduled."""
 
     @property
     def key(self) -> str:
@@ -190,9 +217,10 @@ class NodeFacts:
     images: Mapping[str, int] = dataclasses.field(default_factory=dict)
     """Image name (every name the node reports for it) -> size in bytes."""
     created: dt.datetime = EPOCH
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[FieldWarning, ...] = ()
     """What was read other than as written (an amount above the scheduler's ceiling, held at
-    it), each naming the field; reported as Warning Events, the object is still scheduled."""
+    it; an unusual value, read as Volcano reads it), each naming the field; reported as Warning
+    Events, the object is still scheduled."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -228,9 +256,10 @@ class JobFacts:
     """True for a pod without a PodGroup: no PodGroup object exists to update."""
     problem: str = ""
     """Why this job cannot be scheduled (a malformed PodGroup field), or empty."""
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[FieldWarning, ...] = ()
     """What was read other than as written (an amount above the scheduler's ceiling, held at
-    it), each naming the field; reported as Warning Events, the object is still scheduled."""
+    it; an unusual value, read as Volcano reads it), each naming the field; reported as Warning
+    Events, the object is still scheduled."""
 
     @property
     def key(self) -> str:
@@ -255,9 +284,10 @@ class QueueFacts:
     created: dt.datetime = EPOCH
     problem: str = ""
     """Why this queue cannot take jobs (a malformed Queue field), or empty."""
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[FieldWarning, ...] = ()
     """What was read other than as written (an amount above the scheduler's ceiling, held at
-    it), each naming the field; reported as Warning Events, the object is still scheduled."""
+    it; an unusual value, read as Volcano reads it), each naming the field; reported as Warning
+    Events, the object is still scheduled."""
 
     @property
     def is_open(self) -> bool:

@@ -116,11 +116,15 @@ def parse_nanos(value: object) -> int:
     raise QuantityError(f"invalid quantity {show(value)}: must be a string or a number")
 
 
-def parse_resource_nanos(raw: object, *, where: str) -> dict[str, int]:
+def parse_resource_nanos(
+    raw: object, *, where: str, negatives: list[str] | None = None
+) -> dict[str, int]:
     """A ResourceList as exact nano-unit amounts; `where` prefixes every error.
 
-    `raw` may be None or absent (an empty list). Negative amounts are errors. A string amount
-    with surrounding whitespace is accepted, as the API server trims it when decoding JSON.
+    `raw` may be None or absent (an empty list). Negative amounts are errors, unless `negatives`
+    is given: then each is read as 0 and a message naming it is appended there (a CRD's
+    ResourceList, whose pattern lets a sign through). A string amount with surrounding
+    whitespace is accepted, as the API server trims it when decoding JSON.
     """
     if raw is None:
         return {}
@@ -137,7 +141,10 @@ def parse_resource_nanos(raw: object, *, where: str) -> dict[str, int]:
         except QuantityError as err:
             raise QuantityError(f"{where}.{name}: {err}") from None
         if nanos < 0:
-            raise QuantityError(f"{where}.{name}: must not be negative, got {show(value)}")
+            if negatives is None:
+                raise QuantityError(f"{where}.{name}: must not be negative, got {show(value)}")
+            negatives.append(f"{where}.{name}: {show(value)} is negative; it is read as 0")
+            nanos = 0
         out[name] = nanos
     return out
 
@@ -192,14 +199,21 @@ def _exponent(digits: str) -> str:
     return f"{significant}e{zeros}" if zeros >= 6 else digits
 
 
-def parse_resource_list(raw: object, *, where: str, warnings: list[str] | None = None) -> Resources:
+def parse_resource_list(
+    raw: object,
+    *,
+    where: str,
+    warnings: list[str] | None = None,
+    negatives: list[str] | None = None,
+) -> Resources:
     """A ResourceList (`{cpu: 500m, memory: 1Gi}`) as `Resources`.
 
     `where` names the field, e.g. `Pod default/p1: spec.containers[0].resources.requests`;
     every error message starts with `where` + "." + the resource name. An amount above
     `CEILING` is read as the ceiling, and its warning (`over_ceiling`) is appended to `warnings`.
+    A negative amount is an error, or read as 0 with a message in `negatives` when given.
     """
-    nanos = parse_resource_nanos(raw, where=where)
+    nanos = parse_resource_nanos(raw, where=where, negatives=negatives)
     if warnings is not None:
         warnings.extend(over_ceiling(nanos, where=where))
     return to_resources(nanos)

@@ -6,12 +6,14 @@ Registers `score_nodes(task, idx)` (nodeOrder), vectorised over node indices, as
 
     resource score = weight * (used + request) / allocatable
 
-(0 when the node has none of it or `used + request` exceeds it), where `used` is the node's
-`ledger.used`. The node's score is the sum of the resource scores divided by the sum of those
-resources' weights (a resource scoring 0 still counts in the sum), times 100, times
-`binpack.weight`. Resources the task does not request contribute nothing; a task that requests
-none of the weighted resources scores 0 everywhere. With `binpack.weight` 0 nothing is
-registered, as in Volcano.
+(0 when the node has none of it or its weight is 0), where `used` is the node's `ledger.used`.
+The node's score is the sum of the resource scores divided by the sum of those resources'
+weights (a resource scoring 0 still counts in the sum), times 100, times `binpack.weight`. When
+`used + request` exceeds the allocatable of any such resource (with a weight above 0, on a node
+that has some of it), the whole node scores 0, as Volcano's `BinPackingScore` returns 0 there.
+Resources the task does not request contribute nothing; a task that requests none of the
+weighted resources scores 0 everywhere. With `binpack.weight` 0 nothing is registered, as in
+Volcano.
 
 Arguments (Volcano's names and defaults): `binpack.weight` (1), `binpack.cpu` (1),
 `binpack.memory` (1), `binpack.resources` ("", comma-separated extra resource names, e.g.
@@ -70,20 +72,24 @@ class Binpack(NodeOrder):
         ledger = self._ledger
         final = ledger.used[idx][:, cols] + request
         allocatable = ledger.allocatable[idx][:, cols]
-        counted = (allocatable != 0) & (final <= allocatable)
+        counted = allocatable != 0
         per = np.where(counted, final * weight / np.where(counted, allocatable, 1), 0.0)
         score: FloatArray = per.sum(axis=1) / weight_sum * self._scale
+        overflow = counted & (final > allocatable)
+        if overflow.any():
+            score[overflow.any(axis=1)] = 0.0
         return score
 
     def _columns(self, task: TaskState) -> tuple[IntArray, FloatArray, FloatArray]:
-        """The ledger columns the task requests that have a weight, the request and the weights
-        on them (cached per class)."""
+        """The ledger columns the task requests that have a weight above 0, the request and the
+        weights on them (cached per class). A resource of weight 0 adds nothing to the score or
+        to the weights' sum, and its overflow does not count (Volcano checks none of it)."""
         found = self._classes.get(task.class_id)
         if found is None:
             dims = self._ledger.dims
             req = self._ledger.vector(task.resreq)
             weights = self._weights.resources
-            cols = [k for k, d in enumerate(dims) if req[k] and d in weights]
+            cols = [k for k, d in enumerate(dims) if req[k] and weights.get(d, 0) > 0]
             found = (
                 np.array(cols, dtype=np.int64),
                 req[cols].astype(np.float64),

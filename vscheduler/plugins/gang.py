@@ -25,7 +25,8 @@ Registers (Volcano's gang plugin):
 
 "Placed" means Allocated, Binding, Bound, Running or Succeeded; the minTaskMember checks apply
 only when minMember is at least the sum of the minTaskMember values (Volcano's rule), and a task's
-role is its `volcano.sh/task-spec`. It takes no arguments.
+role is its `volcano.sh/task-spec` annotation, else label, else "" (so the minTaskMember key ""
+counts the pods without a role, as Volcano's `getTaskRole` has it). It takes no arguments.
 """
 
 from __future__ import annotations

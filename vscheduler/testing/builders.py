@@ -17,7 +17,7 @@ import dataclasses
 import datetime as dt
 from typing import Generic, TypeVar
 
-from vscheduler.convert.pod import PREEMPTABLE_KEY, preemptable_flags
+from vscheduler.convert.pod import PREEMPTABLE_KEY, TASK_SPEC_KEY, preemptable_flags, task_role
 from vscheduler.convert.resourcequota import convert_resource_quota
 from vscheduler.model import quantity
 from vscheduler.model.cluster import (
@@ -236,21 +236,33 @@ class PodBuilder(_Builder[TaskFacts]):
         self._set(index=value)
         return self
 
+    def preemption_policy(self, value: str) -> PodBuilder:
+        """spec.preemptionPolicy (`Never` or `PreemptLowerPriority`)."""
+        self._set(preemption_policy=value)
+        return self
+
+    def role(self, name: str) -> PodBuilder:
+        """The pod's task role (as the `volcano.sh/task-spec` annotation sets it)."""
+        return self.annotate(TASK_SPEC_KEY, name)
+
     def annotate(self, key: str, value: str) -> PodBuilder:
-        """Adds an annotation (`volcano.sh/preemptable` is read as the converter reads it)."""
+        """Adds an annotation (`volcano.sh/preemptable` and `volcano.sh/task-spec` are read as
+        the converter reads them)."""
         self._set(annotations={**self._facts.annotations, key: value})
-        return self._read_preemptable()
+        return self._read_keys()
 
     def labels(self, **labels: str) -> PodBuilder:
         """Pod labels (keywords; use `label` for keys that are not identifiers)."""
         self._set(labels={**self._facts.labels, **labels})
-        return self._read_preemptable()
+        return self._read_keys()
 
-    def _read_preemptable(self) -> PodBuilder:
+    def _read_keys(self) -> PodBuilder:
         facts = self._facts
         if PREEMPTABLE_KEY in facts.annotations or PREEMPTABLE_KEY in facts.labels:
             preemptable, opt_out = preemptable_flags(facts.annotations, facts.labels)
             self._set(preemptable=preemptable, preemption_opt_out=opt_out)
+        if TASK_SPEC_KEY in facts.annotations or TASK_SPEC_KEY in facts.labels:
+            self._set(task_role=task_role(facts.annotations, facts.labels))
         return self
 
     def label(self, key: str, value: str) -> PodBuilder:

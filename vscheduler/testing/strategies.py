@@ -2,11 +2,13 @@
 
 Owns: raw (JSON-shaped) Nodes, Pods, PodGroups, Queues and PriorityClasses as a user or a
 controller could create them: extreme and odd quantities (`1e3`, `0.0001`, `9Ei`, `1e18`,
-extended resources), empty and garbage annotations (on the keys vscheduler reads too), odd
-affinity terms, tolerations and spread constraints, PodGroups whose minMember exceeds their
-pods or whose minResources name unknown resources, queues with no, huge or odd capability,
-nodes without allocatable (or without any status), ResourceQuotas and PodDisruptionBudgets with
-odd amounts and selectors; and `clusters()`, a whole consistent set of
+extended resources), empty and garbage annotations (on the keys vscheduler reads too), task
+roles by label, pods' own preemptionPolicy, odd affinity terms, tolerations and spread
+constraints, PodGroups whose minMember exceeds their pods or whose minResources name unknown
+resources, what Volcano's CRDs let through (minTaskMember's "" key and negative minima, a
+negative minMember, negative amounts, a queue weight of 0), queues with no, huge or odd
+capability, nodes without allocatable (or without any status), ResourceQuotas and
+PodDisruptionBudgets with odd amounts and selectors; and `clusters()`, a whole consistent set of
 them (unique names, pods naming existing or missing PodGroups, queues and nodes).
 Must not: produce what the API server's validation rejects for the fields it validates (a
 negative request, an unparsable quantity, an empty topologyKey), or import the scheduler: the
@@ -113,9 +115,16 @@ def quantities() -> st.SearchStrategy[str]:
 
 
 @functools.cache
-def resource_lists(*, names: tuple[str, ...] = RESOURCE_NAMES) -> st.SearchStrategy[Raw]:
-    """A ResourceList: resource name -> quantity (empty included)."""
-    return st.dictionaries(st.sampled_from(names), quantities(), max_size=4)
+def resource_lists(
+    *, names: tuple[str, ...] = RESOURCE_NAMES, signed: bool = False
+) -> st.SearchStrategy[Raw]:
+    """A ResourceList: resource name -> quantity (empty included). `signed`: a Volcano CRD's
+    list, whose quantity pattern lets a negative amount through."""
+    amount = quantities()
+    if signed:
+        negative = quantities().filter(lambda q: not q.startswith("+")).map(lambda q: f"-{q}")
+        amount = st.one_of(amount, negative)
+    return st.dictionaries(st.sampled_from(names), amount, max_size=4)
 
 
 @functools.cache
@@ -360,6 +369,7 @@ def pods() -> st.SearchStrategy[Raw]:
             ),
         },
         optional={
+            "preemptionPolicy": st.sampled_from(("PreemptLowerPriority", "Never")),
             "initContainers": st.lists(_container("init"), max_size=1),
             "overhead": resource_lists(names=("cpu", "memory")),
             "nodeSelector": labels(),
@@ -371,19 +381,24 @@ def pods() -> st.SearchStrategy[Raw]:
             "hostNetwork": st.booleans(),
         },
     )
+    role_label: st.SearchStrategy[dict[str, str]] = st.one_of(
+        st.just({}),
+        st.sampled_from(("worker", "ps", "")).map(lambda r: {"volcano.sh/task-spec": r}),
+    )
     return st.builds(
-        lambda lbls, ann, grp, que, sp, phase, ts: {
+        lambda lbls, role, ann, grp, que, sp, phase, ts: {
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": {
                 "creationTimestamp": f"2026-01-01T00:00:{ts:02d}Z",
-                "labels": lbls,
+                "labels": {**lbls, **role},
                 "annotations": {**ann, **grp, **que},
             },
             "spec": sp,
             "status": {"phase": "Running" if sp.get("nodeName") and phase == "Pending" else phase},
         },
         labels(),
+        role_label,
         annotation_maps(),
         group_annotations,
         queue_annotation,
@@ -395,17 +410,20 @@ def pods() -> st.SearchStrategy[Raw]:
 
 @functools.cache
 def podgroups() -> st.SearchStrategy[Raw]:
-    """A PodGroup (named by `clusters`): minMember from 0 to far above its pods, minResources
-    with unknown names, a queue that exists or not, garbage annotations."""
+    """A PodGroup (named by `clusters`): minMember from negative (Volcano's CRDs before 1.14) to
+    far above its pods, minResources with unknown names and negative amounts, minTaskMember with
+    the key "" (pods without a role) and negative minima, a queue that exists or not, garbage
+    annotations."""
     spec = st.fixed_dictionaries(
-        {"minMember": st.integers(0, 2**31 - 1) | st.integers(0, 5)},
+        {"minMember": st.integers(0, 2**31 - 1) | st.integers(-2, 5)},
         optional={
             "queue": st.sampled_from((*QUEUE_NAMES, "missing-queue", "")),
             "minResources": resource_lists(
-                names=(*RESOURCE_NAMES, "unknown.io/thing", "requests.cpu", "count/pods")
+                names=(*RESOURCE_NAMES, "unknown.io/thing", "requests.cpu", "count/pods"),
+                signed=True,
             ),
             "minTaskMember": st.dictionaries(
-                st.sampled_from(("worker", "ps", "")), st.integers(0, 10), max_size=2
+                st.sampled_from(("worker", "ps", "")), st.integers(-2, 10), max_size=2
             ),
             "priorityClassName": st.sampled_from((*CLASS_NAMES, "missing-class")),
         },
@@ -426,15 +444,16 @@ def podgroups() -> st.SearchStrategy[Raw]:
 
 @functools.cache
 def queues() -> st.SearchStrategy[Raw]:
-    """A Queue (named by `clusters`): capability missing, empty, huge or naming odd resources;
-    odd weights."""
+    """A Queue (named by `clusters`): capability missing, empty, huge, negative or naming odd
+    resources; odd weights, 0 included (Volcano's admission writes 1 over it; older CRDs let it
+    through)."""
     spec = st.fixed_dictionaries(
         {},
         optional={
-            "weight": st.integers(1, 2**31 - 1) | st.integers(1, 10),
-            "capability": resource_lists(),
-            "deserved": resource_lists(),
-            "guarantee": resource_lists().map(lambda r: {"resource": r}),
+            "weight": st.integers(1, 2**31 - 1) | st.integers(0, 10),
+            "capability": resource_lists(signed=True),
+            "deserved": resource_lists(signed=True),
+            "guarantee": resource_lists(signed=True).map(lambda r: {"resource": r}),
             "reclaimable": st.booleans(),
             "priority": st.integers(-(2**31), 2**31 - 1),
         },

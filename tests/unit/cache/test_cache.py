@@ -352,17 +352,17 @@ def test_a_malformed_podgroup_keeps_its_job_with_the_problem(cache: SchedulerCac
 
 
 def test_a_malformed_queue_is_kept_carrying_its_problem(cache: SchedulerCache) -> None:
-    cache.apply(QUEUE, event("ADDED", raw_queue("q1", weight=0)))
+    cache.apply(QUEUE, event("ADDED", raw_queue("q1", weight=-1)))
     queues = cache.snapshot().queues
     assert list(queues) == ["q1", "default"]
     assert queues["q1"].problem == (
-        "Queue q1: spec.weight: must be an integer from 1 to 2147483647, got 0"
+        "Queue q1: spec.weight: must be an integer from 0 to 2147483647, got -1"
     )
     assert cache.problems() == {
-        "Queue q1": "Queue q1: spec.weight: must be an integer from 1 to 2147483647, got 0"
+        "Queue q1": "Queue q1: spec.weight: must be an integer from 0 to 2147483647, got -1"
     }
     assert cache.object_raw("Queue", "q1") is not None
-    cache.apply(QUEUE, event("DELETED", raw_queue("q1", weight=0)))
+    cache.apply(QUEUE, event("DELETED", raw_queue("q1", weight=-1)))
     assert cache.problems() == {}
 
 
@@ -379,7 +379,7 @@ def test_a_node_that_turns_malformed_is_left_out_until_fixed(cache: SchedulerCac
 
 
 def test_a_relist_clears_the_problems_of_objects_gone(cache: SchedulerCache) -> None:
-    cache.replace(QUEUE, [raw_queue("q1", weight=0)])
+    cache.replace(QUEUE, [raw_queue("q1", weight=-1)])
     cache.replace(QUEUE, [])
     assert cache.problems() == {}
 

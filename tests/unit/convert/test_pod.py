@@ -410,6 +410,35 @@ def test_the_task_role_is_the_volcano_task_spec_annotation() -> None:
     assert convert(raw_pod()).task_role == ""
 
 
+@pytest.mark.parametrize(
+    ("annotations", "labels", "role"),
+    [
+        ({}, {"volcano.sh/task-spec": "ps"}, "ps"),
+        ({"volcano.sh/task-spec": "worker"}, {"volcano.sh/task-spec": "ps"}, "worker"),
+        ({"volcano.sh/task-spec": ""}, {"volcano.sh/task-spec": "ps"}, "ps"),
+        ({}, {"volcano.sh/task-spec": ""}, ""),
+    ],
+)
+def test_the_task_role_is_the_annotation_else_the_label_as_volcanos_get_task_role(
+    annotations: dict[str, str], labels: dict[str, str], role: str
+) -> None:
+    obj = raw_pod()
+    obj["metadata"]["annotations"] = annotations
+    obj["metadata"]["labels"] = labels
+    assert convert(obj).task_role == role
+
+
+def test_the_pods_own_preemption_policy_is_read() -> None:
+    assert convert(raw_pod(preemptionPolicy="Never")).preemption_policy == "Never"
+    assert convert(raw_pod()).preemption_policy == ""
+    with pytest.raises(InputError) as caught:
+        convert(raw_pod(preemptionPolicy="Sometimes"))
+    assert str(caught.value) == (
+        "Pod default/p1: spec.preemptionPolicy: must be one of PreemptLowerPriority, Never,"
+        " got 'Sometimes'"
+    )
+
+
 # --- placement constraints ------------------------------------------------------------------
 def test_node_selector_and_node_affinity_are_read() -> None:
     affinity = {

@@ -8,7 +8,7 @@ import pytest
 from vscheduler.convert.podgroup import convert_podgroup
 from vscheduler.convert.queue import convert_queue
 from vscheduler.errors import InputError
-from vscheduler.model.facts import PodGroupCondition, PriorityClassFacts
+from vscheduler.model.facts import FieldWarning, PodGroupCondition, PriorityClassFacts
 from vscheduler.model.resources import Resources
 from vscheduler.model.status import PodGroupPhase
 
@@ -115,6 +115,57 @@ def test_a_min_member_of_zero_is_allowed() -> None:
     assert convert_podgroup(raw_podgroup({"minMember": 0}), priority_classes={}).min_member == 0
 
 
+def test_the_empty_task_name_is_the_minimum_of_pods_without_a_task_role() -> None:
+    """Volcano's preempt_test.go writes `minTaskMember: {"": 1}` (job_info.go getTaskRole)."""
+    job = convert_podgroup(raw_podgroup({"minTaskMember": {"": 2, "ps": 1}}), priority_classes={})
+    assert job.min_task_member == {"": 2, "ps": 1}
+    assert job.warnings == ()
+
+
+def test_a_negative_task_minimum_is_kept_as_volcano_keeps_it_with_a_warning() -> None:
+    job = convert_podgroup(raw_podgroup({"minTaskMember": {"w": -2}}), priority_classes={})
+    assert job.min_task_member == {"w": -2}
+    assert job.warnings == (
+        FieldWarning(
+            "UnusualValue",
+            "PodGroup team-a/pg1: spec.minTaskMember.w: -2 is negative: no pod of the task is"
+            " required, and the tasks' sum that minMember is compared with is lowered (as"
+            " Volcano reads it)",
+        ),
+    )
+
+
+def test_a_negative_min_member_is_read_as_0_with_a_warning() -> None:
+    """Volcano's PodGroup CRD set no minimum on minMember before 1.14."""
+    job = convert_podgroup(raw_podgroup({"minMember": -1}), priority_classes={})
+    assert job.min_member == 0
+    assert job.warnings == (
+        FieldWarning(
+            "UnusualValue",
+            "PodGroup team-a/pg1: spec.minMember: -1 is negative; it is read as 0 (no gang)",
+        ),
+    )
+
+
+def test_a_negative_min_resource_is_read_as_0_with_a_warning() -> None:
+    """The CRD's quantity pattern lets a sign through."""
+    spec = {"minResources": {"cpu": "-1", "memory": "1Gi"}}
+    job = convert_podgroup(raw_podgroup(spec), priority_classes={})
+    assert job.min_resources == Resources(cpu=0, memory=GI)
+    assert job.warnings == (
+        FieldWarning(
+            "UnusualValue",
+            "PodGroup team-a/pg1: spec.minResources.cpu: '-1' is negative; it is read as 0",
+        ),
+    )
+
+
+def test_a_condition_without_a_type_is_kept_as_the_crd_allows_it() -> None:
+    status = {"conditions": [{"status": "True", "reason": "r"}]}
+    job = convert_podgroup(raw_podgroup(None, status), priority_classes={})
+    assert [(c.type, c.status, c.reason) for c in job.conditions] == [("", "True", "r")]
+
+
 PG = "PodGroup team-a/pg1: "
 
 
@@ -127,14 +178,14 @@ PG = "PodGroup team-a/pg1: "
             "spec.minMember: must be an integer from 0 to 2147483647, got 'four'",
         ),
         (
-            {"minMember": -1},
+            {"minMember": 2**31},
             None,
-            "spec.minMember: must be an integer from 0 to 2147483647, got -1",
+            "spec.minMember: must be an integer from 0 to 2147483647, got 2147483648",
         ),
         (
             {"minTaskMember": {"w": 1.5}},
             None,
-            "spec.minTaskMember.w: must be an integer from 0 to 2147483647, got 1.5",
+            "spec.minTaskMember.w: must be an integer from -2147483648 to 2147483647, got 1.5",
         ),
         ({"minTaskMember": ["w"]}, None, "spec.minTaskMember: must be a mapping, got a list"),
         (
@@ -150,9 +201,15 @@ PG = "PodGroup team-a/pg1: "
             " got 'Done'",
         ),
         (
+            {"minTaskMember": {"": "two"}},
             None,
-            {"conditions": [{"status": "True"}]},
-            "status.conditions[0].type: must be a non-empty string",
+            'spec.minTaskMember[""]: must be an integer from -2147483648 to 2147483647,'
+            " got 'two'",
+        ),
+        (
+            None,
+            {"conditions": [{"type": 3}]},
+            "status.conditions[0].type: must be a string, got 3",
         ),
         (
             None,
@@ -212,6 +269,41 @@ def test_a_queue_is_read_with_volcanos_field_names() -> None:
     assert queue.created == dt.datetime(2024, 5, 5, tzinfo=dt.UTC)
 
 
+def test_a_weight_of_0_is_read_as_1_with_a_warning_as_volcanos_admission_sets_it() -> None:
+    queue = convert_queue(raw_queue({"weight": 0}))
+    assert queue.weight == 1
+    assert queue.warnings == (
+        FieldWarning(
+            "UnusualValue",
+            "Queue q1: spec.weight: 0 is read as 1, as Volcano's admission sets it (a queue's"
+            " share of the cluster is in proportion to its weight)",
+        ),
+    )
+    assert convert_queue(raw_queue({"weight": 2})).warnings == ()
+
+
+def test_negative_queue_amounts_are_read_as_0_with_a_warning_each() -> None:
+    spec = {
+        "capability": {"cpu": "-2"},
+        "guarantee": {"resource": {"memory": "-1Gi"}},
+        "deserved": {"cpu": "-500m"},
+    }
+    queue = convert_queue(raw_queue(spec))
+    assert (queue.capability, queue.guarantee, queue.deserved) == (
+        Resources(cpu=0),
+        Resources(memory=0),
+        Resources(cpu=0),
+    )
+    assert [(w.reason, w.message) for w in queue.warnings] == [
+        ("UnusualValue", "Queue q1: spec.capability.cpu: '-2' is negative; it is read as 0"),
+        (
+            "UnusualValue",
+            "Queue q1: spec.guarantee.resource.memory: '-1Gi' is negative; it is read as 0",
+        ),
+        ("UnusualValue", "Queue q1: spec.deserved.cpu: '-500m' is negative; it is read as 0"),
+    ]
+
+
 def test_an_empty_capability_means_no_limit() -> None:
     assert convert_queue(raw_queue({"capability": {}})).capability is None
 
@@ -222,11 +314,11 @@ Q = "Queue q1: "
 @pytest.mark.parametrize(
     ("spec", "status", "message"),
     [
-        ({"weight": 0}, None, "spec.weight: must be an integer from 1 to 2147483647, got 0"),
+        ({"weight": -1}, None, "spec.weight: must be an integer from 0 to 2147483647, got -1"),
         (
             {"weight": "heavy"},
             None,
-            "spec.weight: must be an integer from 1 to 2147483647, got 'heavy'",
+            "spec.weight: must be an integer from 0 to 2147483647, got 'heavy'",
         ),
         ({"reclaimable": "no"}, None, "spec.reclaimable: must be true or false, got 'no'"),
         (
@@ -235,9 +327,9 @@ Q = "Queue q1: "
             "spec.capability.cpu: invalid quantity '1q': unknown suffix 'q'",
         ),
         (
-            {"guarantee": {"resource": {"memory": "-1Gi"}}},
+            {"guarantee": {"resource": {"memory": "1Gx"}}},
             None,
-            "spec.guarantee.resource.memory: must not be negative, got '-1Gi'",
+            "spec.guarantee.resource.memory: invalid quantity '1Gx': unknown suffix 'Gx'",
         ),
         ({"guarantee": []}, None, "spec.guarantee: must be a mapping, got a list"),
         ({"parent": 1}, None, "spec.parent: must be a string, got 1"),

@@ -17,6 +17,7 @@ from vscheduler.convert.pod import convert_pod
 from vscheduler.convert.podgroup import convert_podgroup
 from vscheduler.convert.queue import convert_queue
 from vscheduler.informer.kinds import NODE, POD
+from vscheduler.model.facts import FieldWarning
 from vscheduler.model.quantity import CEILING, over_ceiling, parse_nanos, to_resources
 from vscheduler.model.resources import Resources
 from vscheduler.simulate import Request, simulate
@@ -101,7 +102,7 @@ def test_a_pod_requesting_1e16_cpu_is_read_at_the_ceiling_and_warned() -> None:
     )
     assert task is not None
     assert task.resreq == Resources(cpu=CEILING)
-    assert task.warnings == (HUGE_CPU,)
+    assert [w.message for w in task.warnings] == [HUGE_CPU]
     assert task.problem == ""
 
 
@@ -110,7 +111,7 @@ def test_a_node_with_1e18_cpu_and_9ei_memory_is_read_at_the_ceiling_and_warned()
     assert node.allocatable == Resources(
         {"cpu": CEILING, "memory": CEILING, "example.com/gpu": CEILING}
     )
-    assert [w.split(" is above")[0] for w in node.warnings] == [
+    assert [w.message.split(" is above")[0] for w in node.warnings] == [
         "Node big: status.allocatable.cpu: 1e18",
         "Node big: status.allocatable.example.com/gpu: 1e20",
         "Node big: status.allocatable.memory: 9223372036854775807",
@@ -120,7 +121,7 @@ def test_a_node_with_1e18_cpu_and_9ei_memory_is_read_at_the_ceiling_and_warned()
 def test_a_node_holding_1e18_pods_holds_the_ceiling_of_pods() -> None:
     node = convert_node(raw_node("big", cpu="8", pods="1e18"))
     assert node.max_pods == CEILING
-    assert node.warnings[0].startswith("Node big: status.allocatable.pods: 1e18 ")
+    assert node.warnings[0].message.startswith("Node big: status.allocatable.pods: 1e18 ")
 
 
 def test_a_queue_and_a_podgroup_above_the_ceiling_are_warned_on_their_fields() -> None:
@@ -131,7 +132,7 @@ def test_a_queue_and_a_podgroup_above_the_ceiling_are_warned_on_their_fields() -
         }
     )
     assert queue.capability == Resources(cpu=CEILING)
-    assert [w.split(":")[1] for w in queue.warnings] == [
+    assert [w.message.split(":")[1] for w in queue.warnings] == [
         " spec.capability.cpu",
         " spec.guarantee.resource.memory",
     ]
@@ -142,7 +143,9 @@ def test_a_queue_and_a_podgroup_above_the_ceiling_are_warned_on_their_fields() -
         },
         priority_classes={},
     )
-    assert group.warnings[0].startswith("PodGroup default/g: spec.minResources.nvidia.com/gpu: ")
+    assert group.warnings[0].message.startswith(
+        "PodGroup default/g: spec.minResources.nvidia.com/gpu: "
+    )
 
 
 def test_a_1e16_cpu_pod_under_a_preempt_policy_leaves_the_other_pods_scheduled(
@@ -180,10 +183,13 @@ def test_the_cache_keeps_each_objects_warnings_until_it_is_fixed() -> None:
     cache.replace(POD, [raw_pod("huge", cpu="1e16")])
     assert cache.warnings() == {
         "Node n1": (
-            "Node n1: status.allocatable.cpu: 1e18 is above the scheduler's "
-            "ceiling 35184372088832m (2^45 scheduler units); it is read as 35184372088832m",
+            FieldWarning(
+                "QuantityClamped",
+                "Node n1: status.allocatable.cpu: 1e18 is above the scheduler's "
+                "ceiling 35184372088832m (2^45 scheduler units); it is read as 35184372088832m",
+            ),
         ),
-        "Pod default/huge": (HUGE_CPU,),
+        "Pod default/huge": (FieldWarning("QuantityClamped", HUGE_CPU),),
     }
     cache.replace(POD, [raw_pod("huge", cpu="1")])
     assert list(cache.warnings()) == ["Node n1"]

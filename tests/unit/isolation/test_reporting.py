@@ -1,6 +1,7 @@
 """The runtime tells the cluster: a QuantityClamped Warning Event on each object read at the
-ceiling (once per message), and SchedulingCyclesFailing / SchedulingCyclesRecovered on the
-scheduler's Lease. The App is only built here: no API server is contacted."""
+ceiling (once per message), an UnusualValue one on a value read as Volcano reads it, and
+SchedulingCyclesFailing / SchedulingCyclesRecovered on the scheduler's Lease. The App is only
+built here: no API server is contacted."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from vscheduler.app import App, ProblemReporter
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
 from vscheduler.effects.ports import ObjectRef
-from vscheduler.informer.kinds import NODE, POD
+from vscheduler.informer.kinds import NODE, POD, QUEUE
 from vscheduler.kube.writers import KubeWriter
 from vscheduler.runtime.settings import LeaderElection, Settings
 
@@ -62,6 +63,26 @@ def test_each_clamped_object_gets_one_quantity_clamped_event_per_message() -> No
     reporter.report()
     assert len(writer.events) == 3
     assert "1e17 is above" in writer.events[2][5]
+
+
+def test_a_queue_of_weight_0_gets_one_unusual_value_event() -> None:
+    cache = SchedulerCache(clock=CLOCK)
+    writer = Writer()
+    reporter = ProblemReporter(cache, cast(KubeWriter, writer))
+    cache.replace(QUEUE, [{"metadata": {"name": "zero"}, "spec": {"weight": 0}}])
+    reporter.report()
+    reporter.report()
+    assert writer.events == [
+        (
+            "Queue",
+            "",
+            "zero",
+            "Warning",
+            "UnusualValue",
+            "Queue zero: spec.weight: 0 is read as 1, as Volcano's admission sets it (a queue's"
+            " share of the cluster is in proportion to its weight)",
+        )
+    ]
 
 
 def kubeconfig(tmp_path: Path) -> Path:

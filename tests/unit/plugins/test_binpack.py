@@ -1,5 +1,6 @@
-"""binpack: Volcano's BinPackingScore, pinned with hand-computed numbers; the vectorised score
-equals Volcano's formula written node by node."""
+"""binpack: Volcano's BinPackingScore, pinned with hand-computed numbers and with Volcano's own
+table (binpack_test.go TestNode); the vectorised score equals Volcano's formula written node by
+node."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from vscheduler.framework.registry import Pipeline, Registry, build
 from vscheduler.framework.session import Session
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.resources import Resources
+from vscheduler.model.status import TaskStatus
 from vscheduler.plugins import binpack
 from vscheduler.testing import sessions
 from vscheduler.testing.builders import NodeBuilder, PodBuilder, node, pod, snapshot
@@ -91,14 +93,23 @@ TASK_GPU = pod("p").requests(cpu="1", memory="2Gi", nvidia_com_gpu=1)
             50.0,
             id="a resource the task does not request contributes nothing",
         ),
-        # cpu 1000+4000 > 4000 scores 0 but keeps its weight: (0 + 0.25) / 2 * 100
+        # cpu 1000+4000 > 4000: the whole node scores 0 (Volcano returns 0 at the first overflow)
         pytest.param(
             N4,
             pod("p").requests(cpu="4", memory="2Gi"),
             USED_1CPU,
             {},
-            12.5,
-            id="a request beyond allocatable scores 0 for that resource",
+            0.0,
+            id="a request beyond allocatable scores the whole node 0",
+        ),
+        # cpu overflows but weighs 0: not checked; memory 2Gi/8Gi = 0.25: 0.25 / 1 * 100
+        pytest.param(
+            N4,
+            pod("p").requests(cpu="4", memory="2Gi"),
+            USED_1CPU,
+            {"binpack.cpu": 0},
+            25.0,
+            id="an overflow of a resource of weight 0 does not count",
         ),
         # gpu missing on the node: 0 with weight 2: (0.5 + 0.25 + 0) / 4 * 100
         pytest.param(
@@ -174,7 +185,9 @@ def volcano_binpack(
         if name not in w:
             continue
         capacity, final = float(alloc.get(name)), float(request) + float(used.get(name))
-        if capacity != 0 and w[name] != 0 and final <= capacity:
+        if capacity != 0 and w[name] != 0:
+            if final > capacity:
+                return 0.0
             score += final * float(w[name]) / capacity
         weight_sum += w[name]
     if weight_sum > 0:
@@ -228,3 +241,61 @@ def test_vectorised_score_equals_volcanos_formula(data: st.DataObject) -> None:
         for n, r in zip(nodes, running, strict=True)
     ]
     assert got == expected
+
+
+# --- Volcano's table ---------------------------------------------------------------------------
+VOLCANO_NODES = [
+    node("n1").resources(cpu="2", memory="4Gi", pods=10),
+    node("n2").resources(cpu="4", memory="16Gi", nvidia_com_gpu=4, pods=10),
+    node("n3").resources(cpu="2", memory="4Gi", example_com_foo=16, pods=10),
+]
+VOLCANO_PODS = {
+    "p1": pod("p1").requests(cpu="1", memory="1Gi").on("n1", TaskStatus.BOUND),
+    "p2": pod("p2").requests(cpu="1.5", memory="0Gi").on("n3", TaskStatus.BOUND),
+    "p3": pod("p3").requests(cpu="2", memory="10Gi", nvidia_com_gpu=2),
+    "p4": pod("p4").requests(cpu="3", memory="4Gi", example_com_foo=3),
+}
+VOLCANO_ARGUMENTS: list[dict[str, object]] = [
+    {
+        "binpack.weight": 10,
+        "binpack.cpu": 2,
+        "binpack.memory": 3,
+        "binpack.resources": '"nvidia.com/gpu, example.com/foo"',
+        "binpack.resources.nvidia.com/gpu": 7,
+        "binpack.resources.example.com/foo": 8,
+    },
+    {
+        "binpack.weight": 1,
+        "binpack.cpu": 1,
+        "binpack.memory": 1,
+        "binpack.resources": "nvidia.com/gpu",
+        "binpack.resources.nvidia.com/gpu": 23,
+    },
+]
+VOLCANO_EXPECTED: list[dict[str, list[float]]] = [
+    {
+        "p1": [700, 137.5, 0],  # n3 holds p2's 1.5 cpu: 1 more overflows its 2
+        "p2": [0, 375, 0],
+        "p3": [0, 531.25, 0],
+        "p4": [0, 173.076923076, 0],  # 3 cpu overflow n1 and n3
+    },
+    {
+        "p1": [75, 15.625, 0],
+        "p2": [0, 37.5, 0],
+        "p3": [0, 50.5, 0],
+        "p4": [0, 50, 0],
+    },
+]
+
+
+@pytest.mark.parametrize("case", [0, 1])
+def test_volcanos_binpack_table(case: int) -> None:
+    """Volcano's binpack_test.go TestNode, both cases: every task scored on every node."""
+    snap = snapshot(*VOLCANO_NODES, *VOLCANO_PODS.values())
+    session = open_session(snap, VOLCANO_ARGUMENTS[case])
+    found = session.plugins[binpack.NAME]
+    assert isinstance(found, binpack.Binpack)
+    for name, expected in VOLCANO_EXPECTED[case].items():
+        task = session.tasks[VOLCANO_PODS[name].build().uid]
+        got = found.score_nodes(task, np.arange(len(VOLCANO_NODES))).tolist()
+        assert got == pytest.approx(expected, abs=1e-8), name
