@@ -114,6 +114,11 @@ class Evictables:
         if row is not None:
             self.alive[row] = not self.refused[row]
 
+    def holding(self, mask: BoolArray) -> BoolArray:
+        """Per node: whether it holds an alive candidate that `mask` keeps."""
+        held: BoolArray = np.bincount(self.node[mask & self.alive], minlength=self._nodes) > 0
+        return held
+
     def queue_mask(self, name: str) -> BoolArray:
         """Rows of queue `name`."""
         if name not in self.queue_names:

@@ -1,12 +1,15 @@
 """Placing one pending task by evicting others: the core preempt and reclaim share.
 
-For a task (the *asker*) the `Evictor`:
+Neither action binds: whatever it places is *pipelined* (held on the node for this session),
+and binding is left to a later allocate, as in Volcano (`preempt.go` `normalPreempt`,
+`reclaim.go` `reclaimForTask`). For a task (the *asker*) the `Evictor`:
 
-1. places it without evicting anything when it can: its queue allows it (allocatable) and some
-   node passing every predicate fits it, as allocate would place it (allocated where idle
-   resources fit, else pipelined where future idle does);
-2. otherwise searches the nodes that pass every predicate for a *plan*: the candidates on the node
-   that the action's mask keeps, ordered cheapest first (the victim order below), narrowed by the
+1. pipelines it without evicting anything when it can: its queue allows it (allocatable) and
+   some candidate node fits it in future idle resources, the best-scored one (ties to the node
+   listed first). Preempt considers every node; reclaim only nodes holding at least one of the
+   action's candidates (a reclaimee), as Volcano's reclaim visits no other node;
+2. otherwise searches the candidate nodes for a *plan*: the candidates on the node that the
+   action's mask keeps, ordered cheapest first (the victim order below), narrowed by the
    plugins (`select`: the preemptable or reclaimable point), then the shortest prefix of them
    whose requests, with the node's future idle, cover the task's request, less any victim the
    rest already covers. Plans rank by (victims, highest victim priority, node score descending,
@@ -17,13 +20,13 @@ For a task (the *asker*) the `Evictor`:
    than the node does), checks the action's `rail`, and pipelines the task. A plan that cannot
    be completed is undone and the node left out of a new search (at most `ATTEMPTS` times).
 
-The statements of one asker job are a `Transaction`, settled as allocate settles a job: when the
-job is ready or pipelined its evictions are committed (its allocations bound only once it is
-ready), otherwise everything is discarded, so a job that still cannot run evicts nothing
-(Volcano PRs #5011 and #5067); its evictions carry the plan `<action> <job key>`, which the
-effects carry out all or none (`Evict.plan`). Victim order (cheapest first): within one job
-the reverse of the task order; within one queue the reverse of the job order; across queues the
-reverse of the queue order.
+The statements of one asker job are a `Transaction`, settled as Volcano settles a job's
+statement: when the job is pipelined (or ready) its evictions and pipelines are committed,
+otherwise everything is discarded, so a job that still cannot run evicts nothing (Volcano PRs
+#5011 and #5067); its evictions carry the plan `<action> <job key>`, which the effects carry out
+all or none (`Evict.plan`). Victim order (cheapest first): within one job the reverse of the
+task order; within one queue the reverse of the job order; across queues the reverse of the
+queue order.
 
 Must not: decide which jobs ask (`askers` and the actions do) or settle a job on its own.
 """
@@ -38,7 +41,6 @@ import numpy as np
 
 from vscheduler.actions.evictables import Evictables
 from vscheduler.framework.ledger import BoolArray, FloatArray, IntArray
-from vscheduler.framework.placement import Choice
 from vscheduler.framework.session import Session
 from vscheduler.framework.state import JobState, QueueState, TaskState
 from vscheduler.framework.statement import Statement
@@ -88,40 +90,35 @@ class Memo:
 
 
 class Transaction:
-    """The statements of one asker job, settled together as allocate settles a job: all
-    committed when the job is ready; when it is only pipelined, the evictions (and pipelines)
-    committed and the allocations kept (placed in this session, bound by a later cycle, so a
-    gang is never bound in part); all discarded otherwise."""
+    """The statements of one asker job, settled together: all committed (evictions carried out,
+    pipelines held for the session) when the job is ready or pipelined, all discarded
+    otherwise."""
 
     def __init__(self, table: Evictables) -> None:
         self._table = table
-        self._parts: list[tuple[Statement, list[TaskState], bool]] = []
+        self._parts: list[tuple[Statement, list[TaskState]]] = []
 
-    def add(self, stmt: Statement, victims: list[TaskState], *, allocates: bool = False) -> None:
-        """One placement: the statement holding it, the tasks it evicts, and whether it
-        allocates (the task fits idle resources) rather than pipelines."""
-        self._parts.append((stmt, victims, allocates))
+    def add(self, stmt: Statement, victims: list[TaskState]) -> None:
+        """One placement: the statement holding it and the tasks it evicts."""
+        self._parts.append((stmt, victims))
 
     @property
     def victims(self) -> list[TaskState]:
         """Every task evicted so far."""
-        return [v for _, victims, _ in self._parts for v in victims]
+        return [v for _, victims in self._parts for v in victims]
 
     def settle(self, *, ready: bool, pipelined: bool) -> bool:
-        """Commit, keep or discard as the job's state says; True unless discarded."""
+        """Commit or discard as the job's state says; True unless discarded."""
         if not (ready or pipelined):
             self.discard()
             return False
-        for stmt, _, allocates in self._parts:
-            if allocates and not ready:
-                stmt.keep()
-            else:
-                stmt.commit()
+        for stmt, _ in self._parts:
+            stmt.commit()
         return True
 
     def discard(self) -> None:
         """Everything is undone, last first."""
-        for stmt, victims, _ in reversed(self._parts):
+        for stmt, victims in reversed(self._parts):
             stmt.discard()
             for task in victims:
                 self._table.revive(task)
@@ -152,12 +149,12 @@ class Evictor:
         select: Select,
         reason: str,
         rail: Rail | None = None,
-        evict_only: bool = False,
+        held_only: bool = False,
         memo: str = "",
     ) -> bool:
-        """Place `task` (pipelined) into `txn`, evicting only when nothing else works; `mask`
-        keeps the candidates the action allows. With `evict_only`, only by evicting, and not on
-        a node where it already fits. False when no plan works (nothing is left changed).
+        """Pipeline `task` into `txn`, evicting only when nothing else works; `mask` keeps the
+        candidates the action allows. With `held_only`, only on a node holding some candidate
+        (even when nothing needs evicting). False when no plan works (nothing is left changed).
 
         With `memo` (the same for every call of one job and mask), nodes where a task found no
         plan are not searched again for the job's later tasks of the same template: within one
@@ -166,12 +163,11 @@ class Evictor:
         session = self.session
         if session.dispatch.prefilter(task) is not None:
             return False
-        if not evict_only and self._place_without_evicting(txn, task, queue):
+        if self._pipeline_without_evicting(
+            txn, task, queue, self.table.holding(mask) if held_only else None
+        ):
             return True
         excluded = np.zeros(len(session.ledger), dtype=np.bool_)
-        if evict_only:
-            c, ok = session.placer.feasible(task)
-            excluded |= ok & c.fit_future
         key = (memo, task.job.key if task.job else "", task.class_id)
         remembered = self._memos.setdefault(key, Memo()) if memo else Memo()
         excluded[remembered.dead] = True
@@ -208,20 +204,19 @@ class Evictor:
             f" refused lately ({shown}): they may be taken after a backoff",
         )
 
-    def _place_without_evicting(self, txn: Transaction, task: TaskState, queue: QueueState) -> bool:
-        """Place `task` as allocate would, if its queue allows it and some node fits it."""
+    def _pipeline_without_evicting(
+        self, txn: Transaction, task: TaskState, queue: QueueState, among: BoolArray | None
+    ) -> bool:
+        """Pipeline `task` where it already fits, if its queue allows it (within `among`)."""
         session = self.session
         if not session.dispatch.allows_allocation(queue, task):
             return False
-        choice = session.placer.choose(task)
-        if not isinstance(choice, Choice):
+        node = session.placer.best_pipelined(task, among)
+        if node is None:
             return False
         stmt = session.statement()
-        if choice.fits_idle:
-            stmt.allocate(task, choice.node)
-        else:
-            stmt.pipeline(task, choice.node)
-        txn.add(stmt, [], allocates=choice.fits_idle)
+        stmt.pipeline(task, node)
+        txn.add(stmt, [])
         session.findings.record_schedulable(task)
         return True
 

@@ -6,10 +6,11 @@ askers left, so queues interleave as their shares change); an overused queue is 
 each asker, its pending tasks in task order while the job is still starving: a task its queue may
 not reclaim for (the preemptive point: by default proportion's "the queue stays within what it
 deserves") is skipped, as is a pod whose `preemptionPolicy` (its own, else its PriorityClass's) is
-`Never`. Otherwise the task is placed as allocate would where it already fits (nothing is evicted
-then), else the `Evictor` (actions/eviction.py) finds the cheapest sufficient victims on one node
-among the running tasks of *other queues that are reclaimable* (`spec.reclaimable`, default
-true) that the reclaimable point allows, evicts them and pipelines the task there. The job's
+`Never`. Otherwise the task is pipelined, with nothing evicted, onto a node holding some
+reclaimee where it already fits, else the `Evictor` (actions/eviction.py) finds the cheapest
+sufficient victims on one node among the running tasks of *other queues that are reclaimable*
+(`spec.reclaimable`, default true) that the reclaimable point allows, evicts them and pipelines
+the task there. Reclaim never binds: a later allocate does (Volcano's `reclaimForTask`). The job's
 placements and evictions are one transaction, committed only when the job is ready or pipelined:
 a job that still cannot run evicts nothing (Volcano #3673).
 
@@ -135,6 +136,7 @@ def _placer(evictor: Evictor, queue: QueueState, mask: BoolArray, settling: Sett
             select=dispatch.select_reclaimees,
             reason=f"reclaim by {task.key} of queue {queue.name}",
             rail=settling,
+            held_only=True,
             memo=NAME,
         )
 

@@ -214,6 +214,18 @@ class Placer:
             return Choice(self._best(task, c, mask), fits_idle)
         return self.failure(task, c, ok, None)
 
+    def best_pipelined(self, task: TaskState, among: BoolArray | None = None) -> int | None:
+        """The node preempt and reclaim pipeline `task` onto without evicting: the best-scored
+        of the nodes passing every predicate whose future idle fits it (within `among`), or
+        None (also for a task a plugin raised about)."""
+        c, ok = self.feasible(task)
+        mask = ok & c.fit_future
+        if among is not None:
+            mask &= among
+        if task.uid in self.failed_tasks or not mask.any():
+            return None
+        return self._best(task, c, mask)
+
     def _best(self, task: TaskState, c: ClassEval, mask: BoolArray) -> int:
         idx = np.flatnonzero(mask)
         total = c.score[idx].copy()
