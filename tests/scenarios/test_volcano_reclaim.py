@@ -1,6 +1,6 @@
 """reclaim as Volcano decides, transcribed from Volcano's `pkg/scheduler/actions/reclaim/
 reclaim_test.go` (`TestReclaim`): its objects, its single tier (conformance, gang, proportion,
-priority, with exactly the points its `conf.PluginOption`s enable, see `tier`), the reclaim
+priority, with exactly the points its `conf.PluginOption`s enable, see `go_tiers`), the reclaim
 action alone, and its expected evictions; pipelined tasks are counted as its `ExpectPipeLined` counts them and binds stay empty
 (reclaim never binds: Volcano's `reclaimForTask` pipelines).
 
@@ -16,39 +16,9 @@ import dataclasses
 from vscheduler.model.facts import QueueFacts
 from vscheduler.testing.builders import Item, PodBuilder, node, pod, podgroup, queue, snapshot
 from vscheduler.testing.scenario import Outcome, run
+from vscheduler.testing.volcano import go_tiers
 
-FLAGS = (
-    "enableBestNode",
-    "enableJobEnqueued",
-    "enableJobOrder",
-    "enableJobPipelined",
-    "enableJobReady",
-    "enableJobStarving",
-    "enableNodeOrder",
-    "enablePredicate",
-    "enablePreemptable",
-    "enablePreemptive",
-    "enableQueueOrder",
-    "enableReclaimable",
-    "enableTaskOrder",
-    "enabledAllocatable",
-    "enabledOverused",
-    "enabledVictim",
-)
-
-
-def tier(action: str, **plugins: tuple[str, ...]) -> str:
-    """A policy running `action` alone over one tier, each plugin with exactly the points its
-    Go `conf.PluginOption` enables: a test's tiers are built without the defaults the
-    configuration loader applies, so an option left nil is off."""
-    lines = [f'actions: "{action}"', "tiers:", "- plugins:"]
-    for name, enabled in plugins.items():
-        lines.append(f"  - name: {name}")
-        lines += [f"    {flag}: {'true' if flag in enabled else 'false'}" for flag in FLAGS]
-    return "\n".join(lines) + "\n"
-
-
-POLICY = tier(
+POLICY = go_tiers(
     "reclaim",
     conformance=("enableReclaimable",),
     gang=("enableReclaimable", "enableJobStarving"),

@@ -234,6 +234,8 @@ class Evictor:
         deficit = np.zeros_like(ledger.future)
         deficit[:, c.cols] = np.maximum(c.req[c.cols] - ledger.future[:, c.cols], 0)
         fewest, lowest = self._bounds(memo, mask, deficit, c.cols)
+        slotless = ledger.pods_used - ledger.pods_releasing >= ledger.pods_max
+        fewest = np.where(slotless, np.maximum(fewest, 1.0), fewest)  # a pod slot: one victim
         nodes = np.flatnonzero(ok & ~excluded & np.isfinite(fewest))
         if not len(nodes):
             return None
@@ -243,7 +245,9 @@ class Evictor:
             return (int(fewest[i]), float(lowest[i]), float(-score[i]), i)
 
         def plan_on(i: int) -> Plan | None:
-            plan = self._plan(task, i, mask, select, deficit[i], c.cols, float(score[i]))
+            plan = self._plan(
+                task, i, mask, select, deficit[i], c.cols, float(score[i]), slot=bool(slotless[i])
+            )
             if plan is None:
                 memo.dead.append(i)
             return plan
@@ -301,22 +305,24 @@ class Evictor:
         deficit: IntArray,
         cols: IntArray,
         score: float,
+        *,
+        slot: bool,
     ) -> Plan | None:
-        """The node's best plan. Plugins that allow only so many victims per job (gang's
-        minMember) spend that allowance in the order they are asked; when what they allowed is
-        not enough but they turned some candidate down, they are asked again with the largest
-        candidates first."""
+        """The node's best plan (`slot`: the node has no pod slot, so one victim at least).
+        Plugins that allow only so many victims per job (gang's minMember) spend that allowance
+        in the order they are asked; when what they allowed is not enough but they turned some
+        candidate down, they are asked again with the largest candidates first."""
         candidates = sorted(self.table.on_node(node, mask), key=self._victim_key)
         if not candidates:
             return None
         need = deficit[cols]
         chosen = self._chosen(select(task, candidates), candidates)
-        best = self._prefix(node, chosen, need, cols, score)
+        best = self._prefix(node, chosen, need, cols, score, slot)
         if best is None and chosen and len(chosen) < len(candidates) and need.any():
             size = {t.uid: self._share_of_need(t, need, cols) for t in candidates}
             largest = sorted(candidates, key=lambda t: -size[t.uid])
             best = self._prefix(
-                node, self._chosen(select(task, largest), candidates), need, cols, score
+                node, self._chosen(select(task, largest), candidates), need, cols, score, slot
             )
         return best
 
@@ -332,10 +338,17 @@ class Evictor:
         return float(np.minimum(row[wanted] / need[wanted], 1.0).sum())
 
     def _prefix(
-        self, node: int, selected: list[TaskState], need: IntArray, cols: IntArray, score: float
+        self,
+        node: int,
+        selected: list[TaskState],
+        need: IntArray,
+        cols: IntArray,
+        score: float,
+        slot: bool,
     ) -> Plan | None:
         """The shortest prefix of `selected` covering `need`, less any victim the others
-        already cover (tried from the most expensive down)."""
+        already cover (tried from the most expensive down); with `slot`, one victim at least
+        (the cheapest) to free a pod slot."""
         if not selected:
             return None
         rows = self.table.req[[self.table.row[t.uid] for t in selected]][:, cols]
@@ -348,6 +361,8 @@ class Evictor:
             rest = [j for j in prefix if j != k]
             if (rows[rest].sum(axis=0) >= need).all():
                 prefix = rest
+        if slot and not prefix:
+            prefix = [0]
         victims = tuple(selected[j] for j in prefix)
         spare = tuple(t for j, t in enumerate(selected) if j not in prefix)
         highest = max((float(v.priority) for v in victims), default=float("-inf"))

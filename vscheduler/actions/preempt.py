@@ -18,6 +18,9 @@ job* that the preemptable point allows (by default only those of lower pod prior
 below minMember), one transaction per task, committed when the task is placed; the first task
 that cannot be placed this way ends the job's turn.
 
+A BestEffort pending task (requesting nothing) may preempt too, but takes only BestEffort victims
+(Volcano's preempt filters): it needs a pod slot, or a node whose resolvable predicates pass.
+
 Preempt never binds: what it places is pipelined, and a later allocate binds it (Volcano's
 `normalPreempt`).
 
@@ -34,6 +37,7 @@ from vscheduler.actions.askers import (
     askers,
     in_queue_order,
     never_preempts,
+    pending_tasks,
     read_limits,
     run_job,
 )
@@ -80,7 +84,7 @@ def _within_job(evictor: Evictor, job: JobState, queue: QueueState) -> None:
             txn.discard()
 
     with session.contained(NAME, job, undo):
-        for task in session.pending_tasks(job, best_effort=False):
+        for task in pending_tasks(session, job):
             if never_preempts(session, task):
                 continue
             open_txn[:] = [Transaction(evictor.table)]
@@ -98,7 +102,7 @@ def _placer(evictor: Evictor, queue: QueueState, mask: BoolArray, *, memo: str) 
             txn,
             task,
             queue,
-            mask=mask,
+            mask=mask & evictor.table.best_effort if task.facts.best_effort else mask,
             select=session.dispatch.select_preemptees,
             reason=f"preempt by {task.key}",
             memo=memo,

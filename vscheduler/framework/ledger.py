@@ -88,6 +88,11 @@ class LedgerView(Protocol):
         """Each node's pod limit."""
         ...
 
+    @property
+    def pods_releasing(self) -> IntArray:
+        """Pods releasing on each node (counted in `pods_used` until they are gone)."""
+        ...
+
     def __len__(self) -> int: ...
 
     def vector(self, res: Resources) -> IntArray:
@@ -129,6 +134,8 @@ class Ledger:
         """idle + releasing - pipelined, kept in step by every mutation."""
         self.pods_used: IntArray = np.zeros(count, dtype=np.int64)
         self.pods_max: IntArray = np.array([n.max_pods for n in self.nodes], dtype=np.int64)
+        self.pods_releasing: IntArray = np.zeros(count, dtype=np.int64)
+        """Pods releasing on each node: their slots are free in the future (as `future`)."""
         self._log: list[int] = []
 
     def __len__(self) -> int:
@@ -166,9 +173,9 @@ class Ledger:
         no evaluation cache exists yet."""
         width = len(self.dims)
         for (nodes, rows), targets, pods in (
-            (occupying, (self.used,), True),
-            (pipelined, (self.pipelined,), True),
-            (releasing, (self.releasing,), False),
+            (occupying, (self.used,), self.pods_used),
+            (pipelined, (self.pipelined,), self.pods_used),
+            (releasing, (self.releasing,), self.pods_releasing),
         ):
             if not len(nodes):
                 continue
@@ -176,8 +183,7 @@ class Ledger:
             add = np.asarray(rows, dtype=np.int64).reshape(len(at), width)
             for target in targets:
                 np.add.at(target, at, add)
-            if pods:
-                np.add.at(self.pods_used, at, 1)
+            np.add.at(pods, at, 1)
         self.idle = self.allocatable - self.used
         self.future = self.idle + self.releasing - self.pipelined
 
@@ -201,4 +207,5 @@ class Ledger:
         """A running task starts (sign 1) or stops (sign -1) releasing `req` on node `i`."""
         self.releasing[i] += sign * req
         self.future[i] += sign * req
+        self.pods_releasing[i] += sign
         self._log.append(i)

@@ -11,6 +11,11 @@ every task; batch node-order scorers are always evaluated over the feasible set.
 evaluated while a plugin raised about its task is not kept: the next task of the class is
 evaluated afresh.
 
+Every task asks one pod slot, as every task asks one `pods` in Volcano (`api/pod_info.go`): it
+fits idle where the node holds fewer pods than its limit (pipelined ones counted), and fits
+future idle where it does once its releasing pods are gone, with or without the predicates
+plugin; evicting any pod frees a slot for a pipelined task at once.
+
 Choosing among feasible nodes follows Volcano: nodes whose idle fits come first; only if none
 does, nodes whose future idle fits (the task is then pipelined). The highest total score wins,
 ties going to the node listed first. Every feasible node is scored (the incremental caches make
@@ -143,8 +148,11 @@ class Placer:
         ok = self._passes(self.local_filters, task, idx)
         c.pred_ok[idx] = ok
         ledger, need = self.ledger, c.need
-        c.fit_idle[idx] = (ledger.idle[idx] >= need).all(axis=1)
-        c.fit_future[idx] = (ledger.future[idx] >= need).all(axis=1)
+        pods_used, pods_max = ledger.pods_used[idx], ledger.pods_max[idx]
+        c.fit_idle[idx] = (ledger.idle[idx] >= need).all(axis=1) & (pods_used < pods_max)
+        c.fit_future[idx] = (ledger.future[idx] >= need).all(axis=1) & (
+            pods_used - ledger.pods_releasing[idx] < pods_max
+        )
         total = np.zeros(len(idx), dtype=np.float64)
         for hook in self.local_scorers:
             total = total + self._score(hook, task, idx)

@@ -8,8 +8,11 @@ Registers:
   reason text, in this order:
 
   1. the node is Ready ("node(s) were not ready"; Volcano leaves such nodes out of its snapshot);
-  2. it holds fewer pods than its `pods` allocatable ("node(s) pod number exceeded", Volcano's
-     text; pipelined, releasing and this session's placements count);
+  2. it holds fewer pods than its `pods` allocatable once its releasing pods are gone ("node(s)
+     pod number exceeded", Volcano's text; pipelined pods and this session's placements count,
+     a pod this session evicts frees its slot at once). Binding also wants the slot free now:
+     the session's fit (framework/placement.py) counts one pod slot for every task, as Volcano
+     counts one `pods` in every request, with or without this plugin;
   3. it is not cordoned, unless the pod tolerates `node.kubernetes.io/unschedulable:NoSchedule`
      ("node(s) were unschedulable");
   4. `nodeSelector` and required node affinity match ("node(s) didn't match Pod's node

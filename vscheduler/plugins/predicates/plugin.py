@@ -117,9 +117,11 @@ class Predicates(Predicate, PredicateReason, AllocateEvent, DeallocateEvent):
         """Whether each node of `idx` passes every check."""
         ledger = self._ledger
         if len(idx) == len(ledger):  # every node, in order: no gathering needed
-            ok = self._static_mask(task) & (ledger.pods_used < ledger.pods_max)
+            slots = ledger.pods_used - ledger.pods_releasing < ledger.pods_max
+            ok = self._static_mask(task) & slots
         else:
-            ok = self._static_mask(task)[idx] & (ledger.pods_used[idx] < ledger.pods_max[idx])
+            slots = ledger.pods_used[idx] - ledger.pods_releasing[idx] < ledger.pods_max[idx]
+            ok = self._static_mask(task)[idx] & slots
         ports = task.facts.host_ports
         if self._config.node_ports and ports:
             ok &= self._ports.free(idx, ports)
@@ -196,7 +198,8 @@ class Predicates(Predicate, PredicateReason, AllocateEvent, DeallocateEvent):
         facts = task.facts
         if not node.ready:
             return unresolvable(checks.NOT_READY)
-        if self._ledger.pods_used[i] >= self._ledger.pods_max[i]:
+        ledger = self._ledger
+        if ledger.pods_used[i] - ledger.pods_releasing[i] >= ledger.pods_max[i]:
             return unschedulable(checks.POD_NUMBER_EXCEEDED)
         if node.unschedulable and not checks.tolerated(
             facts.tolerations, checks.UNSCHEDULABLE_TAINT
