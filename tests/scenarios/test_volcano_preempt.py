@@ -14,7 +14,19 @@ task's one pod slot.
 
 from __future__ import annotations
 
-from vscheduler.testing.builders import Item, PodBuilder, node, pod, podgroup, queue, snapshot
+import dataclasses
+
+from vscheduler.testing.builders import (
+    Item,
+    PodBuilder,
+    node,
+    pod,
+    pod_term,
+    podgroup,
+    queue,
+    res,
+    snapshot,
+)
 from vscheduler.testing.scenario import Outcome, run
 from vscheduler.testing.volcano import go_tiers
 
@@ -31,7 +43,24 @@ POLICY = go_tiers(
     ),
     proportion=("enabledOverused", "enabledAllocatable", "enableQueueOrder"),
 )
+TOPOLOGY_AWARE = go_tiers(
+    "preempt",
+    conformance=("enablePreemptable",),
+    gang=("enablePreemptable", "enableJobPipelined", "enableJobStarving"),
+    priority=(
+        "enableTaskOrder",
+        "enableJobOrder",
+        "enablePreemptable",
+        "enableJobPipelined",
+        "enableJobStarving",
+    ),
+    proportion=("enabledOverused", "enabledAllocatable", "enableQueueOrder", "enablePredicate"),
+    predicates=("enablePreemptable", "enablePredicate"),
+)
+"""TestTopologyAwarePreempt's tier (its capacity entry, queue order only, is left out: vscheduler
+loads one queue plugin per policy, and proportion orders the queues first)."""
 HIGH, LOW = 100000, 10
+HOST = "kubernetes.io/hostname"
 
 
 def build_node(name: str, cpu: str, memory: str, pods: int = 10) -> Item:
@@ -61,8 +90,8 @@ def capped(name: str, cpu: str, memory: str) -> Item:
     return queue(name).capability(cpu=cpu, memory=memory)
 
 
-def once(*items: Item) -> Outcome:
-    (outcome,) = run(snapshot(*items), policy=POLICY)
+def once(*items: Item, policy: str = POLICY) -> Outcome:
+    (outcome,) = run(snapshot(*items), policy=policy)
     return outcome
 
 
@@ -297,3 +326,81 @@ def test_a_queue_without_room_of_its_own_does_not_lose_its_askers() -> None:
     )
 
     assert outcome.evictions == c1("q2-preemptee1")
+
+
+# --- TestTopologyAwarePreempt: the predicates plugin in the tier --------------------------------
+def test_a_pod_anti_affine_to_a_running_pod_preempts_exactly_that_pod() -> None:
+    """TestTopologyAwarePreempt "preempt low-priority pod when high-priority pod has
+    PodAntiAffinity conflict": anti-affinity is resolvable (kube's InterPodAffinity codes,
+    Volcano >= 1.13); the cheaper pod evicted first is spared again once the anti-affine one is
+    gone."""
+    anti = pod_term(HOST, test="test")
+    outcome = once(
+        node("n1").resources(cpu="2", memory="2Gi", pods=2).label(HOST, "n1"),
+        capped("q1", "2", "2G"),
+        group("pg1", "q1", 0, None, priority=LOW),
+        group("pg2", "q1", 0, None, priority=LOW),
+        group("pg3", "q1", 1, 1, priority=HIGH),
+        running("preemptee1", "n1", "1", "1G", "pg2", preemptable=True),
+        running("preemptee2", "n1", "1", "1G", "pg1", preemptable=True)
+        .label("test", "test")
+        .anti_affinity(anti),
+        pending("preemptor1", "1", "1G", "pg3").label("test", "test").anti_affinity(anti),
+        policy=TOPOLOGY_AWARE,
+    )
+
+    assert outcome.evictions == c1("preemptee2")
+    assert outcome.result.pipelined == {"default/preemptor1": "n1"}
+
+
+def test_a_full_pod_count_is_resolved_by_evicting_with_the_predicates_plugin_too() -> None:
+    """The pod-count limit (predicates' check 2) is resolvable: the node is tried and one pod
+    evicted frees the slot."""
+    outcome = once(
+        build_node("n1", "12", "12G", pods=1),
+        capped("q1", "6", "6G"),
+        group("pg1", "q1", 0, None, priority=LOW),
+        group("pg2", "q1", 1, 1, priority=HIGH),
+        running("preemptee1", "n1", "1", "1G", "pg1", preemptable=True),
+        pending("preemptor1", "1", "1G", "pg2"),
+        policy=TOPOLOGY_AWARE,
+    )
+
+    assert outcome.evictions == c1("preemptee1")
+    assert outcome.result.pipelined == {"default/preemptor1": "n1"}
+
+
+def test_a_pod_affinity_mismatch_is_not_resolved_by_evicting() -> None:
+    """Required pod affinity (check 7a) is UnschedulableAndUnresolvable: the node is not tried."""
+    outcome = once(
+        node("n1").resources(cpu="1", memory="1Gi", pods=10).label(HOST, "n1"),
+        queue("q1"),
+        group("pg1", "q1", 0, None, priority=LOW),
+        group("pg2", "q1", 1, 1, priority=HIGH),
+        running("preemptee1", "n1", "1", "1G", "pg1", preemptable=True),
+        pending("preemptor1", "1", "1G", "pg2").affinity(pod_term(HOST, app="db")),
+        policy=TOPOLOGY_AWARE,
+    )
+
+    assert outcome.evictions == []
+
+
+def test_preemption_with_priority_queues() -> None:
+    """TestTopologyAwarePreempt "preemption with priority queues": preempt stays within the
+    preemptor's queue."""
+    q1 = queue("q1").capability(cpu="1", memory="1G").build()
+    q2 = queue("q2").capability(cpu="1", memory="1G").build()
+    outcome = once(
+        node("n1").resources(cpu="2", memory="2Gi", pods=2),
+        dataclasses.replace(q1, priority=1, deserved=res(cpu="1", memory="1G")),
+        dataclasses.replace(q2, priority=10, deserved=res(cpu="1", memory="1G")),
+        podgroup("pg3").queue("q2").min_member(1).priority(HIGH),
+        podgroup("pg1").queue("q1").min_member(0).priority(LOW),
+        group("pg2", "q1", 1, None, priority=HIGH),
+        running("preemptee2", "n1", "1", "1G", "pg3", preemptable=True),
+        running("preemptee1", "n1", "1", "1G", "pg1", preemptable=True),
+        pending("preemptor1", "1", "1G", "pg2").preemption_policy("PreemptLowerPriority"),
+        policy=TOPOLOGY_AWARE,
+    )
+
+    assert outcome.evictions == c1("preemptee1")

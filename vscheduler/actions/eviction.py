@@ -8,16 +8,21 @@ and binding is left to a later allocate, as in Volcano (`preempt.go` `normalPree
    some candidate node fits it in future idle resources, the best-scored one (ties to the node
    listed first). Preempt considers every node; reclaim only nodes holding at least one of the
    action's candidates (a reclaimee), as Volcano's reclaim visits no other node;
-2. otherwise searches the candidate nodes for a *plan*: the candidates on the node that the
-   action's mask keeps, ordered cheapest first (the victim order below), narrowed by the
+2. otherwise searches for a *plan* the nodes whose predicate failures, if any, are all resolvable
+   by evicting (`Placer.resolvable`, Volcano's `PredicateForPreemptAction`: kube's Unschedulable
+   codes, e.g. a full pod count, host ports, inter-pod anti-affinity, a spread skew; a node
+   failing one needs one victim at least): the candidates on the node that the action's mask
+   keeps, ordered cheapest first (the victim order below), narrowed by the
    plugins (`select`: the preemptable or reclaimable point), then the shortest prefix of them
    whose requests, with the node's future idle, cover the task's request, less any victim the
    rest already covers. Plans rank by (victims, highest victim priority, node score descending,
    node order); nodes are visited best lower bound first and the search ends when no node left
    can beat the best plan, or once `Limits` viable plans have been compared;
 3. applies the best plan in a statement of its own: evicts its victims, evicts more of the
-   node's selected candidates while the task does not yet fit (a queue limit can ask for more
-   than the node does), checks the action's `rail`, and pipelines the task. A plan that cannot
+   node's selected candidates while the task does not yet fit, re-running the predicates after
+   each eviction (a queue limit can ask for more than the node does; an evicted pod frees its
+   pod slot and leaves the anti-affinity domains at once), checks the action's `rail`, and
+   pipelines the task. A plan that cannot
    be completed is undone and the node left out of a new search (at most `ATTEMPTS` times).
 
 The statements of one asker job are a `Transaction`, settled as Volcano settles a job's
@@ -229,14 +234,17 @@ class Evictor:
         excluded: BoolArray,
         memo: Memo,
     ) -> Plan | None:
-        c, ok = self.session.placer.feasible(task)
+        placer = self.session.placer
+        c, ok = placer.feasible(task)
+        candidates = placer.resolvable(task)
         ledger = self.session.ledger
         deficit = np.zeros_like(ledger.future)
         deficit[:, c.cols] = np.maximum(c.req[c.cols] - ledger.future[:, c.cols], 0)
         fewest, lowest = self._bounds(memo, mask, deficit, c.cols)
-        slotless = ledger.pods_used - ledger.pods_releasing >= ledger.pods_max
-        fewest = np.where(slotless, np.maximum(fewest, 1.0), fewest)  # a pod slot: one victim
-        nodes = np.flatnonzero(ok & ~excluded & np.isfinite(fewest))
+        # A node without a pod slot, or failing a resolvable predicate, needs one victim at least.
+        blocked = (ledger.pods_used - ledger.pods_releasing >= ledger.pods_max) | ~ok
+        fewest = np.where(blocked, np.maximum(fewest, 1.0), fewest)
+        nodes = np.flatnonzero(candidates & ~excluded & np.isfinite(fewest))
         if not len(nodes):
             return None
         score = c.score
@@ -246,7 +254,7 @@ class Evictor:
 
         def plan_on(i: int) -> Plan | None:
             plan = self._plan(
-                task, i, mask, select, deficit[i], c.cols, float(score[i]), slot=bool(slotless[i])
+                task, i, mask, select, deficit[i], c.cols, float(score[i]), slot=bool(blocked[i])
             )
             if plan is None:
                 memo.dead.append(i)
@@ -308,7 +316,8 @@ class Evictor:
         *,
         slot: bool,
     ) -> Plan | None:
-        """The node's best plan (`slot`: the node has no pod slot, so one victim at least).
+        """The node's best plan (`slot`: the node lacks a pod slot or fails a resolvable
+        predicate, so one victim at least).
         Plugins that allow only so many victims per job (gang's minMember) spend that allowance
         in the order they are asked; when what they allowed is not enough but they turned some
         candidate down, they are asked again with the largest candidates first."""
@@ -348,7 +357,7 @@ class Evictor:
     ) -> Plan | None:
         """The shortest prefix of `selected` covering `need`, less any victim the others
         already cover (tried from the most expensive down); with `slot`, one victim at least
-        (the cheapest) to free a pod slot."""
+        (the cheapest), the others kept as spare to take until the predicates pass."""
         if not selected:
             return None
         rows = self.table.req[[self.table.row[t.uid] for t in selected]][:, cols]
@@ -388,6 +397,8 @@ class Evictor:
             if not spare:
                 break
             self._evict(stmt, spare.pop(0), reason, key, evicted)
+        if len(evicted) > max(len(plan.victims), 1) and self._fits(task, queue, plan.node):
+            stmt, evicted = self._reprieve(stmt, task, queue, plan.node, evicted, reason, key)
         if not self._fits(task, queue, plan.node) or (
             rail is not None and not rail(task, [*txn.victims, *evicted])
         ):
@@ -399,6 +410,43 @@ class Evictor:
         txn.add(stmt, evicted)
         self.session.findings.record_schedulable(task)
         return True
+
+    def _reprieve(
+        self,
+        stmt: Statement,
+        task: TaskState,
+        queue: QueueState,
+        node: int,
+        evicted: list[TaskState],
+        reason: str,
+        key: str,
+    ) -> tuple[Statement, list[TaskState]]:
+        """Victims taken one by one until the task fitted (past the plan: the predicates or a
+        queue limit asked for more) are spared again where the task fits without them, the
+        most expensive first (kube's reprieve): an anti-affine pod taken last does not leave
+        the cheaper pods evicted before it gone for nothing."""
+        kept = list(evicted)
+        for victim in reversed(evicted):
+            self._undo(stmt, kept)
+            trial = [v for v in kept if v is not victim]
+            stmt = self.session.statement()
+            done: list[TaskState] = []
+            for v in trial:
+                self._evict(stmt, v, reason, key, done)
+            if self._fits(task, queue, node):
+                kept = trial
+                continue
+            self._undo(stmt, done)
+            stmt = self.session.statement()
+            done = []
+            for v in kept:
+                self._evict(stmt, v, reason, key, done)
+        return stmt, kept
+
+    def _undo(self, stmt: Statement, evicted: list[TaskState]) -> None:
+        stmt.discard()
+        for victim in evicted:
+            self.table.revive(victim)
 
     def _evict(
         self, stmt: Statement, victim: TaskState, reason: str, plan: str, evicted: list[TaskState]

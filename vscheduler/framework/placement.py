@@ -92,6 +92,7 @@ class Placer:
         explainers: dict[str, Callable[..., object]],
         report: Callable[[Hook, str, Exception, TaskState], None],
         failed_tasks: Mapping[str, str] | None = None,
+        resolvers: Mapping[str, Callable[[TaskState, IntArray], object]] | None = None,
     ) -> None:
         self.ledger = ledger
         self.local_filters = [h for h in filters if node_local.get(h.plugin, True)]
@@ -101,6 +102,8 @@ class Placer:
         self.batch_scorers = list(batch_scorers)
         self.filters = list(filters)
         self.explainers = explainers
+        self.resolvers: Mapping[str, Callable[[TaskState, IntArray], object]] = resolvers or {}
+        """Per plugin, its predicateResolvable answer (`resolvable`)."""
         self.report = report
         """Where a raising plugin is recorded (the dispatcher's error list)."""
         self.failed_tasks: Mapping[str, str] = failed_tasks if failed_tasks is not None else {}
@@ -191,6 +194,25 @@ class Placer:
         if self.global_filters:
             ok = ok & self._passes(self.global_filters, task, self._all)
         return c, ok
+
+    def resolvable(self, task: TaskState) -> BoolArray:
+        """The nodes preempt and reclaim may try for `task` (Volcano's
+        `PredicateForPreemptAction`): every predicate passes, or fails only in ways its plugin
+        calls resolvable (predicateResolvable); a plugin without that answer resolves nothing.
+        Resources aside. Nothing for a task a plugin raised about."""
+        _c, ok = self.feasible(task)
+        if not self.resolvers or task.uid in self.failed_tasks:
+            return ok
+        passes = np.ones(len(self.ledger), dtype=np.bool_)
+        for hook in self.filters:
+            resolver = self.resolvers.get(hook.plugin)
+            try:
+                fn = hook.fn if resolver is None else resolver
+                passes &= np.asarray(fn(task, self._all), dtype=np.bool_)
+            except Exception as exc:
+                self.report(hook, "predicate", exc, task)
+                return ok
+        return passes | ok
 
     def choose(self, task: TaskState) -> Choice | FitFailure:
         """The best node for `task`, or why there is none (none for a task a plugin raised
