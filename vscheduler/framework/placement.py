@@ -201,18 +201,21 @@ class Placer:
         calls resolvable (predicateResolvable); a plugin without that answer resolves nothing.
         Resources aside. Nothing for a task a plugin raised about."""
         _c, ok = self.feasible(task)
-        if not self.resolvers or task.uid in self.failed_tasks:
+        failing = np.flatnonzero(~ok)
+        if not self.resolvers or task.uid in self.failed_tasks or not len(failing):
             return ok
-        passes = np.ones(len(self.ledger), dtype=np.bool_)
+        passes = np.ones(len(failing), dtype=np.bool_)
         for hook in self.filters:
             resolver = self.resolvers.get(hook.plugin)
             try:
                 fn = hook.fn if resolver is None else resolver
-                passes &= np.asarray(fn(task, self._all), dtype=np.bool_)
+                passes &= np.asarray(fn(task, failing), dtype=np.bool_)
             except Exception as exc:
                 self.report(hook, "predicate", exc, task)
                 return ok
-        return passes | ok
+        result = ok.copy()
+        result[failing] = passes
+        return result
 
     def choose(self, task: TaskState) -> Choice | FitFailure:
         """The best node for `task`, or why there is none (none for a task a plugin raised
