@@ -360,3 +360,41 @@ def test_drf_lets_a_job_take_only_while_the_victims_job_keeps_a_share_at_least_i
     (outcome,) = run(snapshot(*items), policy=DRF_DECIDES)
 
     assert outcome.evictions == victims
+
+
+# --- pod slots -----------------------------------------------------------------------------------
+def test_every_pod_asks_a_pod_slot_even_without_the_predicates_plugin() -> None:
+    """As every Volcano task asks one `pods`: a full node takes no pod, and says so."""
+    items = [
+        node("n1").resources(cpu="4", memory="4Gi", pods=1),
+        job("low", priority=1),
+        low("low-0", "n1"),
+        job("high", priority=100),
+        high("high-0"),
+    ]
+    policy = 'actions: "allocate"\ntiers:\n- plugins:\n  - name: gang\n'
+
+    (outcome,) = run(snapshot(*items), policy=policy)
+
+    assert outcome.binds == {}
+    assert outcome.result.unschedulable == {
+        "default/high-0": "0/1 nodes are available: 1 Insufficient pods."
+    }
+
+
+def test_a_pod_slot_held_by_a_releasing_pod_is_free_for_a_pipelined_pod_only() -> None:
+    """A releasing pod holds its slot until it is gone: allocate pipelines the pod there (its
+    future idle has the slot), binds nothing, and preempt has no one to evict."""
+    items = [
+        node("n1").resources(cpu="4", memory="4Gi", pods=1),
+        job("low", priority=1),
+        low("low-0", "n1").status(TaskStatus.RELEASING),
+        job("high", priority=100),
+        high("high-0"),
+    ]
+
+    (outcome,) = run(snapshot(*items), policy=POLICY)
+
+    assert outcome.binds == {}
+    assert outcome.evictions == []
+    assert outcome.result.pipelined == {"default/high-0": "n1"}

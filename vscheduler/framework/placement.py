@@ -66,7 +66,8 @@ class FitFailure:
     prefilter: Status | None
     pred_ok: BoolArray
     short: BoolArray
-    """short[i, k]: node i's future idle lacks the k-th requested resource."""
+    """short[i, k]: node i's future idle lacks the k-th requested resource (the last: a pod
+    slot, which every task asks)."""
     short_names: tuple[str, ...]
 
 
@@ -275,8 +276,9 @@ class Placer:
             empty = np.zeros((len(ledger), 0), dtype=np.bool_)
             return FitFailure(pre, np.zeros(len(ledger), dtype=np.bool_), empty, ())
         future = ledger.future_idle()[:, c.cols]
-        short = future < c.req[c.cols]
-        names = tuple(ledger.dims[int(k)] for k in c.cols)
+        slots = ledger.pods_used - ledger.pods_releasing >= ledger.pods_max
+        short = np.column_stack((future < c.req[c.cols], slots))
+        names = (*(ledger.dims[int(k)] for k in c.cols), "pods")
         return FitFailure(None, ok.copy(), short, names)
 
     # --- explaining ---------------------------------------------------------------------------
