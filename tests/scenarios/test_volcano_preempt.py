@@ -43,19 +43,28 @@ POLICY = go_tiers(
     ),
     proportion=("enabledOverused", "enabledAllocatable", "enableQueueOrder"),
 )
-TOPOLOGY_AWARE = go_tiers(
-    "preempt",
-    conformance=("enablePreemptable",),
-    gang=("enablePreemptable", "enableJobPipelined", "enableJobStarving"),
-    priority=(
-        "enableTaskOrder",
-        "enableJobOrder",
-        "enablePreemptable",
-        "enableJobPipelined",
-        "enableJobStarving",
-    ),
-    proportion=("enabledOverused", "enabledAllocatable", "enableQueueOrder", "enablePredicate"),
-    predicates=("enablePreemptable", "enablePredicate"),
+TOPOLOGY_AWARE_ARGUMENT = """\
+configurations:
+- name: preempt
+  arguments:
+    enableTopologyAwarePreemption: true
+"""
+TOPOLOGY_AWARE = (
+    go_tiers(
+        "preempt",
+        conformance=("enablePreemptable",),
+        gang=("enablePreemptable", "enableJobPipelined", "enableJobStarving"),
+        priority=(
+            "enableTaskOrder",
+            "enableJobOrder",
+            "enablePreemptable",
+            "enableJobPipelined",
+            "enableJobStarving",
+        ),
+        proportion=("enabledOverused", "enabledAllocatable", "enableQueueOrder", "enablePredicate"),
+        predicates=("enablePreemptable", "enablePredicate"),
+    )
+    + TOPOLOGY_AWARE_ARGUMENT
 )
 """TestTopologyAwarePreempt's tier (its capacity entry, queue order only, is left out: vscheduler
 loads one queue plugin per policy, and proportion orders the queues first)."""
