@@ -413,3 +413,50 @@ def test_preemption_with_priority_queues() -> None:
     )
 
     assert outcome.evictions == c1("preemptee1")
+
+
+# --- priority_test.go TestPreempt: the priority plugin alone ------------------------------------
+def priority_only(*, preemptable: bool) -> str:
+    enabled: tuple[str, ...] = ("enableTaskOrder", "enableJobOrder", "enableJobStarving")
+    if preemptable:
+        enabled += ("enablePreemptable", "enableReclaimable")
+    return go_tiers("allocate, preempt", priority=enabled)
+
+
+def test_priority_lets_a_job_preempt_a_lower_priority_job() -> None:
+    """priority_test.go TestPreempt "enable preempt low priority: enablePreemptable:true": the
+    victim is the pod of the lower-priority job on the node where the preemptor fits after it
+    goes (the other has a higher pod priority, which does not protect it across jobs; the
+    cheaper of the two is taken)."""
+    outcome = once(
+        build_node("node1", "6", "6G"),
+        build_node("node2", "2", "2G"),
+        capped("q1", "6", "6G"),
+        group("pg1", "q1", 1, None, priority=100),
+        group("pg2", "q1", 1, None, priority=1000),
+        running("preemptee1", "node1", "3", "3G", "pg1", preemptable=True),
+        running("preemptee2", "node1", "3", "3G", "pg1", preemptable=True).priority(1000),
+        pending("preemptor1", "3", "3G", "pg2"),
+        policy=priority_only(preemptable=True),
+    )
+
+    assert outcome.evictions == c1("preemptee1")
+    assert outcome.result.pipelined == {"default/preemptor1": "node1"}
+
+
+def test_without_the_preemptable_point_nothing_is_preempted() -> None:
+    """priority_test.go TestPreempt "disable preempt low priority: enablePreemptable:false"."""
+    outcome = once(
+        build_node("node1", "3", "3G"),
+        build_node("node2", "3", "3G"),
+        capped("q1", "6", "6G"),
+        group("pg1", "q1", 1, None, priority=100),
+        group("pg2", "q1", 1, None, priority=1000),
+        running("preemptee1", "node1", "3", "3G", "pg1", preemptable=True),
+        running("preemptee2", "node2", "3", "3G", "pg1", preemptable=False),
+        pending("preemptor1", "3", "3G", "pg2"),
+        policy=priority_only(preemptable=False),
+    )
+
+    assert outcome.evictions == []
+    assert outcome.result.pipelined == {}
