@@ -242,7 +242,7 @@ class Evictor:
         deficit[:, c.cols] = np.maximum(c.req[c.cols] - ledger.future[:, c.cols], 0)
         fewest, lowest = self._bounds(memo, mask, deficit, c.cols)
         # A node without a pod slot, or failing a resolvable predicate, needs one victim at least.
-        blocked = (ledger.pods_used - ledger.pods_releasing >= ledger.pods_max) | ~ok
+        blocked = (ledger.pods_free_future <= 0) | ~ok
         fewest = np.where(blocked, np.maximum(fewest, 1.0), fewest)
         nodes = np.flatnonzero(candidates & ~excluded & np.isfinite(fewest))
         if not len(nodes):

@@ -93,6 +93,16 @@ class LedgerView(Protocol):
         """Pods releasing on each node (counted in `pods_used` until they are gone)."""
         ...
 
+    @property
+    def pods_free(self) -> IntArray:
+        """pods_max - pods_used: the pod slots free now."""
+        ...
+
+    @property
+    def pods_free_future(self) -> IntArray:
+        """pods_free + pods_releasing: the pod slots free once releasing pods are gone."""
+        ...
+
     def __len__(self) -> int: ...
 
     def vector(self, res: Resources) -> IntArray:
@@ -136,6 +146,10 @@ class Ledger:
         self.pods_max: IntArray = np.array([n.max_pods for n in self.nodes], dtype=np.int64)
         self.pods_releasing: IntArray = np.zeros(count, dtype=np.int64)
         """Pods releasing on each node: their slots are free in the future (as `future`)."""
+        self.pods_free: IntArray = self.pods_max.copy()
+        """pods_max - pods_used, kept in step by every mutation."""
+        self.pods_free_future: IntArray = self.pods_max.copy()
+        """pods_free + pods_releasing, kept in step by every mutation."""
         self._log: list[int] = []
 
     def __len__(self) -> int:
@@ -186,6 +200,8 @@ class Ledger:
             np.add.at(pods, at, 1)
         self.idle = self.allocatable - self.used
         self.future = self.idle + self.releasing - self.pipelined
+        self.pods_free = self.pods_max - self.pods_used
+        self.pods_free_future = self.pods_free + self.pods_releasing
 
     # --- mutations (Statement only) -----------------------------------------------------------
     def occupy(self, i: int, req: IntArray, sign: int = 1) -> None:
@@ -194,6 +210,8 @@ class Ledger:
         self.idle[i] -= sign * req
         self.future[i] -= sign * req
         self.pods_used[i] += sign
+        self.pods_free[i] -= sign
+        self.pods_free_future[i] -= sign
         self._log.append(i)
 
     def pipeline(self, i: int, req: IntArray, sign: int = 1) -> None:
@@ -201,6 +219,8 @@ class Ledger:
         self.pipelined[i] += sign * req
         self.future[i] -= sign * req
         self.pods_used[i] += sign
+        self.pods_free[i] -= sign
+        self.pods_free_future[i] -= sign
         self._log.append(i)
 
     def release(self, i: int, req: IntArray, sign: int = 1) -> None:
@@ -208,4 +228,5 @@ class Ledger:
         self.releasing[i] += sign * req
         self.future[i] += sign * req
         self.pods_releasing[i] += sign
+        self.pods_free_future[i] += sign
         self._log.append(i)

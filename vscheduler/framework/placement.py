@@ -152,10 +152,9 @@ class Placer:
         ok = self._passes(self.local_filters, task, idx)
         c.pred_ok[idx] = ok
         ledger, need = self.ledger, c.need
-        pods_used, pods_max = ledger.pods_used[idx], ledger.pods_max[idx]
-        c.fit_idle[idx] = (ledger.idle[idx] >= need).all(axis=1) & (pods_used < pods_max)
+        c.fit_idle[idx] = (ledger.idle[idx] >= need).all(axis=1) & (ledger.pods_free[idx] > 0)
         c.fit_future[idx] = (ledger.future[idx] >= need).all(axis=1) & (
-            pods_used - ledger.pods_releasing[idx] < pods_max
+            ledger.pods_free_future[idx] > 0
         )
         total = np.zeros(len(idx), dtype=np.float64)
         for hook in self.local_scorers:
@@ -276,7 +275,7 @@ class Placer:
             empty = np.zeros((len(ledger), 0), dtype=np.bool_)
             return FitFailure(pre, np.zeros(len(ledger), dtype=np.bool_), empty, ())
         future = ledger.future_idle()[:, c.cols]
-        slots = ledger.pods_used - ledger.pods_releasing >= ledger.pods_max
+        slots = ledger.pods_free_future <= 0
         short = np.column_stack((future < c.req[c.cols], slots))
         names = (*(ledger.dims[int(k)] for k in c.cols), "pods")
         return FitFailure(None, ok.copy(), short, names)

@@ -118,10 +118,10 @@ class Predicates(Predicate, PredicateReason, PredicateResolvable, AllocateEvent,
         """Whether each node of `idx` passes every check."""
         ledger = self._ledger
         if len(idx) == len(ledger):  # every node, in order: no gathering needed
-            slots = ledger.pods_used - ledger.pods_releasing < ledger.pods_max
+            slots = ledger.pods_free_future > 0
             ok = self._static_mask(task) & slots
         else:
-            slots = ledger.pods_used[idx] - ledger.pods_releasing[idx] < ledger.pods_max[idx]
+            slots = ledger.pods_free_future[idx] > 0
             ok = self._static_mask(task)[idx] & slots
         ports = task.facts.host_ports
         if self._config.node_ports and ports:
@@ -231,7 +231,7 @@ class Predicates(Predicate, PredicateReason, PredicateResolvable, AllocateEvent,
         if not node.ready:
             return unresolvable(checks.NOT_READY)
         ledger = self._ledger
-        if ledger.pods_used[i] - ledger.pods_releasing[i] >= ledger.pods_max[i]:
+        if ledger.pods_free_future[i] <= 0:
             return unschedulable(checks.POD_NUMBER_EXCEEDED)
         if node.unschedulable and not checks.tolerated(
             facts.tolerations, checks.UNSCHEDULABLE_TAINT
