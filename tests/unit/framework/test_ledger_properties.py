@@ -32,9 +32,13 @@ def check_books(session: Session) -> None:
     used = np.zeros_like(ledger.used)
     releasing = np.zeros_like(ledger.used)
     pipelined = np.zeros_like(ledger.used)
+    pods = np.zeros(len(ledger), dtype=np.int64)
+    pods_releasing = np.zeros(len(ledger), dtype=np.int64)
     for task in session.tasks.values():
         if task.node_index < 0:
             continue
+        pods[task.node_index] += 1
+        pods_releasing[task.node_index] += task.status is TaskStatus.RELEASING
         row = ledger.vector(task.resreq)
         if task.status in OCCUPYING or task.status is TaskStatus.RELEASING:
             used[task.node_index] += row
@@ -45,6 +49,10 @@ def check_books(session: Session) -> None:
     assert np.array_equal(ledger.used, used)
     assert np.array_equal(ledger.releasing, releasing)
     assert np.array_equal(ledger.pipelined, pipelined)
+    assert np.array_equal(ledger.pods_used, pods)
+    assert np.array_equal(ledger.pods_releasing, pods_releasing)
+    assert np.array_equal(ledger.pods_free, ledger.pods_max - pods)
+    assert np.array_equal(ledger.pods_free_future, ledger.pods_max - pods + pods_releasing)
 
 
 operation = st.tuples(
