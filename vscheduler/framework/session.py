@@ -111,6 +111,10 @@ class Session:
         self._class_ids: dict[tuple[object, ...], int] = {}
         self._rows: dict[int, IntArray] = {}
         self._load_tasks(snapshot)
+        self._options: dict[str, EnabledFlags] = {}
+        for tier in tiers:
+            for entry in tier:
+                self._options.setdefault(entry.option.name, entry.option)
         self.plugins: dict[str, object] = {}
         self.open_seconds: dict[str, float] = {}
         """Plugin -> seconds its factory took to open it (Volcano's `OnSessionOpen`), when the
@@ -315,6 +319,12 @@ class Session:
     def note_queue(self, name: str, reason: str) -> None:
         """Why queue `name` has little or no room (the first note stays)."""
         self.findings.note_queue(name, reason)
+
+    def hierarchy_enabled(self, plugin: str) -> bool:
+        """The policy's first entry of `plugin` sets `enableHierarchy: true` (Volcano's
+        `ssn.HierarchyEnabled`)."""
+        option = self._options.get(plugin)
+        return option is not None and option.is_enabled("enableHierarchy")
 
     def queue_note(self, name: str) -> str:
         """`: <note>` for queue `name`, to end a message with; empty without a note."""

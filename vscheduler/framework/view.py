@@ -87,6 +87,11 @@ class SessionView(Protocol):
 class PluginSession(SessionView, Protocol):
     """What a plugin may read of its session, and the few calls it may make."""
 
+    def hierarchy_enabled(self, plugin: str) -> bool:
+        """The policy's first entry of `plugin` sets `enableHierarchy: true` (Volcano's
+        `ssn.HierarchyEnabled`)."""
+        ...
+
     def job_note(self, job: JobState) -> str | None:
         """Why the job's tasks were not tried this session (not admitted, invalid), if noted."""
         ...

@@ -378,6 +378,16 @@ class QueueBuilder(_Builder[QueueFacts]):
         self._set(guarantee=res(**amounts))
         return self
 
+    def deserved(self, **amounts: str | int | float) -> QueueBuilder:
+        """spec.deserved."""
+        self._set(deserved=res(**amounts))
+        return self
+
+    def parent(self, name: str) -> QueueBuilder:
+        """spec.parent (a hierarchical queue's parent)."""
+        self._set(parent=name)
+        return self
+
     def state(self, state: str) -> QueueBuilder:
         """status.state."""
         self._set(state=state)
