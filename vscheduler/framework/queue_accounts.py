@@ -19,7 +19,8 @@ takes part in the queue points, as in Volcano, whose plugins build attributes fr
 With `hierarchy` (capacity's `enableHierarchy`; Volcano capacity's `buildHierarchicalQueueAttrs`
 and `checkHierarchicalQueue`) a queue hangs below its `spec.parent` (none: below `root`; the
 session's queue named `root`, when there is one, is the root, else a root without limits stands
-in). Every account in the tree is active. Top down from the root: a queue's capability takes its
+in). Every account in the tree takes part in the queue points; `active` (for overused) says its
+subtree holds a job. Top down from the root: a queue's capability takes its
 parent's amount in every resource it does not name (cpu or memory of 0 or less counts as not
 named); its deserved is at least its guarantee (not capped: Volcano's hierarchy does not cap
 it); its realCapability is its parent's realCapability less all its siblings' guarantees (at 0),
@@ -81,6 +82,10 @@ if TYPE_CHECKING:
 
 ROOT: Final = "root"
 """The name of the tree's root account (Volcano's root queue)."""
+HIERARCHY_REASON: Final = "InvalidQueueHierarchy"
+"""The Warning Event reason of a queue whose place in the tree is wrong (hierarchy)."""
+GUARANTEE_REASON: Final = "GuaranteeUnsatisfiable"
+"""The Warning Event reason of a queue whose guarantee the cluster cannot hold (flat)."""
 
 
 class Deserved(enum.Enum):
@@ -379,12 +384,10 @@ class QueueAccounts:
                     queue.name, f"The Queue <{queue.name}> of Job <{job.key}> is not leaf queue"
                 )
         self._sum_up(root)
-        root.active = True
         root.real_capability = EMPTY if root.capability is None else root.capability
         root.bounded = frozenset(() if root.capability is None else root.capability.names())
         self._settle_tree(root)
         for account in self.accounts.values():
-            account.active = True
             account.update_share(self._if_nothing_deserved)
         self._active = dict(self.accounts)
         for name, reasons in self.problems.items():
@@ -422,6 +425,7 @@ class QueueAccounts:
             account.request = account.request + child.request
             account.inqueue = account.inqueue + child.inqueue
             account.elastic = account.elastic + child.elastic
+            account.active = account.active or child.active
 
     def _settle_tree(self, parent: QueueAccount) -> None:
         """Volcano's `checkHierarchicalQueue`, top down: the children's capability, deserved and
@@ -800,6 +804,7 @@ class QueueAccounts:
                 weight=account.weight,
                 overused=account.is_overused(),
                 warning=self._warning(name),
+                warning_reason=HIERARCHY_REASON if self.hierarchy else GUARANTEE_REASON,
             )
             session.report_queue(figures)
 
