@@ -12,6 +12,7 @@ from vscheduler.model.resources import Resources
 from vscheduler.model.status import PodGroupPhase
 from vscheduler.plugins import capacity
 from vscheduler.plugins.capacity import Capacity
+from vscheduler.plugins.proportion import Proportion
 from vscheduler.testing import sessions
 from vscheduler.testing.builders import (
     Buildable,
@@ -486,3 +487,18 @@ def test_an_ancestors_capability_bounds_its_leaves_together() -> None:
     task = session.tasks["default/b-job-0"]
     assert plugin.accounts["org"].allocated == res(cpu="2")
     assert not plugin.allows_allocation(session.queues["b"], task)
+
+
+def test_proportion_ignores_enable_hierarchy_and_parents() -> None:
+    policy = 'actions: "enqueue, allocate"\ntiers:\n- plugins:\n  - name: proportion\n'
+    session = sessions.open_session(
+        snapshot(cpus(8), queue("org"), queue("child").parent("org"), *demand("org", 1)),
+        policy=policy + "    enableHierarchy: true\n",
+    )
+    plugin = session.plugins["proportion"]
+    assert isinstance(plugin, Proportion)
+    accounts = plugin.accounts
+
+    assert not accounts.hierarchy
+    assert accounts["child"].parent is accounts.root
+    assert accounts["org"].children == []
