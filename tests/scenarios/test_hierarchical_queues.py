@@ -10,7 +10,10 @@ The test's tiers switch on only the points they name (a flag left nil is off in 
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from vscheduler.model.status import PodGroupPhase
 from vscheduler.testing.builders import (
@@ -25,6 +28,7 @@ from vscheduler.testing.builders import (
     snapshot,
 )
 from vscheduler.testing.scenario import Outcome, run
+from vscheduler.testing.strategies import queue_trees
 
 POLICY = """\
 actions: "enqueue, reclaim, allocate"
@@ -329,3 +333,45 @@ def test_case12_a_leaf_reclaims_when_within_deserved_in_one_scalar_resource() ->
 
     assert outcome.evictions == ["ns1/p17"]
     assert outcome.result.pipelined == {"ns1/p16": "n3"}
+
+
+@settings(max_examples=40, deadline=None)
+@given(queue_trees(), st.lists(st.integers(0, 4), min_size=6, max_size=6), st.data())
+def test_random_trees_never_fail_the_cycle_and_every_ancestor_capability_holds(
+    pairs: list[tuple[str, str]], caps: list[int], data: st.DataObject
+) -> None:
+    parents = dict(pairs)
+    items: list[Item] = [node("n1").resources(cpu="16", memory="64Gi"), ROOT]
+    for (name, parent), cap in zip(pairs, caps, strict=False):
+        built = queue(name).parent(parent) if parent else queue(name)
+        items.append(built.capability(cpu=str(cap)) if cap else built)
+    for name, _ in pairs:
+        for i in range(data.draw(st.integers(0, 3))):
+            items.append(podgroup(f"{name}-{i}", NS).queue(name).inqueue())
+            items.append(pending(f"{name}-{i}-0", f"{name}-{i}", cpu="1", memory="1Gi"))
+
+    outcome = cycle(*items)
+
+    def chain(name: str) -> list[str] | None:
+        seen: list[str] = []
+        while name not in ("", "root"):
+            if name in seen or name not in parents:
+                return None
+            seen.append(name)
+            name = parents[name]
+        return seen
+
+    bound: Counter[str] = Counter()
+    for key in outcome.binds:
+        leaf = key.split("/")[1].split("-")[0]
+        path = chain(leaf)
+        assert path is not None, f"{key} bound in a queue whose parents do not reach root"
+        assert leaf not in parents.values(), f"{key} bound in a queue with children"
+        bound.update(path)
+    for (name, _), cap in zip(pairs, caps, strict=False):
+        if cap:
+            assert bound[name] <= cap, (name, bound[name], cap)
+    for name, _ in pairs:
+        if chain(name) is None:
+            assert outcome.result.queues[name].warning_reason == "InvalidQueueHierarchy"
+            assert outcome.result.queues[name].warning
