@@ -375,3 +375,26 @@ def test_random_trees_never_fail_the_cycle_and_every_ancestor_capability_holds(
         if chain(name) is None:
             assert outcome.result.queues[name].warning_reason == "InvalidQueueHierarchy"
             assert outcome.result.queues[name].warning
+
+
+def test_a_refused_queues_pods_say_what_is_wrong_with_its_place_in_the_tree() -> None:
+    outcome = cycle(
+        N1,
+        *case0_queues(),
+        queue("lost").parent("nowhere"),
+        group("pg", "lost", INQUEUE),
+        pending("p", "pg", cpu="1"),
+        group("pg2", "q1", INQUEUE),
+        pending("p2", "pg2", cpu="1"),
+        group("pg3", "q12", INQUEUE),
+        pending("p3", "pg3", cpu="1"),
+    )
+
+    room = (
+        "has no room left for this pod (capacity: the queue is at its deserved share or capability)"
+    )
+    assert outcome.unschedulable == {
+        "ns1/p": f"queue lost {room}: the queue lost has invalid parent queue nowhere",
+        "ns1/p2": f"queue q1 {room}: The Queue <q1> of Job <ns1/pg2> is not leaf queue",
+    }
+    assert outcome.binds == {"ns1/p3": "n1"}
