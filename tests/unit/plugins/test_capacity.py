@@ -502,3 +502,40 @@ def test_proportion_ignores_enable_hierarchy_and_parents() -> None:
     assert not accounts.hierarchy
     assert accounts["child"].parent is accounts.root
     assert accounts["org"].children == []
+
+
+def test_with_hierarchy_two_leaves_are_ordered_by_their_ancestors_below_the_shared_one() -> None:
+    session, plugin = open_session(
+        cpus(8),
+        deserving(queue("busy"), cpu="2"),
+        deserving(queue("idle"), cpu="2"),
+        dataclasses.replace(deserving(queue("b1"), cpu="1"), parent="busy"),
+        dataclasses.replace(deserving(queue("i1"), cpu="1"), parent="idle"),
+        dataclasses.replace(deserving(queue("i2"), cpu="1"), parent="idle"),
+        *demand("b1", 1),
+        *demand("i1", 1, running=2),
+        policy=HIERARCHY,
+    )
+    queues = session.queues
+
+    # i1 holds 2 of its 1 (share 2) but its parent idle only 2 of 2 (share 1); busy holds nothing
+    assert plugin.compare_queues(queues["b1"], queues["i1"]) < 0
+    assert plugin.compare_queues(queues["i2"], queues["i1"]) < 0  # siblings: their own shares
+    assert plugin.compare_queues(queues["i2"], queues["idle"]) < 0  # a leaf first
+
+
+def test_with_hierarchy_every_queue_reports_its_figures() -> None:
+    session, plugin = open_session(
+        cpus(8),
+        queue("org").capability(cpu="4"),
+        queue("team").parent("org"),
+        *demand("team", 0, running=1),
+        policy=HIERARCHY,
+    )
+    plugin.on_session_close()
+
+    figures = session.decisions.result({}, {}, {}).queues
+    assert sorted(figures) == ["default", "org", "team"]
+    assert figures["org"].allocated == res(cpu="1")
+    assert figures["team"].capability == res(cpu="4")
+    assert figures["team"].real_capability == res(cpu="4")
