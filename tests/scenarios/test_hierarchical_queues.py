@@ -398,3 +398,31 @@ def test_a_refused_queues_pods_say_what_is_wrong_with_its_place_in_the_tree() ->
         "ns1/p2": f"queue q1 {room}: The Queue <q1> of Job <ns1/pg2> is not leaf queue",
     }
     assert outcome.binds == {"ns1/p3": "n1"}
+
+
+ALLOCATE_ONLY = POLICY.replace('"enqueue, reclaim, allocate"', '"allocate"')
+
+
+def test_nil_safety_no_queue_at_all_is_no_failure() -> None:
+    """Test_buildHierarchicalQueueAttrs_nilSafety: no-panic when root queue is absent (empty
+    ssn.Queues). Without a `root` Queue an unbounded root stands in."""
+    outcome = run(
+        snapshot(node("n1").resources(cpu="4", memory="4Gi", pods=10)), policy=ALLOCATE_ONLY
+    )[0]
+
+    assert (outcome.binds, outcome.evictions) == ({}, [])
+
+
+def test_nil_safety_a_job_of_a_deleted_queue_is_skipped() -> None:
+    """Test_buildHierarchicalQueueAttrs_nilSafety: no-panic when job references a deleted
+    queue."""
+    items: list[Item] = [
+        node("n1").resources(cpu="4", memory="4Gi", pods=10),
+        ROOT,
+        group("pg-orphan", "deleted-queue", INQUEUE),
+        pending("orphan", "pg-orphan", cpu="1", memory="1Gi"),
+    ]
+
+    outcome = run(snapshot(*items), policy=ALLOCATE_ONLY)[0]
+
+    assert (outcome.binds, outcome.evictions) == ({}, [])
