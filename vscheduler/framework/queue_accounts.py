@@ -139,7 +139,8 @@ class QueueAccount:
     elastic: Resources = EMPTY
     share: float = 0.0
     active: bool = False
-    """The queue holds a job: it takes part in the queue points."""
+    """The queue holds a job (with hierarchy: its subtree does): flat, it takes part in the
+    queue points only then."""
     reclaimable: bool = True
     parent: QueueAccount | None = None
     children: list[QueueAccount] = dataclasses.field(default_factory=list)
