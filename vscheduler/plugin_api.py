@@ -42,7 +42,9 @@ guarantees exceed the cluster: `guarantee_excess`) says so with `session.note_qu
 reason)`: the pending messages of the queue's refused pods end with it; `QueueFigures.warning`
 reports it on the guaranteeing queues.
 A victim-tasks plugin says why it proposes a task with `session.note_victim(task, strategy,
-reason)`: shuffle puts the reason on the eviction and the strategy labels the metrics.
+reason)`: shuffle puts the reason on the eviction and the strategy labels the metrics; with
+`budgeted=True` the plugin says it held the victim to a disruption budget of its own, and
+shuffle's per-node and per-run caps leave it alone.
 `podindex.PodIndex` counts the session's pods by node, for checks that look at other pods.
 A factory that needs something of the rest of the policy declares it in a `needs` attribute
 (`Needs`): the node-usage periods it reads (the collector queries each), and `TierConflict`s,

@@ -332,10 +332,12 @@ class Session:
         """How many of the job's pending tasks found a node this session."""
         return self.findings.schedulable_count(job)
 
-    def note_victim(self, task: TaskState, strategy: str, reason: str) -> None:
+    def note_victim(
+        self, task: TaskState, strategy: str, reason: str, *, budgeted: bool = False
+    ) -> None:
         """Why a victim-tasks plugin proposes `task` (shuffle puts it on the eviction; the
-        strategy labels the metrics)."""
-        self.findings.note_victim(task.uid, strategy, reason)
+        strategy labels the metrics); `budgeted`: within the plugin's own disruption budget."""
+        self.findings.note_victim(task.uid, strategy, reason, budgeted=budgeted)
 
     def now_rfc3339(self) -> str:
         """The session's clock as RFC3339 (for condition timestamps)."""

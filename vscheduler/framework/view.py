@@ -107,8 +107,13 @@ class PluginSession(SessionView, Protocol):
         """Why a job's tasks were not tried (the first note stays)."""
         ...
 
-    def note_victim(self, task: TaskState, strategy: str, reason: str) -> None:
-        """Why a victim-tasks plugin proposes `task` (shuffle puts it on the eviction)."""
+    def note_victim(
+        self, task: TaskState, strategy: str, reason: str, *, budgeted: bool = False
+    ) -> None:
+        """Why a victim-tasks plugin proposes `task` (shuffle puts it on the eviction).
+        `budgeted=True`: the plugin already held its victims to a disruption budget of its own
+        (tdm's `jdb-*` annotations), so shuffle's `maxEvictionsPerNode`/`maxEvictionsPerRun`
+        caps do not apply to it; its other rails do."""
         ...
 
     def set_job_condition(self, job: JobState, condition: PodGroupCondition) -> None:
