@@ -63,6 +63,7 @@ from vscheduler.plugin_api import (
     Resources,
     Status,
     TaskState,
+    TaskStatus,
     task_status,
     unresolvable,
 )
@@ -225,7 +226,7 @@ class NodeGroup(Predicate, PredicateReason, NodeOrder, AllocateEvent, Deallocate
         placing = [
             self._rules.get(job.queue, _NO_RULES)
             for job in session.jobs.values()
-            if job.count(task_status.TaskStatus.PENDING)
+            if job.count(TaskStatus.PENDING)
         ]
         self.node_local = len({(r.affinity, r.limits_problem) for r in placing}) <= 1 and not any(
             r.limits for r in placing
