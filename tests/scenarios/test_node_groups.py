@@ -214,3 +214,33 @@ def test_an_evicted_pod_gives_its_groups_room_back() -> None:
     [outcome] = run(snap, policy=policy())
     assert outcome.result.pipelined == {}
     assert outcome.binds == {"limit/pending": "n1"}
+
+
+# --- preemption -----------------------------------------------------------------------------------
+PREEMPTING = """\
+actions: "enqueue, allocate, preempt"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins: [{name: drf}, {name: predicates}, {name: proportion}, {name: nodegroup}]
+"""
+
+
+def test_preemption_evicts_only_on_nodes_of_an_allowed_group() -> None:
+    """A nodegroup refusal is unresolvable: preempt does not look for victims on n1, whose group
+    the queue no longer allows (its pods were placed before the queue's affinity changed)."""
+    items: list[Item] = [
+        node("n1").resources(cpu="4", memory="16Gi").label(GROUP, "a"),
+        node("n2").resources(cpu="4", memory="16Gi").label(GROUP, "b"),
+        queue("q").node_groups(required=("b",)),
+        podgroup("low").queue("q").priority(1).inqueue(),
+        podgroup("high").queue("q").priority(100).inqueue(),
+        pod("high").group("high").requests(cpu="1").priority(100),
+    ]
+    items += [
+        pod(f"low-{i}").group("low").requests(cpu="1").priority(1).on(f"n{1 + i % 2}")
+        for i in range(8)
+    ]
+    [outcome] = run(snapshot(*items), policy=PREEMPTING)
+    # without nodegroup in the policy: low-6 evicted, high pipelined onto n1
+    assert outcome.evictions == ["default/low-7"]
+    assert outcome.result.pipelined == {"default/high": "n2"}
