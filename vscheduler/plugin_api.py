@@ -20,9 +20,9 @@ a plugin class are private (`_x`).
 
 `open` is handed a `PluginSession`, not the whole session: what a plugin may read (`clock`,
 `now`, `uid`, `snapshot`, `tasks`, `jobs`, `queues`, `ledger`, `queue_of`, `request_row`,
-`evictions`, `job_note`, `schedulable_count`) and the few calls it may make (`report_queue`,
-`note_queue`, `note_job`, `note_victim`, `set_job_condition`, `record_release`). Only actions,
-through Statements, change session state.
+`evictions`, `job_note`, `schedulable_count`, `hierarchy_enabled`) and the few calls it may
+make (`report_queue`, `note_queue`, `note_job`, `note_victim`, `set_job_condition`,
+`record_release`). Only actions, through Statements, change session state.
 
 Contracts. Hooks are pure functions of the session (no I/O, time only from `session.clock` /
 `session.now`). Predicates and nodeOrder scores must depend only on the task's template (its

@@ -112,6 +112,12 @@ class Session:
         self._rows: dict[int, IntArray] = {}
         self._load_tasks(snapshot)
         self.plugins: dict[str, object] = {}
+        self._hierarchy: dict[str, bool] = {}
+        for tier in tiers:
+            for entry in tier:
+                self._hierarchy.setdefault(
+                    entry.option.name, entry.option.is_enabled("enableHierarchy")
+                )
         self.open_seconds: dict[str, float] = {}
         """Plugin -> seconds its factory took to open it (Volcano's `OnSessionOpen`), when the
         session was handed a `timer`."""
@@ -323,6 +329,11 @@ class Session:
     def note_job(self, job: JobState, reason: str) -> None:
         """Why a job's tasks were not tried (not admitted, invalid, queue missing)."""
         self.findings.note_job(job.key, reason)
+
+    def hierarchy_enabled(self, plugin: str) -> bool:
+        """Whether the policy entry of `plugin` (the first, by that name) sets
+        `enableHierarchy: true` (Volcano's `ssn.HierarchyEnabled`)."""
+        return self._hierarchy.get(plugin, False)
 
     def job_note(self, job: JobState) -> str | None:
         """Why the job's tasks were not tried this session, if noted."""

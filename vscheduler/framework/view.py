@@ -1,7 +1,8 @@
 """What of a session others may see: the read view, and the narrow view plugins are handed.
 
 Owns: `SessionView` (the cycle's clock, snapshot, tasks, jobs, queues and ledger, read-only) and
-`PluginSession` (that, plus the findings plugins read and the few calls they may make: report a
+`PluginSession` (that, plus the findings plugins read, whether a plugin's entry enables
+hierarchy, and the few calls they may make: report a
 queue's figures, note a queue, a job or a proposed victim, set a PodGroup condition, release a
 reservation). `framework.session.Session` satisfies both; a plugin annotates with
 `PluginSession`, so mypy stops it calling the Statement-only mutators (`apply_allocate`, ...)
@@ -86,6 +87,11 @@ class SessionView(Protocol):
 
 class PluginSession(SessionView, Protocol):
     """What a plugin may read of its session, and the few calls it may make."""
+
+    def hierarchy_enabled(self, plugin: str) -> bool:
+        """Whether the policy entry of `plugin` (the first, by that name) sets
+        `enableHierarchy: true` (Volcano's `ssn.HierarchyEnabled`)."""
+        ...
 
     def job_note(self, job: JobState) -> str | None:
         """Why the job's tasks were not tried this session (not admitted, invalid), if noted."""
