@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from pathlib import Path
+
+from hypothesis import given, settings, strategies as st
 
 from vscheduler.conf.default import DEFAULT_POLICY_TEXT
 from vscheduler.model.cluster import ClusterSnapshot
+from vscheduler.model.resources import Resources
 from vscheduler.model.status import PodGroupPhase
-from vscheduler.testing.builders import Item, node, pod, podgroup, queue, snapshot
+from vscheduler.testing.builders import Item, PodGroupBuilder, node, pod, podgroup, queue, snapshot
 from vscheduler.testing.scenario import Outcome, run
 
 NODES = tuple(node(f"n{i}").resources(cpu="4", memory="16Gi") for i in range(4))
@@ -135,3 +139,64 @@ def test_all_jobs_at_once_on_a_running_cluster_end_four_to_twelve_with_reclaim()
         outcomes = run(snapshot(*NODES, *QUEUES), policy=policy, cycles=5, between=arrive)
         assert running_per_queue(outcomes[-1].snapshot_after) == Counter({"a": 4, "b": 12})
         assert [o.evictions for o in outcomes] == [[]] * 5
+
+
+def test_under_capacity_jobs_of_a_queue_at_its_capability_hold_no_budget() -> None:
+    # Volcano's Helm policy (capacity): queue a's 20 jobs were admitted before its capability
+    # was lowered to 4 CPU. Cycle 1 they all count (a holds nothing yet) and a binds 4; from
+    # cycle 2 its 16 left cannot allocate within the capability, and b's jobs are admitted.
+    helm = (Path(__file__).resolve().parents[1] / "fixtures/policies/volcano-helm.yaml").read_text()
+    capped = queue("a").capability(cpu="4", memory="64Gi")
+    admitted = [item.inqueue() if isinstance(item, PodGroupBuilder) else item for item in jobs("a")]
+    outcomes = run(
+        snapshot(*NODES, capped, queue("b"), *admitted, *jobs("b")), policy=helm, cycles=4
+    )
+
+    assert bound(outcomes[:1]) == pods("a", range(4))
+    assert bound(outcomes[1:]) == pods("b", range(12))
+    assert running_per_queue(outcomes[-1].snapshot_after) == Counter({"a": 4, "b": 12})
+
+
+# --- the rule on random clusters ------------------------------------------------------------------
+queue_specs = st.lists(
+    st.tuples(st.integers(1, 4), st.integers(0, 24), st.integers(0, 24)), min_size=2, max_size=3
+)
+"""Per queue: weight, jobs, and how many of them are already admitted (Inqueue) at the start."""
+
+
+@settings(max_examples=30, deadline=None)
+@given(queue_specs, st.integers(1, 5))
+def test_no_queue_stays_below_its_deserved_share_while_a_pod_of_it_would_fit(
+    specs: list[tuple[int, int, int]], node_count: int
+) -> None:
+    # Default policy, one-pod jobs of 1 CPU with minResources. After the cycles settle, a queue
+    # whose deserved share has room for one more of its pending pods must find no node with room
+    # for it: otherwise admission starved it with resources idle.
+    items: list[Item] = [node(f"n{i}").resources(cpu="4", memory="16Gi") for i in range(node_count)]
+    for q, (weight, count, admitted) in enumerate(specs):
+        name = f"q{q}"
+        items.append(queue(name).weight(weight))
+        for i in range(count):
+            job = f"{name}-{i:02d}"
+            group = podgroup(job).queue(name).min_member(1).min_resources(cpu="1", memory="1Gi")
+            items.append(group.inqueue() if i < admitted else group)
+            items.append(pod(f"{job}-0").group(job).requests(cpu="1", memory="1Gi"))
+    outcomes = run(snapshot(*items), cycles=6)
+
+    last = outcomes[-1]
+    snap = last.snapshot_after
+    one = Resources(cpu=1000, memory=2**30)
+    free = [
+        n.allocatable
+        - sum(
+            (t.resreq for t in snap.tasks.values() if t.node_name == n.name),
+            start=Resources(),
+        )
+        for n in snap.nodes
+    ]
+    room_on_a_node = any(one.fits_in(f) for f in free)
+    waiting = {key.split("/")[1].split("-")[0] for key, t in snap.tasks.items() if not t.node_name}
+    for name in waiting:
+        figures = last.result.queues[name]
+        below_deserved = (figures.allocated + one).fits_in(figures.deserved)
+        assert not (below_deserved and room_on_a_node), (name, figures, free)
