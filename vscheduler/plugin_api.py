@@ -20,7 +20,8 @@ a plugin class are private (`_x`).
 
 `open` is handed a `PluginSession`, not the whole session: what a plugin may read (`clock`,
 `now`, `uid`, `snapshot`, `tasks`, `jobs`, `queues`, `ledger`, `queue_of`, `request_row`,
-`evictions`, `job_note`, `schedulable_count`, `hierarchy_enabled`) and the few calls it may
+`evictions`, `job_note`, `schedulable_count`, `hierarchy_enabled`, and from a hook
+`queue_allows_progress`: whether a job's queue lets it allocate now) and the few calls it may
 make (`report_queue`, `note_queue`, `note_job`, `note_victim`, `set_job_condition`,
 `record_release`). Only actions, through Statements, change session state.
 

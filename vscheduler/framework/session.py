@@ -343,6 +343,21 @@ class Session:
         """How many of the job's pending tasks found a node this session."""
         return self.findings.schedulable_count(job)
 
+    def queue_allows_progress(self, job: JobState) -> bool:
+        """Whether the job's queue would let it allocate one of its pending tasks now (the
+        allocatable point, asked once per task class); True without a queue or a pending task."""
+        queue = self.queue_of(job)
+        if queue is None:
+            return True
+        asked: set[int] = set()
+        for task in job.with_status(TaskStatus.PENDING):
+            if task.class_id in asked:
+                continue
+            asked.add(task.class_id)
+            if self.dispatch.allows_allocation(queue, task):
+                return True
+        return not asked
+
     def note_victim(
         self, task: TaskState, strategy: str, reason: str, *, budgeted: bool = False
     ) -> None:

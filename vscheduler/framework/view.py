@@ -2,9 +2,9 @@
 
 Owns: `SessionView` (the cycle's clock, snapshot, tasks, jobs, queues and ledger, read-only) and
 `PluginSession` (that, plus the findings plugins read, whether a plugin's entry enables
-hierarchy, and the few calls they may make: report a
-queue's figures, note a queue, a job or a proposed victim, set a PodGroup condition, release a
-reservation). `framework.session.Session` satisfies both; a plugin annotates with
+hierarchy, a queue's verdict on whether a job can progress, and the few calls they may make:
+report a queue's figures, note a queue, a job or a proposed victim, set a PodGroup condition,
+release a reservation). `framework.session.Session` satisfies both; a plugin annotates with
 `PluginSession`, so mypy stops it calling the Statement-only mutators (`apply_allocate`, ...)
 or writing the findings behind the session's back.
 Must not: import the session (it is what breaks the session <-> statement <-> messages circle).
@@ -99,6 +99,13 @@ class PluginSession(SessionView, Protocol):
 
     def schedulable_count(self, job: JobState) -> int:
         """How many of the job's pending tasks found a node this session."""
+        ...
+
+    def queue_allows_progress(self, job: JobState) -> bool:
+        """Whether the job's queue would let it allocate one of its pending tasks now (the
+        allocatable point, as allocate asks it); True for a job without a queue or without a
+        pending task. Ask it from a hook, not while opening: the points join after every
+        plugin has opened."""
         ...
 
     def report_queue(self, figures: QueueFigures) -> None:
