@@ -382,6 +382,11 @@ class QueueBuilder(_Builder[QueueFacts]):
         self._set(guarantee=res(**amounts))
         return self
 
+    def deserved(self, **amounts: str | int | float) -> QueueBuilder:
+        """spec.deserved."""
+        self._set(deserved=res(**amounts))
+        return self
+
     def state(self, state: str) -> QueueBuilder:
         """status.state."""
         self._set(state=state)

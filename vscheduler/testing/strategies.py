@@ -477,7 +477,9 @@ def node_group_limits() -> st.SearchStrategy[str]:
 def queues() -> st.SearchStrategy[Raw]:
     """A Queue (named by `clusters`): capability missing, empty, huge, negative or naming odd
     resources; odd weights, 0 included (Volcano's admission writes 1 over it; older CRDs let it
-    through); node-group affinity and limits (the limits annotation malformed too)."""
+    through); node-group affinity and limits (the limits annotation malformed too); a parent
+    that is another queue, itself, `root`, missing or empty (hierarchical queues: cycles and
+    dangling parents included)."""
     spec = st.fixed_dictionaries(
         {},
         optional={
@@ -488,6 +490,7 @@ def queues() -> st.SearchStrategy[Raw]:
             "reclaimable": st.booleans(),
             "priority": st.integers(-(2**31), 2**31 - 1),
             "affinity": node_group_affinities(),
+            "parent": st.sampled_from((*QUEUE_NAMES, "root", "missing-queue", "")),
         },
     )
     annotations = st.fixed_dictionaries(
@@ -505,6 +508,21 @@ def queues() -> st.SearchStrategy[Raw]:
         annotations,
         st.sampled_from(("Open", "Closed", "Closing", "Unknown")),
     )
+
+
+@st.composite
+def queue_trees(draw: st.DrawFn, *, max_queues: int = 6) -> list[tuple[str, str]]:
+    """(queue, parent) pairs of a queue tree under `root` (`t0`, `t1`, ...): mostly a tree, the
+    parent drawn among the queues before it; sometimes a parent that does not exist or a later
+    queue (a cycle is then possible), or none (the root's child)."""
+    count = draw(st.integers(1, max_queues))
+    names = [f"t{i}" for i in range(count)]
+    pairs: list[tuple[str, str]] = []
+    for i, name in enumerate(names):
+        sound = st.sampled_from(["", "root", *names[:i]])
+        odd = st.sampled_from(["missing-queue", *names])
+        pairs.append((name, draw(st.one_of(sound, sound, sound, odd))))
+    return pairs
 
 
 QUOTA_NAMES: Final = (
