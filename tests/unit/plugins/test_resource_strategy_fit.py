@@ -838,6 +838,17 @@ def test_any_arguments_load_or_name_the_key(arguments: dict[str, object]) -> Non
     for problem in problems:
         assert problem.startswith(f"{OWNER}.")
         assert problem.split(": ")[1].removeprefix("arguments.").split(".")[0] in KEYS
+    try:
+        text = json.dumps(arguments, allow_nan=False)
+    except ValueError:
+        return  # NaN and infinities: no JSON (YAML reads `.nan` as a float: covered above)
+    loaded: list[str] = []
+    try:
+        pipeline(json.loads(text))
+    except PolicyError as err:
+        loaded = list(err.errors)
+    assert bool(loaded) == bool(problems)
+    assert all(f"{OWNER}." in error for error in loaded)
 
 
 # --- the vectorised score equals Volcano's loop --------------------------------------------------
