@@ -1,6 +1,7 @@
 """resource-strategy-fit decides placements: Volcano's resource_strategy_fit_test.go TestAllocate
 transcribed (its two cases, with its policy: the plugin beside gang, drf, proportion, predicates
-and nodeorder in one tier, the allocate action), and the pod's own annotations, sra and the
+and nodeorder in one tier, the allocate action), the worked example of Volcano's
+docs/design/proportional.md with its policy, and the pod's own annotations, sra and the
 proportional predicate deciding a bind.
 """
 
@@ -166,3 +167,38 @@ def test_a_running_pod_is_not_moved() -> None:
     cluster = two_nodes(pod("done").requests(cpu="1").on("idle", TaskStatus.RUNNING))
     [outcome] = run(cluster, policy=ONLY_RSF)
     assert outcome.binds == {}
+
+
+VOLCANO_PROPORTIONAL_DESIGN = """\
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: resource-strategy-fit
+    arguments:
+      proportional:
+        enable: true
+        resources: nvidia.com/gpu,nvidia.com/v100-sxm2-16gb
+        resourceProportion:
+          nvidia.com/gpu.cpu: 8
+          nvidia.com/gpu.memory: 8
+          nvidia.com/v100-sxm2-16gb.cpu: 16
+          nvidia.com/v100-sxm2-16gb.memory: 16
+"""
+
+
+def test_volcano_proportional_design_example() -> None:
+    """docs/design/proportional.md's example, with its policy (GPU:CPU:MEMORY = 1:8:8): on
+    nodeC0-0 (74 cpu, 128G, 8 gpus) single-1000-0 (8 cpu, 8G) is placed; then 8 idle gpus keep
+    64 cores and 64G, and single-1000-1 would leave 58 cores: the node is removed for it."""
+    cluster = snapshot(
+        node("nodeC0-0").resources(cpu="74", memory="128G", nvidia_com_gpu=8),
+        podgroup("single-1000-0").inqueue(),
+        podgroup("single-1000-1").inqueue().created(1),
+        pod("single-1000-0").group("single-1000-0").requests(cpu="8", memory="8G"),
+        pod("single-1000-1").group("single-1000-1").requests(cpu="8", memory="8G").created(1),
+    )
+    [outcome] = run(cluster, policy=VOLCANO_PROPORTIONAL_DESIGN)
+    assert outcome.binds == {"default/single-1000-0": "nodeC0-0"}
+    assert outcome.result.unschedulable["default/single-1000-1"] == (
+        "0/1 nodes are available: 1 proportional of resource nvidia.com/gpu check failed."
+    )
