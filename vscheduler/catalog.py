@@ -40,6 +40,7 @@ PLUGINS: Final = (
     "resourcequota",
     "sla",
     "tdm",
+    "nodegroup",
     "reservation",
     "resource_strategy_fit",
 )

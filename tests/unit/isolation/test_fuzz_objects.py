@@ -56,6 +56,13 @@ tiers:
 - plugins: [{name: resourcequota}, {name: drf}, {name: predicates}, {name: proportion},
             {name: nodeorder}]
 """
+NODEGROUP = """\
+actions: "enqueue, allocate, preempt, reclaim, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins: [{name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder},
+            {name: nodegroup, enableHierarchy: true, arguments: {strict: false}}]
+"""
 STRATEGY_FIT = """\
 actions: "enqueue, allocate, preempt, backfill"
 tiers:
@@ -75,6 +82,7 @@ PIPELINES: dict[str, Pipeline] = {
     "preempting": catalog.load_pipeline(PREEMPTING),
     "capacity": catalog.load_pipeline(CAPACITY),
     "guarded": catalog.load_pipeline(GUARDED),
+    "nodegroup": catalog.load_pipeline(NODEGROUP),
     "strategy-fit": catalog.load_pipeline(STRATEGY_FIT),
 }
 KINDS: dict[str, Kind] = {

@@ -30,7 +30,7 @@ its idle cpu and memory after the task stay at or above `idle(r) * <r>.cpu` core
 
 Scores and the predicate depend only on the task's class (its request and its `scoring`, part of
 the template) and the node's ledger row: `used`, `allocatable`, `idle` and the pod slots.
-Arguments and their defaults are Volcano's (`config`; docs/policy.md section 5.18); the plugin
+Arguments and their defaults are Volcano's (`config`; docs/policy.md section 5.19); the plugin
 classes are in `plugin`. A malformed pair of pod annotations is reported on the pod by the
 converter (`convert.scoring`) and ignored.
 """
