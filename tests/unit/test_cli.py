@@ -311,6 +311,7 @@ AVAILABLE = [
     "volcano-namespacequeue.yaml",
     "volcano-plugin-arguments.yaml",
     "volcano-rescheduling.yaml",
+    "volcano-resource-strategy-fit.yaml",
     "volcano-usage-adaptor.yaml",
     "volcano-usage-elasticsearch.yaml",
     "volcano-usage-prometheus.yaml",
