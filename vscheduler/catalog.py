@@ -40,7 +40,9 @@ PLUGINS: Final = (
     "resourcequota",
     "sla",
     "tdm",
+    "nodegroup",
     "reservation",
+    "resource_strategy_fit",
 )
 """The built-in plugins, one line each: the module's name under `vscheduler/plugins/` (a module
 or a package), whose `NAME` and `build` the registry takes."""

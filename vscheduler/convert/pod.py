@@ -3,7 +3,8 @@
 Owns: which pods matter to this scheduler; a pod's task status (Volcano's mapping); its job
 (PodGroup annotation, else a job of its own); its priority (spec.priority, else its class's,
 else the global default's), preemptability (`volcano.sh/preemptable`), its own
-`spec.preemptionPolicy`, index and task role (`volcano.sh/task-spec`, annotation then label);
+`spec.preemptionPolicy`, index and task role (`volcano.sh/task-spec`, annotation then label),
+its own resource-strategy-fit scoring (`scoring`: the two annotations and their warning);
 the warning a request above the scheduler's ceiling gets (`quantity.CEILING`);
 `pod_request` and `qos_class` over a bare spec (the arithmetic is in `podresources`; node
 placement constraints in `placement`, inter-pod ones in `podaffinity`).
@@ -41,6 +42,7 @@ from vscheduler.convert.podresources import (
     read_pod_resources,
     summarize,
 )
+from vscheduler.convert.scoring import scoring_override
 from vscheduler.model.facts import PriorityClassFacts, TaskFacts, Toleration, clamped
 from vscheduler.model.quantity import over_ceiling, to_resources
 from vscheduler.model.resources import Resources
@@ -131,6 +133,7 @@ class PodConverter:
         requested, qos = summarize(resources)
         preemptable, opt_out = preemptable_flags(meta.annotations, meta.labels)
         pod_affinity, problem = podaffinity.pod_affinity(spec, meta.namespace, label)
+        scoring, scoring_warnings = scoring_override(meta.annotations, label)
         return TaskFacts(
             uid=meta.uid,
             namespace=meta.namespace,
@@ -162,11 +165,15 @@ class PodConverter:
             images=placement.images(spec, label),
             labels=meta.labels,
             annotations=meta.annotations,
+            scoring=scoring,
             task_role=task_role(meta.annotations, meta.labels),
             owner=_owner(obj, label),
             started=_started(status, label),
             problem=problem,
-            warnings=clamped(over_ceiling(requested, where=f"{label}: {REQUESTS_FIELD}")),
+            warnings=(
+                *clamped(over_ceiling(requested, where=f"{label}: {REQUESTS_FIELD}")),
+                *scoring_warnings,
+            ),
         )
 
     def _read_tolerations(self, spec: Raw, label: str) -> tuple[Toleration, ...]:

@@ -2,7 +2,8 @@
 
 Owns: raw (JSON-shaped) Nodes, Pods, PodGroups, Queues and PriorityClasses as a user or a
 controller could create them: extreme and odd quantities (`1e3`, `0.0001`, `9Ei`, `1e18`,
-extended resources), empty and garbage annotations (on the keys vscheduler reads too), task
+extended resources), empty and garbage annotations (on the keys vscheduler reads too, the
+resource-strategy-fit pair among them), task
 roles by label, pods' own preemptionPolicy, odd affinity terms, tolerations and spread
 constraints, PodGroups whose minMember exceeds their pods or whose minResources name unknown
 resources, what Volcano's CRDs let through (minTaskMember's "" key and negative minima, a
@@ -18,6 +19,7 @@ objects are raw dicts, fed to the converters and cycles by the tests.
 from __future__ import annotations
 
 import functools
+import json
 from typing import Any, Final
 
 from hypothesis import strategies as st
@@ -97,8 +99,28 @@ ANNOTATION_KEYS: Final = (
     "batch.kubernetes.io/job-completion-index",
     "example.com/anything",
 )
+SCORING_TYPE_KEY: Final = "volcano.sh/resource-strategy-scoring-type"
+SCORING_WEIGHT_KEY: Final = "volcano.sh/resource-strategy-weight"
+SCORING_WEIGHTS: Final = (
+    '{"cpu": 1, "memory": 2}',
+    '{"nvidia.com/gpu": 3, "pods": 1}',
+    "{}",
+    '{"cpu": -2, "memory": 0}',
+    '{"cpu": 1.5}',
+    '{"cpu": 1e2}',
+    '{"cpu": true}',
+    '{"cpu": 99999999999999999999}',
+    '{"cpu": NaN}',
+    "null",
+    "[1]",
+    '"cpu"',
+)
+"""Values of a pod's resource-strategy-fit weights: well formed, odd, and malformed JSON."""
 OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
-LABEL_KEYS: Final = ("zone", "disk", "kubernetes.io/hostname", "example.com/odd-key", "app")
+LABEL_KEYS: Final = (
+    *("zone", "disk", "kubernetes.io/hostname", "example.com/odd-key", "app"),
+    "volcano.sh/nodegroup-name",
+)
 LABEL_VALUES: Final = ("a", "b", "ssd", "1", "100", "", "x-y.z")
 
 
@@ -132,6 +154,14 @@ def annotation_maps() -> st.SearchStrategy[dict[str, str]]:
     """Empty, garbage, or plausible values on the keys vscheduler reads (and others)."""
     value = st.one_of(st.sampled_from(GARBAGE), st.text(max_size=20))
     return st.dictionaries(st.sampled_from(ANNOTATION_KEYS), value, max_size=4)
+
+
+@functools.cache
+def scoring_annotations() -> st.SearchStrategy[dict[str, str]]:
+    """None, one or both of a pod's resource-strategy-fit annotations, well formed or not."""
+    kind = st.sampled_from(("MostAllocated", "LeastAllocated", "mostallocated", *GARBAGE[:3]))
+    weights = st.one_of(st.sampled_from(SCORING_WEIGHTS), st.text(max_size=20))
+    return st.fixed_dictionaries({}, optional={SCORING_TYPE_KEY: kind, SCORING_WEIGHT_KEY: weights})
 
 
 @functools.cache
@@ -386,13 +416,13 @@ def pods() -> st.SearchStrategy[Raw]:
         st.sampled_from(("worker", "ps", "")).map(lambda r: {"volcano.sh/task-spec": r}),
     )
     return st.builds(
-        lambda lbls, role, ann, grp, que, sp, phase, ts: {
+        lambda lbls, role, ann, scoring, grp, que, sp, phase, ts: {
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": {
                 "creationTimestamp": f"2026-01-01T00:00:{ts:02d}Z",
                 "labels": {**lbls, **role},
-                "annotations": {**ann, **grp, **que},
+                "annotations": {**ann, **scoring, **grp, **que},
             },
             "spec": sp,
             "status": {"phase": "Running" if sp.get("nodeName") and phase == "Pending" else phase},
@@ -400,6 +430,7 @@ def pods() -> st.SearchStrategy[Raw]:
         labels(),
         role_label,
         annotation_maps(),
+        scoring_annotations(),
         group_annotations,
         queue_annotation,
         spec,
@@ -443,10 +474,39 @@ def podgroups() -> st.SearchStrategy[Raw]:
 
 
 @functools.cache
+def node_group_affinities() -> st.SearchStrategy[Raw]:
+    """A Queue's `spec.affinity`: empty, or naming groups (node label values, repeats and the
+    empty group included) under any of its four lists."""
+    groups = st.lists(st.sampled_from(LABEL_VALUES), max_size=3)
+    terms = st.fixed_dictionaries(
+        {},
+        optional={
+            "requiredDuringSchedulingIgnoredDuringExecution": groups,
+            "preferredDuringSchedulingIgnoredDuringExecution": groups,
+        },
+    )
+    return st.fixed_dictionaries(
+        {}, optional={"nodeGroupAffinity": terms, "nodeGroupAntiAffinity": terms}
+    )
+
+
+@functools.cache
+def node_group_limits() -> st.SearchStrategy[str]:
+    """The `volcano.sh/nodegroup-resource-limits` annotation: group -> ResourceList as JSON
+    (negative amounts included), or garbage."""
+    limits = st.dictionaries(
+        st.sampled_from(LABEL_VALUES), resource_lists(signed=True), max_size=3
+    ).map(json.dumps)
+    return st.one_of(limits, st.sampled_from((*GARBAGE, "null", "[]", '{"a": 1}')))
+
+
+@functools.cache
 def queues() -> st.SearchStrategy[Raw]:
     """A Queue (named by `clusters`): capability missing, empty, huge, negative or naming odd
     resources; odd weights, 0 included (Volcano's admission writes 1 over it; older CRDs let it
-    through)."""
+    through); node-group affinity and limits (the limits annotation malformed too); a parent
+    that is another queue, itself, `root`, missing or empty (hierarchical queues: cycles and
+    dangling parents included)."""
     spec = st.fixed_dictionaries(
         {},
         optional={
@@ -456,19 +516,40 @@ def queues() -> st.SearchStrategy[Raw]:
             "guarantee": resource_lists(signed=True).map(lambda r: {"resource": r}),
             "reclaimable": st.booleans(),
             "priority": st.integers(-(2**31), 2**31 - 1),
+            "affinity": node_group_affinities(),
+            "parent": st.sampled_from((*QUEUE_NAMES, "root", "missing-queue", "")),
         },
     )
+    annotations = st.fixed_dictionaries(
+        {}, optional={"volcano.sh/nodegroup-resource-limits": node_group_limits()}
+    )
     return st.builds(
-        lambda sp, state: {
+        lambda sp, ann, state: {
             "apiVersion": "scheduling.volcano.sh/v1beta1",
             "kind": "Queue",
-            "metadata": {},
+            "metadata": {"annotations": ann} if ann else {},
             "spec": sp,
             "status": {"state": state},
         },
         spec,
+        annotations,
         st.sampled_from(("Open", "Closed", "Closing", "Unknown")),
     )
+
+
+@st.composite
+def queue_trees(draw: st.DrawFn, *, max_queues: int = 6) -> list[tuple[str, str]]:
+    """(queue, parent) pairs of a queue tree under `root` (`t0`, `t1`, ...): mostly a tree, the
+    parent drawn among the queues before it; sometimes a parent that does not exist or a later
+    queue (a cycle is then possible), or none (the root's child)."""
+    count = draw(st.integers(1, max_queues))
+    names = [f"t{i}" for i in range(count)]
+    pairs: list[tuple[str, str]] = []
+    for i, name in enumerate(names):
+        sound = st.sampled_from(["", "root", *names[:i]])
+        odd = st.sampled_from(["missing-queue", *names])
+        pairs.append((name, draw(st.one_of(sound, sound, sound, odd))))
+    return pairs
 
 
 QUOTA_NAMES: Final = (
