@@ -21,8 +21,8 @@ and binding is left to a later allocate, as in Volcano (`preempt.go` `normalPree
 3. applies the best plan in a statement of its own: evicts its victims, evicts more of the
    node's selected candidates while the task does not yet fit, re-running the predicates after
    each eviction (a queue limit can ask for more than the node does; an evicted pod frees its
-   pod slot and leaves the anti-affinity domains at once), checks the action's `rail`, and
-   pipelines the task. A plan that cannot
+   pod slot and leaves the anti-affinity domains at once), pipelines the task, and asks the
+   action's `rail` about the result (the asker's placement counted). A plan that cannot
    be completed is undone and the node left out of a new search (at most `ATTEMPTS` times).
 
 The statements of one asker job are a `Transaction`, settled as Volcano settles a job's
@@ -399,14 +399,13 @@ class Evictor:
             self._evict(stmt, spare.pop(0), reason, key, evicted)
         if len(evicted) > max(len(plan.victims), 1) and self._fits(task, queue, plan.node):
             stmt, evicted = self._reprieve(stmt, task, queue, plan.node, evicted, reason, key)
-        if not self._fits(task, queue, plan.node) or (
-            rail is not None and not rail(task, [*txn.victims, *evicted])
-        ):
-            stmt.discard()
-            for victim in evicted:
-                self.table.revive(victim)
+        if not self._fits(task, queue, plan.node):
+            self._undo(stmt, evicted)
             return False
         stmt.pipeline(task, plan.node)
+        if rail is not None and not rail(task, [*txn.victims, *evicted]):
+            self._undo(stmt, evicted)
+            return False
         txn.add(stmt, evicted)
         self.session.findings.record_schedulable(task)
         return True

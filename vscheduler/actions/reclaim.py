@@ -20,12 +20,13 @@ asked: a queue borrowing beyond its deserved share may lose what it borrowed, an
 again while room is idle (ordinary borrowing, Volcano's behaviour).
 
 The settling rail kept (no evict-and-return loop, Volcano #561, #4947, #4949): a plan is taken
-only if, after its evictions (and every other victim taken this cycle), no victim's queue may
-*reclaim* its victim back (preemptive point): otherwise the next cycle's reclaim would evict the
-asker's pods to return the victim, and so on every cycle. With proportion this never binds
-(its reclaimable rule takes victims only from a queue above its deserved share, and it could not
-reclaim them back without going above it again); it matters where a reclaimable answer and a
-preemptive answer disagree (capacity's per-resource rules, other tiers deciding the victims).
+only if, after its evictions and the asker's placement (and every other victim taken this
+cycle), no victim's queue may *reclaim* its victim back (preemptive point): otherwise the next
+cycle's reclaim would evict the asker's pods to return the victim, and so on every cycle. With
+proportion this never binds (its reclaimable rule takes victims only from a queue above its
+deserved share, and it could not reclaim them back without going above it again); it matters
+where a reclaimable answer and a preemptive answer disagree (capacity's per-resource rules,
+hierarchical queues, other tiers deciding the victims).
 
 Evictions carry the action `reclaim` and the reason `reclaim by <namespace/pod> of queue <q>`.
 """
