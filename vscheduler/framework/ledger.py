@@ -103,6 +103,16 @@ class LedgerView(Protocol):
         """pods_free + pods_releasing: the pod slots free once releasing pods are gone."""
         ...
 
+    @property
+    def full_now(self) -> int:
+        """How many nodes have no pod slot free now (0: no fit needs to look)."""
+        ...
+
+    @property
+    def full_future(self) -> int:
+        """How many nodes have no pod slot free in the future."""
+        ...
+
     def __len__(self) -> int: ...
 
     def vector(self, res: Resources) -> IntArray:
@@ -150,6 +160,8 @@ class Ledger:
         """pods_max - pods_used, kept in step by every mutation."""
         self.pods_free_future: IntArray = self.pods_max.copy()
         """pods_free + pods_releasing, kept in step by every mutation."""
+        self.full_now: int = int(np.count_nonzero(self.pods_free <= 0))
+        self.full_future: int = int(np.count_nonzero(self.pods_free_future <= 0))
         self._log: list[int] = []
 
     def __len__(self) -> int:
@@ -202,16 +214,28 @@ class Ledger:
         self.future = self.idle + self.releasing - self.pipelined
         self.pods_free = self.pods_max - self.pods_used
         self.pods_free_future = self.pods_free + self.pods_releasing
+        self.full_now = int(np.count_nonzero(self.pods_free <= 0))
+        self.full_future = int(np.count_nonzero(self.pods_free_future <= 0))
 
     # --- mutations (Statement only) -----------------------------------------------------------
+    def _slots(self, i: int, delta: int, *, now: bool) -> None:
+        """Node `i` has `delta` more pod slots free in the future (and now, with `now`); the
+        counts of full nodes follow."""
+        future = int(self.pods_free_future[i])
+        self.pods_free_future[i] = future + delta
+        self.full_future += (future + delta <= 0) - (future <= 0)
+        if now:
+            free = int(self.pods_free[i])
+            self.pods_free[i] = free + delta
+            self.full_now += (free + delta <= 0) - (free <= 0)
+
     def occupy(self, i: int, req: IntArray, sign: int = 1) -> None:
         """A task starts (sign 1) or stops (sign -1) using `req` on node `i`."""
         self.used[i] += sign * req
         self.idle[i] -= sign * req
         self.future[i] -= sign * req
         self.pods_used[i] += sign
-        self.pods_free[i] -= sign
-        self.pods_free_future[i] -= sign
+        self._slots(i, -sign, now=True)
         self._log.append(i)
 
     def pipeline(self, i: int, req: IntArray, sign: int = 1) -> None:
@@ -219,8 +243,7 @@ class Ledger:
         self.pipelined[i] += sign * req
         self.future[i] -= sign * req
         self.pods_used[i] += sign
-        self.pods_free[i] -= sign
-        self.pods_free_future[i] -= sign
+        self._slots(i, -sign, now=True)
         self._log.append(i)
 
     def release(self, i: int, req: IntArray, sign: int = 1) -> None:
@@ -228,5 +251,5 @@ class Ledger:
         self.releasing[i] += sign * req
         self.future[i] += sign * req
         self.pods_releasing[i] += sign
-        self.pods_free_future[i] += sign
+        self._slots(i, sign, now=False)
         self._log.append(i)

@@ -152,10 +152,12 @@ class Placer:
         ok = self._passes(self.local_filters, task, idx)
         c.pred_ok[idx] = ok
         ledger, need = self.ledger, c.need
-        c.fit_idle[idx] = (ledger.idle[idx] >= need).all(axis=1) & (ledger.pods_free[idx] > 0)
-        c.fit_future[idx] = (ledger.future[idx] >= need).all(axis=1) & (
-            ledger.pods_free_future[idx] > 0
-        )
+        c.fit_idle[idx] = (ledger.idle[idx] >= need).all(axis=1)
+        c.fit_future[idx] = (ledger.future[idx] >= need).all(axis=1)
+        if ledger.full_now:  # no node full: every slot check passes
+            c.fit_idle[idx] &= ledger.pods_free[idx] > 0
+        if ledger.full_future:
+            c.fit_future[idx] &= ledger.pods_free_future[idx] > 0
         total = np.zeros(len(idx), dtype=np.float64)
         for hook in self.local_scorers:
             total = total + self._score(hook, task, idx)

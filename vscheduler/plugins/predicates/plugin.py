@@ -117,12 +117,10 @@ class Predicates(Predicate, PredicateReason, PredicateResolvable, AllocateEvent,
     def filter_nodes(self, task: TaskState, idx: IntArray) -> BoolArray:
         """Whether each node of `idx` passes every check."""
         ledger = self._ledger
-        if len(idx) == len(ledger):  # every node, in order: no gathering needed
-            slots = ledger.pods_free_future > 0
-            ok = self._static_mask(task) & slots
-        else:
-            slots = ledger.pods_free_future[idx] > 0
-            ok = self._static_mask(task)[idx] & slots
+        whole = len(idx) == len(ledger)  # every node, in order: no gathering needed
+        ok = self._static_mask(task).copy() if whole else self._static_mask(task)[idx]
+        if ledger.full_future:  # some node has no pod slot left (check 2)
+            ok &= ledger.pods_free_future > 0 if whole else ledger.pods_free_future[idx] > 0
         ports = task.facts.host_ports
         if self._config.node_ports and ports:
             ok &= self._ports.free(idx, ports)
