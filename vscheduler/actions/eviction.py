@@ -45,7 +45,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from vscheduler.actions.evictables import Evictables
-from vscheduler.framework.ledger import BoolArray, FloatArray, IntArray
+from vscheduler.framework.ledger import BoolArray, FloatArray, IntArray, LedgerView
 from vscheduler.framework.session import Session
 from vscheduler.framework.state import JobState, QueueState, TaskState
 from vscheduler.framework.statement import Statement
@@ -168,9 +168,7 @@ class Evictor:
         session = self.session
         if session.dispatch.prefilter(task) is not None:
             return False
-        if self._pipeline_without_evicting(
-            txn, task, queue, self.table.holding(mask) if held_only else None
-        ):
+        if self._pipeline_without_evicting(txn, task, queue, mask if held_only else None):
             return True
         excluded = np.zeros(len(session.ledger), dtype=np.bool_)
         key = (memo, task.job.key if task.job else "", task.class_id)
@@ -210,13 +208,16 @@ class Evictor:
         )
 
     def _pipeline_without_evicting(
-        self, txn: Transaction, task: TaskState, queue: QueueState, among: BoolArray | None
+        self, txn: Transaction, task: TaskState, queue: QueueState, held: BoolArray | None
     ) -> bool:
-        """Pipeline `task` where it already fits, if its queue allows it (within `among`)."""
+        """Pipeline `task` where it already fits, if its queue allows it (with `held`, only on
+        a node holding a candidate that mask keeps)."""
         session = self.session
         if not session.dispatch.allows_allocation(queue, task):
             return False
-        node = session.placer.best_pipelined(task, among)
+        node = session.placer.best_pipelined(task)
+        if node is not None and held is not None:  # the node table only when some node fits
+            node = session.placer.best_pipelined(task, self.table.holding(held))
         if node is None:
             return False
         stmt = session.statement()
@@ -241,9 +242,7 @@ class Evictor:
         deficit = np.zeros_like(ledger.future)
         deficit[:, c.cols] = np.maximum(c.req[c.cols] - ledger.future[:, c.cols], 0)
         fewest, lowest = self._bounds(memo, mask, deficit, c.cols)
-        # A node without a pod slot, or failing a resolvable predicate, needs one victim at least.
-        blocked = (ledger.pods_free_future <= 0) | ~ok
-        fewest = np.where(blocked, np.maximum(fewest, 1.0), fewest)
+        fewest, blocked = _blocked(ledger, ok, fewest)
         nodes = np.flatnonzero(candidates & ~excluded & np.isfinite(fewest))
         if not len(nodes):
             return None
@@ -481,3 +480,14 @@ def _best_bound(nodes: IntArray, fewest: FloatArray, lowest: FloatArray, score: 
     tier = nodes[fewest[nodes] == fewest[nodes].min()]
     tier = tier[lowest[tier] == lowest[tier].min()]
     return int(tier[int(np.argmax(score[tier]))])
+
+
+def _blocked(ledger: LedgerView, ok: BoolArray, fewest: FloatArray) -> tuple[FloatArray, BoolArray]:
+    """The nodes needing one victim at least (without a pod slot, or failing a resolvable
+    predicate), and the bound `fewest` raised to 1 there."""
+    blocked: BoolArray = ~ok
+    if ledger.full_future:
+        blocked |= ledger.pods_free_future <= 0
+    if blocked.any():
+        fewest = np.where(blocked, np.maximum(fewest, 1.0), fewest)
+    return fewest, blocked
