@@ -10,8 +10,6 @@ the case says so, priority serving only job and task order (a flag left nil is o
 
 from __future__ import annotations
 
-import pytest
-
 from vscheduler.model.status import PodGroupPhase
 from vscheduler.testing.builders import (
     Item,
@@ -171,14 +169,10 @@ def test_case2_cross_parent_reclaim_when_the_victims_child_and_parent_are_over_d
     assert (outcome.evictions, outcome.result.pipelined) == (["ns1/p4"], {"ns1/p5": "n1"})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reclaim's settling rail judges the victim's queue before the asker's own placement "
-    "counts: project2_root then looks within its deserved, so project2_preemptable 'could "
-    "reclaim p3 back' and the plan is refused (the rail is reclaim.py's, issue 13 item 6)",
-)
 def test_case3_cross_parent_reclaim_can_take_a_sibling_queues_victim_first() -> None:
-    """case3: Cross-parent reclaim can evict sibling-queue victim first."""
+    """case3: Cross-parent reclaim can evict sibling-queue victim first. Reclaim's settling rail
+    judges the victims' queues with the asker's own placement counted, so project2_root is at
+    its deserved again and project2_preemptable cannot reclaim p3 back."""
     items: list[Item] = [GPU_NODE, *project_tree()]
     for i in (1, 2, 3):
         items.append(group(f"pg{i}", "project2_preemptable", RUNNING))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections import Counter
 
-import pytest
 from hypothesis import given, settings, strategies as st
 
 from vscheduler.model.status import PodGroupPhase
@@ -146,14 +145,10 @@ def test_case2_two_pods_within_every_capability_are_allocated() -> None:
     assert outcome.binds == {"ns1/p3": "n1", "ns1/p4": "n1"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the evictor takes victims in reverse queue order (q4's pod first), not capacity's "
-    "hierarchical victim queue order (VictimQueueOrderFn: the sibling q31 first); with gang's "
-    "reclaimable point on (the default policy) p7 is the victim, as here",
-)
 def test_case3_a_leaf_below_its_deserved_reclaims_from_a_sibling_above_its_own() -> None:
-    """case3: Can reclaim from other queues when allocated < deserved."""
+    """case3: Can reclaim from other queues when allocated < deserved. The evictor tries q4's
+    pod first (reverse queue order), the ancestors' limits still refuse the pod, so the sibling's
+    p7 goes too, and p5 is then spared again (the reprieve): Volcano's answer."""
     outcome = cycle(
         N1,
         ROOT,

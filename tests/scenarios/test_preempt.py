@@ -101,15 +101,19 @@ def test_nothing_is_evicted_when_idle_resources_already_fit() -> None:
     assert outcome.binds == {"default/high-0": "n1", "default/high-1": "n2"}
 
 
-def test_preempt_before_allocate_places_what_fits_as_allocate_would_and_evicts_nothing() -> None:
+def test_preempt_pipelines_what_already_fits_and_never_binds() -> None:
+    """Volcano's normalPreempt pipelines a preemptor that fits with zero victims; binding is
+    left to allocate, which does not take pipelined tasks: run before allocate, preempt holds the
+    pods every cycle and nothing binds."""
     items = [*nodes(2), job("low", priority=1), low("low-0", "n1"), low("low-1", "n2")]
     items += [job("high", priority=100, members=2), high("high-0"), high("high-1")]
 
     first, second = run(snapshot(*items), policy=PREEMPT_FIRST, cycles=2)
 
-    assert first.evictions == []
-    assert first.binds == {"default/high-0": "n1", "default/high-1": "n2"}
-    assert (second.evictions, second.binds) == ([], {})
+    for outcome in (first, second):
+        assert outcome.evictions == []
+        assert outcome.binds == {}
+        assert outcome.result.pipelined == dict.fromkeys(keys("high-0", "high-1"), "n1")
 
 
 def test_a_gang_partly_fitting_evicts_only_for_the_members_that_do_not() -> None:
@@ -356,3 +360,41 @@ def test_drf_lets_a_job_take_only_while_the_victims_job_keeps_a_share_at_least_i
     (outcome,) = run(snapshot(*items), policy=DRF_DECIDES)
 
     assert outcome.evictions == victims
+
+
+# --- pod slots -----------------------------------------------------------------------------------
+def test_every_pod_asks_a_pod_slot_even_without_the_predicates_plugin() -> None:
+    """As every Volcano task asks one `pods`: a full node takes no pod, and says so."""
+    items = [
+        node("n1").resources(cpu="4", memory="4Gi", pods=1),
+        job("low", priority=1),
+        low("low-0", "n1"),
+        job("high", priority=100),
+        high("high-0"),
+    ]
+    policy = 'actions: "allocate"\ntiers:\n- plugins:\n  - name: gang\n'
+
+    (outcome,) = run(snapshot(*items), policy=policy)
+
+    assert outcome.binds == {}
+    assert outcome.result.unschedulable == {
+        "default/high-0": "0/1 nodes are available: 1 Insufficient pods."
+    }
+
+
+def test_a_pod_slot_held_by_a_releasing_pod_is_free_for_a_pipelined_pod_only() -> None:
+    """A releasing pod holds its slot until it is gone: allocate pipelines the pod there (its
+    future idle has the slot), binds nothing, and preempt has no one to evict."""
+    items = [
+        node("n1").resources(cpu="4", memory="4Gi", pods=1),
+        job("low", priority=1),
+        low("low-0", "n1").status(TaskStatus.RELEASING),
+        job("high", priority=100),
+        high("high-0"),
+    ]
+
+    (outcome,) = run(snapshot(*items), policy=POLICY)
+
+    assert outcome.binds == {}
+    assert outcome.evictions == []
+    assert outcome.result.pipelined == {"default/high-0": "n1"}

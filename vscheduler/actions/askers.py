@@ -1,7 +1,8 @@
 """Which jobs ask preempt and reclaim for room, and how one asking job's attempts settle.
 
-Shared by the two actions: the askers (admitted, valid, starving jobs by queue), the queue order,
-the candidate-node arguments both read, the `preemptionPolicy: Never` check, and `run_job`, the
+Shared by the two actions: the askers (admitted, valid, starving jobs by queue), their pending
+tasks (BestEffort ones included), the queue order, the candidate-node arguments both read, the
+`preemptionPolicy: Never` check, and `run_job`, the
 loop over one job's pending tasks whose placements and evictions settle as one transaction.
 Must not: choose victims or nodes (`eviction.Evictor` does).
 """
@@ -46,6 +47,14 @@ def read_limits(reader: ArgumentReader) -> Limits:
     )
 
 
+def pending_tasks(session: Session, job: JobState) -> list[TaskState]:
+    """The job's pending tasks in task order, BestEffort ones included (Volcano's preempt and
+    reclaim take every pending task; a BestEffort one may take only BestEffort victims)."""
+    tasks = session.pending_tasks(job, best_effort=False)
+    tasks += session.pending_tasks(job, best_effort=True)
+    return sorted(tasks, key=functools.cmp_to_key(session.dispatch.compare_tasks))
+
+
 def never_preempts(session: Session, task: TaskState) -> bool:
     """The pod's `spec.preemptionPolicy` is `Never` (as Volcano and kube-scheduler read it); a
     pod without the field takes its PriorityClass's, as admission would have set it."""
@@ -67,7 +76,7 @@ def run_job(evictor: Evictor, job: JobState, place_one: PlaceOne) -> list[TaskSt
     txn = Transaction(evictor.table)
     failed: set[int] = set()
     with session.contained(evictor.action, job, txn.discard):
-        for task in session.pending_tasks(job, best_effort=False):
+        for task in pending_tasks(session, job):
             if not dispatch.is_job_starving(job):
                 break
             if task.class_id in failed or never_preempts(session, task):

@@ -1,7 +1,8 @@
 """The running tasks preempt and reclaim may evict, as arrays, and lower bounds per node.
 
 Built once per action run from the session: every Running or Bound task of a job, on a node of
-the snapshot, that requests some resource and has not opted out of eviction. A pod opts out with
+the snapshot, that has not opted out of eviction; BestEffort tasks too (they free a pod slot,
+and are the only victims a BestEffort preemptor may take, `best_effort`). A pod opts out with
 `volcano.sh/preemptable: "false"` (annotation, else label; any value Go's ParseBool does not read
 as true). Without the key a pod may be evicted: Volcano's default since 1.7 (volcano#2545). A pod
 whose eviction the API server refused lately (`TaskFacts.eviction_refused`: in backoff, see
@@ -41,7 +42,6 @@ def _has_row(task: TaskState) -> bool:
         task.job is not None
         and task.status in EVICTABLE_STATUSES
         and task.node_index >= 0
-        and not task.facts.best_effort
         and not task.facts.preemption_opt_out
     )
 
@@ -76,6 +76,8 @@ class Evictables:
             [self.job_index[t.job.key] for t in rows if t.job is not None], dtype=np.int64
         )
         self.refused: BoolArray = np.array([t.facts.eviction_refused for t in rows], dtype=np.bool_)
+        self.best_effort: BoolArray = np.array([t.facts.best_effort for t in rows], dtype=np.bool_)
+        """Rows of BestEffort tasks (requesting nothing): a BestEffort preemptor's only victims."""
         self.alive: BoolArray = ~self.refused
         counts = np.bincount(self.node, minlength=nodes)
         self._first: IntArray = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
@@ -113,6 +115,11 @@ class Evictables:
         row = self.row.get(task.uid)
         if row is not None:
             self.alive[row] = not self.refused[row]
+
+    def holding(self, mask: BoolArray) -> BoolArray:
+        """Per node: whether it holds an alive candidate that `mask` keeps."""
+        held: BoolArray = np.bincount(self.node[mask & self.alive], minlength=self._nodes) > 0
+        return held
 
     def queue_mask(self, name: str) -> BoolArray:
         """Rows of queue `name`."""

@@ -1,29 +1,37 @@
 """Placing one pending task by evicting others: the core preempt and reclaim share.
 
-For a task (the *asker*) the `Evictor`:
+Neither action binds: whatever it places is *pipelined* (held on the node for this session),
+and binding is left to a later allocate, as in Volcano (`preempt.go` `normalPreempt`,
+`reclaim.go` `reclaimForTask`). For a task (the *asker*) the `Evictor`:
 
-1. places it without evicting anything when it can: its queue allows it (allocatable) and some
-   node passing every predicate fits it, as allocate would place it (allocated where idle
-   resources fit, else pipelined where future idle does);
-2. otherwise searches the nodes that pass every predicate for a *plan*: the candidates on the node
-   that the action's mask keeps, ordered cheapest first (the victim order below), narrowed by the
+1. pipelines it without evicting anything when it can: its queue allows it (allocatable) and
+   some candidate node fits it in future idle resources, the best-scored one (ties to the node
+   listed first). Preempt considers every node; reclaim only nodes holding at least one of the
+   action's candidates (a reclaimee), as Volcano's reclaim visits no other node;
+2. otherwise searches for a *plan* the nodes whose predicate failures, if any, are all resolvable
+   by evicting (`Placer.resolvable`, Volcano's `PredicateForPreemptAction`: kube's Unschedulable
+   codes, e.g. a full pod count, host ports, inter-pod anti-affinity, a spread skew; a node
+   failing one needs one victim at least): the candidates on the node that the action's mask
+   keeps, ordered cheapest first (the victim order below), narrowed by the
    plugins (`select`: the preemptable or reclaimable point), then the shortest prefix of them
    whose requests, with the node's future idle, cover the task's request, less any victim the
    rest already covers. Plans rank by (victims, highest victim priority, node score descending,
    node order); nodes are visited best lower bound first and the search ends when no node left
    can beat the best plan, or once `Limits` viable plans have been compared;
 3. applies the best plan in a statement of its own: evicts its victims, evicts more of the
-   node's selected candidates while the task does not yet fit (a queue limit can ask for more
-   than the node does), checks the action's `rail`, and pipelines the task. A plan that cannot
+   node's selected candidates while the task does not yet fit, re-running the predicates after
+   each eviction (a queue limit can ask for more than the node does; an evicted pod frees its
+   pod slot and leaves the anti-affinity domains at once), pipelines the task, and asks the
+   action's `rail` about the result (the asker's placement counted). A plan that cannot
    be completed is undone and the node left out of a new search (at most `ATTEMPTS` times).
 
-The statements of one asker job are a `Transaction`, settled as allocate settles a job: when the
-job is ready or pipelined its evictions are committed (its allocations bound only once it is
-ready), otherwise everything is discarded, so a job that still cannot run evicts nothing
-(Volcano PRs #5011 and #5067); its evictions carry the plan `<action> <job key>`, which the
-effects carry out all or none (`Evict.plan`). Victim order (cheapest first): within one job
-the reverse of the task order; within one queue the reverse of the job order; across queues the
-reverse of the queue order.
+The statements of one asker job are a `Transaction`, settled as Volcano settles a job's
+statement: when the job is pipelined (or ready) its evictions and pipelines are committed,
+otherwise everything is discarded, so a job that still cannot run evicts nothing (Volcano PRs
+#5011 and #5067); its evictions carry the plan `<action> <job key>`, which the effects carry out
+all or none (`Evict.plan`). Victim order (cheapest first): within one job the reverse of the
+task order; within one queue the reverse of the job order; across queues the reverse of the
+queue order.
 
 Must not: decide which jobs ask (`askers` and the actions do) or settle a job on its own.
 """
@@ -37,8 +45,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from vscheduler.actions.evictables import Evictables
-from vscheduler.framework.ledger import BoolArray, FloatArray, IntArray
-from vscheduler.framework.placement import Choice
+from vscheduler.framework.ledger import BoolArray, FloatArray, IntArray, LedgerView
 from vscheduler.framework.session import Session
 from vscheduler.framework.state import JobState, QueueState, TaskState
 from vscheduler.framework.statement import Statement
@@ -88,40 +95,35 @@ class Memo:
 
 
 class Transaction:
-    """The statements of one asker job, settled together as allocate settles a job: all
-    committed when the job is ready; when it is only pipelined, the evictions (and pipelines)
-    committed and the allocations kept (placed in this session, bound by a later cycle, so a
-    gang is never bound in part); all discarded otherwise."""
+    """The statements of one asker job, settled together: all committed (evictions carried out,
+    pipelines held for the session) when the job is ready or pipelined, all discarded
+    otherwise."""
 
     def __init__(self, table: Evictables) -> None:
         self._table = table
-        self._parts: list[tuple[Statement, list[TaskState], bool]] = []
+        self._parts: list[tuple[Statement, list[TaskState]]] = []
 
-    def add(self, stmt: Statement, victims: list[TaskState], *, allocates: bool = False) -> None:
-        """One placement: the statement holding it, the tasks it evicts, and whether it
-        allocates (the task fits idle resources) rather than pipelines."""
-        self._parts.append((stmt, victims, allocates))
+    def add(self, stmt: Statement, victims: list[TaskState]) -> None:
+        """One placement: the statement holding it and the tasks it evicts."""
+        self._parts.append((stmt, victims))
 
     @property
     def victims(self) -> list[TaskState]:
         """Every task evicted so far."""
-        return [v for _, victims, _ in self._parts for v in victims]
+        return [v for _, victims in self._parts for v in victims]
 
     def settle(self, *, ready: bool, pipelined: bool) -> bool:
-        """Commit, keep or discard as the job's state says; True unless discarded."""
+        """Commit or discard as the job's state says; True unless discarded."""
         if not (ready or pipelined):
             self.discard()
             return False
-        for stmt, _, allocates in self._parts:
-            if allocates and not ready:
-                stmt.keep()
-            else:
-                stmt.commit()
+        for stmt, _ in self._parts:
+            stmt.commit()
         return True
 
     def discard(self) -> None:
         """Everything is undone, last first."""
-        for stmt, victims, _ in reversed(self._parts):
+        for stmt, victims in reversed(self._parts):
             stmt.discard()
             for task in victims:
                 self._table.revive(task)
@@ -152,12 +154,12 @@ class Evictor:
         select: Select,
         reason: str,
         rail: Rail | None = None,
-        evict_only: bool = False,
+        held_only: bool = False,
         memo: str = "",
     ) -> bool:
-        """Place `task` (pipelined) into `txn`, evicting only when nothing else works; `mask`
-        keeps the candidates the action allows. With `evict_only`, only by evicting, and not on
-        a node where it already fits. False when no plan works (nothing is left changed).
+        """Pipeline `task` into `txn`, evicting only when nothing else works; `mask` keeps the
+        candidates the action allows. With `held_only`, only on a node holding some candidate
+        (even when nothing needs evicting). False when no plan works (nothing is left changed).
 
         With `memo` (the same for every call of one job and mask), nodes where a task found no
         plan are not searched again for the job's later tasks of the same template: within one
@@ -166,12 +168,9 @@ class Evictor:
         session = self.session
         if session.dispatch.prefilter(task) is not None:
             return False
-        if not evict_only and self._place_without_evicting(txn, task, queue):
+        if self._pipeline_without_evicting(txn, task, queue, mask if held_only else None):
             return True
         excluded = np.zeros(len(session.ledger), dtype=np.bool_)
-        if evict_only:
-            c, ok = session.placer.feasible(task)
-            excluded |= ok & c.fit_future
         key = (memo, task.job.key if task.job else "", task.class_id)
         remembered = self._memos.setdefault(key, Memo()) if memo else Memo()
         excluded[remembered.dead] = True
@@ -208,20 +207,22 @@ class Evictor:
             f" refused lately ({shown}): they may be taken after a backoff",
         )
 
-    def _place_without_evicting(self, txn: Transaction, task: TaskState, queue: QueueState) -> bool:
-        """Place `task` as allocate would, if its queue allows it and some node fits it."""
+    def _pipeline_without_evicting(
+        self, txn: Transaction, task: TaskState, queue: QueueState, held: BoolArray | None
+    ) -> bool:
+        """Pipeline `task` where it already fits, if its queue allows it (with `held`, only on
+        a node holding a candidate that mask keeps)."""
         session = self.session
         if not session.dispatch.allows_allocation(queue, task):
             return False
-        choice = session.placer.choose(task)
-        if not isinstance(choice, Choice):
+        node = session.placer.best_pipelined(task)
+        if node is not None and held is not None:  # the node table only when some node fits
+            node = session.placer.best_pipelined(task, self.table.holding(held))
+        if node is None:
             return False
         stmt = session.statement()
-        if choice.fits_idle:
-            stmt.allocate(task, choice.node)
-        else:
-            stmt.pipeline(task, choice.node)
-        txn.add(stmt, [], allocates=choice.fits_idle)
+        stmt.pipeline(task, node)
+        txn.add(stmt, [])
         session.findings.record_schedulable(task)
         return True
 
@@ -234,12 +235,15 @@ class Evictor:
         excluded: BoolArray,
         memo: Memo,
     ) -> Plan | None:
-        c, ok = self.session.placer.feasible(task)
+        placer = self.session.placer
+        c, ok = placer.feasible(task)
+        candidates = placer.resolvable(task)
         ledger = self.session.ledger
         deficit = np.zeros_like(ledger.future)
         deficit[:, c.cols] = np.maximum(c.req[c.cols] - ledger.future[:, c.cols], 0)
         fewest, lowest = self._bounds(memo, mask, deficit, c.cols)
-        nodes = np.flatnonzero(ok & ~excluded & np.isfinite(fewest))
+        fewest, blocked = _blocked(ledger, ok, fewest)
+        nodes = np.flatnonzero(candidates & ~excluded & np.isfinite(fewest))
         if not len(nodes):
             return None
         score = c.score
@@ -248,7 +252,9 @@ class Evictor:
             return (int(fewest[i]), float(lowest[i]), float(-score[i]), i)
 
         def plan_on(i: int) -> Plan | None:
-            plan = self._plan(task, i, mask, select, deficit[i], c.cols, float(score[i]))
+            plan = self._plan(
+                task, i, mask, select, deficit[i], c.cols, float(score[i]), slot=bool(blocked[i])
+            )
             if plan is None:
                 memo.dead.append(i)
             return plan
@@ -306,22 +312,25 @@ class Evictor:
         deficit: IntArray,
         cols: IntArray,
         score: float,
+        *,
+        slot: bool,
     ) -> Plan | None:
-        """The node's best plan. Plugins that allow only so many victims per job (gang's
-        minMember) spend that allowance in the order they are asked; when what they allowed is
-        not enough but they turned some candidate down, they are asked again with the largest
-        candidates first."""
+        """The node's best plan (`slot`: the node lacks a pod slot or fails a resolvable
+        predicate, so one victim at least).
+        Plugins that allow only so many victims per job (gang's minMember) spend that allowance
+        in the order they are asked; when what they allowed is not enough but they turned some
+        candidate down, they are asked again with the largest candidates first."""
         candidates = sorted(self.table.on_node(node, mask), key=self._victim_key)
         if not candidates:
             return None
         need = deficit[cols]
         chosen = self._chosen(select(task, candidates), candidates)
-        best = self._prefix(node, chosen, need, cols, score)
+        best = self._prefix(node, chosen, need, cols, score, slot)
         if best is None and chosen and len(chosen) < len(candidates) and need.any():
             size = {t.uid: self._share_of_need(t, need, cols) for t in candidates}
             largest = sorted(candidates, key=lambda t: -size[t.uid])
             best = self._prefix(
-                node, self._chosen(select(task, largest), candidates), need, cols, score
+                node, self._chosen(select(task, largest), candidates), need, cols, score, slot
             )
         return best
 
@@ -337,10 +346,17 @@ class Evictor:
         return float(np.minimum(row[wanted] / need[wanted], 1.0).sum())
 
     def _prefix(
-        self, node: int, selected: list[TaskState], need: IntArray, cols: IntArray, score: float
+        self,
+        node: int,
+        selected: list[TaskState],
+        need: IntArray,
+        cols: IntArray,
+        score: float,
+        slot: bool,
     ) -> Plan | None:
         """The shortest prefix of `selected` covering `need`, less any victim the others
-        already cover (tried from the most expensive down)."""
+        already cover (tried from the most expensive down); with `slot`, one victim at least
+        (the cheapest), the others kept as spare to take until the predicates pass."""
         if not selected:
             return None
         rows = self.table.req[[self.table.row[t.uid] for t in selected]][:, cols]
@@ -353,6 +369,8 @@ class Evictor:
             rest = [j for j in prefix if j != k]
             if (rows[rest].sum(axis=0) >= need).all():
                 prefix = rest
+        if slot and not prefix:
+            prefix = [0]
         victims = tuple(selected[j] for j in prefix)
         spare = tuple(t for j, t in enumerate(selected) if j not in prefix)
         highest = max((float(v.priority) for v in victims), default=float("-inf"))
@@ -378,17 +396,55 @@ class Evictor:
             if not spare:
                 break
             self._evict(stmt, spare.pop(0), reason, key, evicted)
-        if not self._fits(task, queue, plan.node) or (
-            rail is not None and not rail(task, [*txn.victims, *evicted])
-        ):
-            stmt.discard()
-            for victim in evicted:
-                self.table.revive(victim)
+        if len(evicted) > max(len(plan.victims), 1) and self._fits(task, queue, plan.node):
+            stmt, evicted = self._reprieve(stmt, task, queue, plan.node, evicted, reason, key)
+        if not self._fits(task, queue, plan.node):
+            self._undo(stmt, evicted)
             return False
         stmt.pipeline(task, plan.node)
+        if rail is not None and not rail(task, [*txn.victims, *evicted]):
+            self._undo(stmt, evicted)
+            return False
         txn.add(stmt, evicted)
         self.session.findings.record_schedulable(task)
         return True
+
+    def _reprieve(
+        self,
+        stmt: Statement,
+        task: TaskState,
+        queue: QueueState,
+        node: int,
+        evicted: list[TaskState],
+        reason: str,
+        key: str,
+    ) -> tuple[Statement, list[TaskState]]:
+        """Victims taken one by one until the task fitted (past the plan: the predicates or a
+        queue limit asked for more) are spared again where the task fits without them, the
+        most expensive first (kube's reprieve): an anti-affine pod taken last does not leave
+        the cheaper pods evicted before it gone for nothing."""
+        kept = list(evicted)
+        for victim in reversed(evicted):
+            self._undo(stmt, kept)
+            trial = [v for v in kept if v is not victim]
+            stmt = self.session.statement()
+            done: list[TaskState] = []
+            for v in trial:
+                self._evict(stmt, v, reason, key, done)
+            if self._fits(task, queue, node):
+                kept = trial
+                continue
+            self._undo(stmt, done)
+            stmt = self.session.statement()
+            done = []
+            for v in kept:
+                self._evict(stmt, v, reason, key, done)
+        return stmt, kept
+
+    def _undo(self, stmt: Statement, evicted: list[TaskState]) -> None:
+        stmt.discard()
+        for victim in evicted:
+            self.table.revive(victim)
 
     def _evict(
         self, stmt: Statement, victim: TaskState, reason: str, plan: str, evicted: list[TaskState]
@@ -424,3 +480,14 @@ def _best_bound(nodes: IntArray, fewest: FloatArray, lowest: FloatArray, score: 
     tier = nodes[fewest[nodes] == fewest[nodes].min()]
     tier = tier[lowest[tier] == lowest[tier].min()]
     return int(tier[int(np.argmax(score[tier]))])
+
+
+def _blocked(ledger: LedgerView, ok: BoolArray, fewest: FloatArray) -> tuple[FloatArray, BoolArray]:
+    """The nodes needing one victim at least (without a pod slot, or failing a resolvable
+    predicate), and the bound `fewest` raised to 1 there."""
+    blocked: BoolArray = ~ok
+    if ledger.full_future:
+        blocked |= ledger.pods_free_future <= 0
+    if blocked.any():
+        fewest = np.where(blocked, np.maximum(fewest, 1.0), fewest)
+    return fewest, blocked

@@ -3,19 +3,26 @@
 Askers are the admitted jobs (as allocate admits them) that the jobStarving point calls
 starving; queues are taken in queue order, each queue's askers in job order. For each asker, its
 pending tasks in task order while the job is still starving (a pod whose `preemptionPolicy` is
-`Never`, its own or else its PriorityClass's, is skipped): the task is placed as allocate would
-where it already fits (nothing is evicted then), else the `Evictor` (actions/eviction.py) finds
-the cheapest sufficient victims on one node among the running tasks of *other jobs of the same
-queue* that the preemptable point allows (by default: of a lower job priority, never breaking a
-gang below minMember, never a critical pod), evicts them and pipelines the task there. The job's
-placements and evictions are one transaction: committed when the job is ready or pipelined,
-discarded otherwise, so a job that still cannot run evicts nothing.
+`Never`, its own or else its PriorityClass's, is skipped): the task is pipelined onto the
+best-scored node where it already fits (nothing is evicted then), else the `Evictor`
+(actions/eviction.py) finds the cheapest sufficient victims on one node among the running tasks
+of *other jobs of the same queue* that the preemptable point allows (by default: of a lower job
+priority, never breaking a gang below minMember, never a critical pod), evicts them and
+pipelines the task there. The job's placements and evictions are one transaction: committed
+when the job is ready or pipelined, discarded otherwise, so a job that still cannot run evicts
+nothing.
 
 Then, for each asker of the queue, preemption among its own tasks (Volcano's second phase): each
-pending task in task order may evict running tasks *of its own job* that the preemptable point
-allows (by default only those of lower pod priority, and not below minMember), one transaction
-per task, committed when the task is placed; the first task that cannot be placed this way ends
-the job's turn. This phase only evicts: it never places a task that fits without evicting.
+pending task in task order is pipelined where it fits, else may evict running tasks *of its own
+job* that the preemptable point allows (by default only those of lower pod priority, and not
+below minMember), one transaction per task, committed when the task is placed; the first task
+that cannot be placed this way ends the job's turn.
+
+A BestEffort pending task (requesting nothing) may preempt too, but takes only BestEffort victims
+(Volcano's preempt filters): it needs a pod slot, or a node whose resolvable predicates pass.
+
+Preempt never binds: what it places is pipelined, and a later allocate binds it (Volcano's
+`normalPreempt`).
 
 Evictions carry the action `preempt` and the reason `preempt by <namespace/pod>`.
 """
@@ -30,6 +37,7 @@ from vscheduler.actions.askers import (
     askers,
     in_queue_order,
     never_preempts,
+    pending_tasks,
     read_limits,
     run_job,
 )
@@ -60,7 +68,7 @@ class Preempt:
             in_queue = evictor.table.queue_mask(queue.name)
             for job in by_queue[queue.name]:
                 mask = in_queue & ~evictor.table.job_mask(job.key)
-                run_job(evictor, job, _placer(evictor, queue, mask, evict_only=False))
+                run_job(evictor, job, _placer(evictor, queue, mask, memo="between"))
             for job in by_queue[queue.name]:
                 _within_job(evictor, job, queue)
 
@@ -68,7 +76,7 @@ class Preempt:
 def _within_job(evictor: Evictor, job: JobState, queue: QueueState) -> None:
     """Volcano's second phase: the job's pending tasks evict its own running tasks."""
     session = evictor.session
-    place = _placer(evictor, queue, evictor.table.job_mask(job.key), evict_only=True)
+    place = _placer(evictor, queue, evictor.table.job_mask(job.key), memo="within")
     open_txn: list[Transaction] = []
 
     def undo() -> None:
@@ -76,7 +84,7 @@ def _within_job(evictor: Evictor, job: JobState, queue: QueueState) -> None:
             txn.discard()
 
     with session.contained(NAME, job, undo):
-        for task in session.pending_tasks(job, best_effort=False):
+        for task in pending_tasks(session, job):
             if never_preempts(session, task):
                 continue
             open_txn[:] = [Transaction(evictor.table)]
@@ -86,7 +94,7 @@ def _within_job(evictor: Evictor, job: JobState, queue: QueueState) -> None:
             open_txn.clear()
 
 
-def _placer(evictor: Evictor, queue: QueueState, mask: BoolArray, *, evict_only: bool) -> PlaceOne:
+def _placer(evictor: Evictor, queue: QueueState, mask: BoolArray, *, memo: str) -> PlaceOne:
     session = evictor.session
 
     def place(txn: Transaction, task: TaskState) -> bool:
@@ -94,11 +102,10 @@ def _placer(evictor: Evictor, queue: QueueState, mask: BoolArray, *, evict_only:
             txn,
             task,
             queue,
-            mask=mask,
+            mask=mask & evictor.table.best_effort if task.facts.best_effort else mask,
             select=session.dispatch.select_preemptees,
             reason=f"preempt by {task.key}",
-            evict_only=evict_only,
-            memo="within" if evict_only else "between",
+            memo=memo,
         )
 
     return place

@@ -6,20 +6,27 @@ askers left, so queues interleave as their shares change); an overused queue is 
 each asker, its pending tasks in task order while the job is still starving: a task its queue may
 not reclaim for (the preemptive point: by default proportion's "the queue stays within what it
 deserves") is skipped, as is a pod whose `preemptionPolicy` (its own, else its PriorityClass's) is
-`Never`. Otherwise the task is placed as allocate would where it already fits (nothing is evicted
-then), else the `Evictor` (actions/eviction.py) finds the cheapest sufficient victims on one node
-among the running tasks of *other queues that are reclaimable* (`spec.reclaimable`, default
-true) that the reclaimable point allows, evicts them and pipelines the task there. The job's
+`Never`. Otherwise the task is pipelined, with nothing evicted, onto a node holding some
+reclaimee where it already fits, else the `Evictor` (actions/eviction.py) finds the cheapest
+sufficient victims on one node among the running tasks of *other queues that are reclaimable*
+(`spec.reclaimable`, default true) that the reclaimable point allows, evicts them and pipelines
+the task there. Reclaim never binds: a later allocate does (Volcano's `reclaimForTask`). The job's
 placements and evictions are one transaction, committed only when the job is ready or pipelined:
 a job that still cannot run evicts nothing (Volcano #3673).
 
-The settling rail (no evict-and-return loop, Volcano #561, #4947, #4949): a plan is taken only
-if, after its evictions (and every other victim taken this cycle), no victim's queue could win
-its victim back: the queue may not reclaim it (preemptive point), and may not allocate it either
-unless the asker's queue comes before it in queue order (so the asker's next cycle is served
-first). With proportion this means the victim's queue, with what it still holds, would go above
-its deserved share in a resource the victim requests if it took the victim back; and the asker,
-whose queue stays within its own deserved share, is never a victim in return.
+Reclaim is gated as in Volcano: by the reclaiming queue (overused, preemptive) and the victims
+the reclaimable point allows. Whether the victim's queue could *allocate* the victim back is not
+asked: a queue borrowing beyond its deserved share may lose what it borrowed, and may borrow it
+again while room is idle (ordinary borrowing, Volcano's behaviour).
+
+The settling rail kept (no evict-and-return loop, Volcano #561, #4947, #4949): a plan is taken
+only if, after its evictions and the asker's placement (and every other victim taken this
+cycle), no victim's queue may *reclaim* its victim back (preemptive point): otherwise the next
+cycle's reclaim would evict the asker's pods to return the victim, and so on every cycle. With
+proportion this never binds (its reclaimable rule takes victims only from a queue above its
+deserved share, and it could not reclaim them back without going above it again); it matters
+where a reclaimable answer and a preemptive answer disagree (capacity's per-resource rules,
+hierarchical queues, other tiers deciding the victims).
 
 Evictions carry the action `reclaim` and the reason `reclaim by <namespace/pod> of queue <q>`.
 """
@@ -57,23 +64,18 @@ class Settling:
                 self._taken.setdefault((victim.job.queue, victim.class_id), victim)
 
     def __call__(self, asker: TaskState, victims: Sequence[TaskState]) -> bool:
-        """True when no victim (one per queue and template) can be won back by its queue."""
+        """True when no victim (one per queue and template) could be reclaimed back by its
+        queue."""
         session, dispatch = self._session, self._session.dispatch
-        mine = session.queues.get(asker.job.queue) if asker.job is not None else None
         shown = dict(self._taken)
         for victim in victims:
             if victim.job is not None:
                 shown.setdefault((victim.job.queue, victim.class_id), victim)
         for (name, _), victim in shown.items():
             theirs = session.queues.get(name)
-            if theirs is None or mine is None:
+            if theirs is None:
                 continue
             if dispatch.allows_reclaim(theirs, victim):
-                return False
-            if (
-                dispatch.allows_allocation(theirs, victim)
-                and dispatch.compare_queues(theirs, mine) < 0
-            ):
                 return False
         return True
 
@@ -135,6 +137,7 @@ def _placer(evictor: Evictor, queue: QueueState, mask: BoolArray, settling: Sett
             select=dispatch.select_reclaimees,
             reason=f"reclaim by {task.key} of queue {queue.name}",
             rail=settling,
+            held_only=True,
             memo=NAME,
         )
 

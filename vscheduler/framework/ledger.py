@@ -88,6 +88,31 @@ class LedgerView(Protocol):
         """Each node's pod limit."""
         ...
 
+    @property
+    def pods_releasing(self) -> IntArray:
+        """Pods releasing on each node (counted in `pods_used` until they are gone)."""
+        ...
+
+    @property
+    def pods_free(self) -> IntArray:
+        """pods_max - pods_used: the pod slots free now."""
+        ...
+
+    @property
+    def pods_free_future(self) -> IntArray:
+        """pods_free + pods_releasing: the pod slots free once releasing pods are gone."""
+        ...
+
+    @property
+    def full_now(self) -> int:
+        """How many nodes have no pod slot free now (0: no fit needs to look)."""
+        ...
+
+    @property
+    def full_future(self) -> int:
+        """How many nodes have no pod slot free in the future."""
+        ...
+
     def __len__(self) -> int: ...
 
     def vector(self, res: Resources) -> IntArray:
@@ -129,6 +154,14 @@ class Ledger:
         """idle + releasing - pipelined, kept in step by every mutation."""
         self.pods_used: IntArray = np.zeros(count, dtype=np.int64)
         self.pods_max: IntArray = np.array([n.max_pods for n in self.nodes], dtype=np.int64)
+        self.pods_releasing: IntArray = np.zeros(count, dtype=np.int64)
+        """Pods releasing on each node: their slots are free in the future (as `future`)."""
+        self.pods_free: IntArray = self.pods_max.copy()
+        """pods_max - pods_used, kept in step by every mutation."""
+        self.pods_free_future: IntArray = self.pods_max.copy()
+        """pods_free + pods_releasing, kept in step by every mutation."""
+        self.full_now: int = int(np.count_nonzero(self.pods_free <= 0))
+        self.full_future: int = int(np.count_nonzero(self.pods_free_future <= 0))
         self._log: list[int] = []
 
     def __len__(self) -> int:
@@ -166,9 +199,9 @@ class Ledger:
         no evaluation cache exists yet."""
         width = len(self.dims)
         for (nodes, rows), targets, pods in (
-            (occupying, (self.used,), True),
-            (pipelined, (self.pipelined,), True),
-            (releasing, (self.releasing,), False),
+            (occupying, (self.used,), self.pods_used),
+            (pipelined, (self.pipelined,), self.pods_used),
+            (releasing, (self.releasing,), self.pods_releasing),
         ):
             if not len(nodes):
                 continue
@@ -176,18 +209,33 @@ class Ledger:
             add = np.asarray(rows, dtype=np.int64).reshape(len(at), width)
             for target in targets:
                 np.add.at(target, at, add)
-            if pods:
-                np.add.at(self.pods_used, at, 1)
+            np.add.at(pods, at, 1)
         self.idle = self.allocatable - self.used
         self.future = self.idle + self.releasing - self.pipelined
+        self.pods_free = self.pods_max - self.pods_used
+        self.pods_free_future = self.pods_free + self.pods_releasing
+        self.full_now = int(np.count_nonzero(self.pods_free <= 0))
+        self.full_future = int(np.count_nonzero(self.pods_free_future <= 0))
 
     # --- mutations (Statement only) -----------------------------------------------------------
+    def _slots(self, i: int, delta: int, *, now: bool) -> None:
+        """Node `i` has `delta` more pod slots free in the future (and now, with `now`); the
+        counts of full nodes follow."""
+        future = int(self.pods_free_future[i])
+        self.pods_free_future[i] = future + delta
+        self.full_future += (future + delta <= 0) - (future <= 0)
+        if now:
+            free = int(self.pods_free[i])
+            self.pods_free[i] = free + delta
+            self.full_now += (free + delta <= 0) - (free <= 0)
+
     def occupy(self, i: int, req: IntArray, sign: int = 1) -> None:
         """A task starts (sign 1) or stops (sign -1) using `req` on node `i`."""
         self.used[i] += sign * req
         self.idle[i] -= sign * req
         self.future[i] -= sign * req
         self.pods_used[i] += sign
+        self._slots(i, -sign, now=True)
         self._log.append(i)
 
     def pipeline(self, i: int, req: IntArray, sign: int = 1) -> None:
@@ -195,10 +243,13 @@ class Ledger:
         self.pipelined[i] += sign * req
         self.future[i] -= sign * req
         self.pods_used[i] += sign
+        self._slots(i, -sign, now=True)
         self._log.append(i)
 
     def release(self, i: int, req: IntArray, sign: int = 1) -> None:
         """A running task starts (sign 1) or stops (sign -1) releasing `req` on node `i`."""
         self.releasing[i] += sign * req
         self.future[i] += sign * req
+        self.pods_releasing[i] += sign
+        self._slots(i, sign, now=False)
         self._log.append(i)

@@ -11,6 +11,11 @@ every task; batch node-order scorers are always evaluated over the feasible set.
 evaluated while a plugin raised about its task is not kept: the next task of the class is
 evaluated afresh.
 
+Every task asks one pod slot, as every task asks one `pods` in Volcano (`api/pod_info.go`): it
+fits idle where the node holds fewer pods than its limit (pipelined ones counted), and fits
+future idle where it does once its releasing pods are gone, with or without the predicates
+plugin; evicting any pod frees a slot for a pipelined task at once.
+
 Choosing among feasible nodes follows Volcano: nodes whose idle fits come first; only if none
 does, nodes whose future idle fits (the task is then pipelined). The highest total score wins,
 ties going to the node listed first. Every feasible node is scored (the incremental caches make
@@ -61,7 +66,8 @@ class FitFailure:
     prefilter: Status | None
     pred_ok: BoolArray
     short: BoolArray
-    """short[i, k]: node i's future idle lacks the k-th requested resource."""
+    """short[i, k]: node i's future idle lacks the k-th requested resource (the last: a pod
+    slot, which every task asks)."""
     short_names: tuple[str, ...]
 
 
@@ -87,6 +93,7 @@ class Placer:
         explainers: dict[str, Callable[..., object]],
         report: Callable[[Hook, str, Exception, TaskState], None],
         failed_tasks: Mapping[str, str] | None = None,
+        resolvers: Mapping[str, Callable[[TaskState, IntArray], object]] | None = None,
     ) -> None:
         self.ledger = ledger
         self.local_filters = [h for h in filters if node_local.get(h.plugin, True)]
@@ -96,6 +103,8 @@ class Placer:
         self.batch_scorers = list(batch_scorers)
         self.filters = list(filters)
         self.explainers = explainers
+        self.resolvers: Mapping[str, Callable[[TaskState, IntArray], object]] = resolvers or {}
+        """Per plugin, its predicateResolvable answer (`resolvable`)."""
         self.report = report
         """Where a raising plugin is recorded (the dispatcher's error list)."""
         self.failed_tasks: Mapping[str, str] = failed_tasks if failed_tasks is not None else {}
@@ -145,6 +154,10 @@ class Placer:
         ledger, need = self.ledger, c.need
         c.fit_idle[idx] = (ledger.idle[idx] >= need).all(axis=1)
         c.fit_future[idx] = (ledger.future[idx] >= need).all(axis=1)
+        if ledger.full_now:  # no node full: every slot check passes
+            c.fit_idle[idx] &= ledger.pods_free[idx] > 0
+        if ledger.full_future:
+            c.fit_future[idx] &= ledger.pods_free_future[idx] > 0
         total = np.zeros(len(idx), dtype=np.float64)
         for hook in self.local_scorers:
             total = total + self._score(hook, task, idx)
@@ -184,6 +197,28 @@ class Placer:
             ok = ok & self._passes(self.global_filters, task, self._all)
         return c, ok
 
+    def resolvable(self, task: TaskState) -> BoolArray:
+        """The nodes preempt and reclaim may try for `task` (Volcano's
+        `PredicateForPreemptAction`): every predicate passes, or fails only in ways its plugin
+        calls resolvable (predicateResolvable); a plugin without that answer resolves nothing.
+        Resources aside. Nothing for a task a plugin raised about."""
+        _c, ok = self.feasible(task)
+        failing = np.flatnonzero(~ok)
+        if not self.resolvers or task.uid in self.failed_tasks or not len(failing):
+            return ok
+        passes = np.ones(len(failing), dtype=np.bool_)
+        for hook in self.filters:
+            resolver = self.resolvers.get(hook.plugin)
+            try:
+                fn = hook.fn if resolver is None else resolver
+                passes &= np.asarray(fn(task, failing), dtype=np.bool_)
+            except Exception as exc:
+                self.report(hook, "predicate", exc, task)
+                return ok
+        result = ok.copy()
+        result[failing] = passes
+        return result
+
     def choose(self, task: TaskState) -> Choice | FitFailure:
         """The best node for `task`, or why there is none (none for a task a plugin raised
         about, now or earlier in the session)."""
@@ -214,6 +249,18 @@ class Placer:
             return Choice(self._best(task, c, mask), fits_idle)
         return self.failure(task, c, ok, None)
 
+    def best_pipelined(self, task: TaskState, among: BoolArray | None = None) -> int | None:
+        """The node preempt and reclaim pipeline `task` onto without evicting: the best-scored
+        of the nodes passing every predicate whose future idle fits it (within `among`), or
+        None (also for a task a plugin raised about)."""
+        c, ok = self.feasible(task)
+        mask = ok & c.fit_future
+        if among is not None:
+            mask &= among
+        if task.uid in self.failed_tasks or not mask.any():
+            return None
+        return self._best(task, c, mask)
+
     def _best(self, task: TaskState, c: ClassEval, mask: BoolArray) -> int:
         idx = np.flatnonzero(mask)
         total = c.score[idx].copy()
@@ -230,8 +277,9 @@ class Placer:
             empty = np.zeros((len(ledger), 0), dtype=np.bool_)
             return FitFailure(pre, np.zeros(len(ledger), dtype=np.bool_), empty, ())
         future = ledger.future_idle()[:, c.cols]
-        short = future < c.req[c.cols]
-        names = tuple(ledger.dims[int(k)] for k in c.cols)
+        slots = ledger.pods_free_future <= 0
+        short = np.column_stack((future < c.req[c.cols], slots))
+        names = (*(ledger.dims[int(k)] for k in c.cols), "pods")
         return FitFailure(None, ok.copy(), short, names)
 
     # --- explaining ---------------------------------------------------------------------------

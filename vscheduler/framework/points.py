@@ -16,6 +16,7 @@ jobOrder -> `JobOrder`, eventHandlers -> `AllocateEvent` / `DeallocateEvent`, ..
 | prePredicate | prefilter | enablePredicate | all must pass |
 | predicate | filter_nodes | enablePredicate | all must pass (per node) |
 | predicateReason | explain_node | enablePredicate | the failing plugin's own reason |
+| predicateResolvable | filter_nodes_resolvable | enablePredicate | all must pass (per node) |
 | nodeOrder | score_nodes | enableNodeOrder | summed |
 | batchNodeOrder | batch_score_nodes | enableNodeOrder | summed |
 | bestNode | pick_best_node | enableBestNode | first answer wins |
@@ -72,6 +73,12 @@ POINTS: Final[tuple[Point, ...]] = (
     Point("prePredicate", "prefilter", "enablePredicate", hooks.PrePredicate),
     Point("predicate", "filter_nodes", "enablePredicate", hooks.Predicate),
     Point("predicateReason", "explain_node", "enablePredicate", hooks.PredicateReason),
+    Point(
+        "predicateResolvable",
+        "filter_nodes_resolvable",
+        "enablePredicate",
+        hooks.PredicateResolvable,
+    ),
     Point("nodeOrder", "score_nodes", "enableNodeOrder", hooks.NodeOrder),
     Point("batchNodeOrder", "batch_score_nodes", "enableNodeOrder", hooks.BatchNodeOrder),
     Point("bestNode", "pick_best_node", "enableBestNode", hooks.BestNode),

@@ -75,6 +75,15 @@ class PredicateReason(Protocol):
     def explain_node(self, task: TaskState, i: int, /) -> Status | None: ...
 
 
+class PredicateResolvable(Protocol):
+    """predicateResolvable: which of the nodes at indices `idx` pass this plugin's predicate or
+    fail it only in ways evicting pods may resolve (kube's Unschedulable, not
+    UnschedulableAndUnresolvable): the nodes preempt and reclaim may try. A plugin serving
+    predicate but not this point makes every failure of its predicate unresolvable."""
+
+    def filter_nodes_resolvable(self, task: TaskState, idx: IntArray, /) -> BoolArray: ...
+
+
 class NodeOrder(Protocol):
     """nodeOrder: the nodes' scores at indices `idx`, weights applied; None for no opinion."""
 

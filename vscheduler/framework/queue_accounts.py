@@ -52,7 +52,8 @@ The rules (`Rules`), one field per real difference between Volcano's plugins:
     allocation_limit  DESERVED (proportion) or REAL_CAPABILITY (capacity: a queue may borrow):
                       allocated + the task's request must stay within it
     reclaim           ABOVE_DESERVED (proportion): preemptive is the allocation test; victims
-                      while their queue is above deserved and covers the reclaimer's request.
+                      while their queue is above deserved in some resource (Volcano >= 1.12,
+                      commit 975277f55, dropped the "covers the reclaimer's request" skip).
                       KEEP_GUARANTEE (capacity): preemptive also wants the queue within deserved
                       in one resource the task requests; victims share a resource with the
                       reclaimer, keep their queue at its guarantee, and their queue is above
@@ -700,9 +701,7 @@ class QueueAccounts:
                     and quota.above_deserved(allocated, account.deserved, task.resreq)
                 )
             else:
-                taken = not allocated.any_less_than(reclaimer.resreq) and not allocated.fits_in(
-                    account.deserved
-                )
+                taken = not allocated.fits_in(account.deserved)
             if taken and self.reclaim_level:
                 taken = self._ancestors_give(reclaimer, task, account, left)
             if taken:

@@ -140,6 +140,7 @@ class Session:
             batch_scorers=self.dispatch.hooks("batchNodeOrder"),
             node_local={n: bool(getattr(p, "node_local", True)) for n, p in self.plugins.items()},
             explainers={h.plugin: h.fn for h in self.dispatch.hooks("predicateReason")},
+            resolvers={h.plugin: h.fn for h in self.dispatch.hooks("predicateResolvable")},
             report=self.dispatch.record_failure,
             failed_tasks=self.dispatch.failed_tasks,
         )

@@ -22,9 +22,8 @@ Registers (Volcano's proportion plugin):
                         realCapability in every resource the minResources names; PERMIT or REJECT
     on_enqueued         the job's minResources join its queue's inqueue
     select_reclaimees   tasks of reclaimable queues while their queue's allocated (less the victims
-                        already chosen) exceeds its deserved in some resource; a candidate is
-                        skipped while that allocation is below the reclaimer's request in some
-                        resource
+                        already chosen) exceeds its deserved in some resource (Volcano >= 1.12:
+                        no skip for an allocation below the reclaimer's request)
     on_allocate / on_deallocate keep allocated and share in step
     on_session_close    reports every queue's figures (`session.report_queue`) for the queue
                         metrics: allocated, request, deserved, capability, realCapability,

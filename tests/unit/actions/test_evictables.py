@@ -46,7 +46,7 @@ def open_session(*pods: PodBuilder, nodes: int = 2) -> Session:
             id="releasing",
         ),
         pytest.param(pod("p").group("pg").requests(cpu="1"), False, id="pending"),
-        pytest.param(pod("p").group("pg").on("n0"), False, id="requests-nothing"),
+        pytest.param(pod("p").group("pg").on("n0"), True, id="best-effort-frees-a-pod-slot"),
         pytest.param(
             pod("p")
             .group("pg")

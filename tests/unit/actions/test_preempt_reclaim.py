@@ -106,7 +106,7 @@ def test_the_number_of_plans_compared_follows_volcanos_candidate_bounds(
 
 
 # --- transactions --------------------------------------------------------------------------------
-def test_a_transaction_keeps_allocations_of_a_job_that_is_only_pipelined() -> None:
+def test_a_transaction_of_a_pipelined_job_commits_its_pipelines_and_evictions() -> None:
     session = sessions.open_session(
         snapshot(
             node("n1").resources(cpu="2", memory="4Gi"),
@@ -122,8 +122,8 @@ def test_a_transaction_keeps_allocations_of_a_job_that_is_only_pipelined() -> No
     evictor = Evictor(session, action="preempt", limits=Limits())
     txn = Transaction(evictor.table)
     placed = session.statement()
-    placed.allocate(session.tasks["default/high-0"], 0)
-    txn.add(placed, [], allocates=True)
+    placed.pipeline(session.tasks["default/high-0"], 0)
+    txn.add(placed, [])
     evicting = session.statement()
     victim = session.tasks["default/low-1"]
     evicting.evict(victim, "preempt by default/high-1", action="preempt")

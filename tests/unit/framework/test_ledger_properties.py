@@ -17,7 +17,7 @@ RUNNING = 3
 
 
 def open_session() -> Session:
-    nodes = [node(f"n{i}").resources(cpu="4", memory="8Gi") for i in range(NODES)]
+    nodes = [node(f"n{i}").resources(cpu="4", memory="8Gi", pods=1 + i) for i in range(NODES)]
     pending = [pod(f"p{i}").requests(cpu=f"{(i % 3) + 1}", memory="1Gi") for i in range(PENDING)]
     running = [
         pod(f"r{i}").requests(cpu="1", memory="512Mi").on(f"n{i % NODES}") for i in range(RUNNING)
@@ -32,9 +32,13 @@ def check_books(session: Session) -> None:
     used = np.zeros_like(ledger.used)
     releasing = np.zeros_like(ledger.used)
     pipelined = np.zeros_like(ledger.used)
+    pods = np.zeros(len(ledger), dtype=np.int64)
+    pods_releasing = np.zeros(len(ledger), dtype=np.int64)
     for task in session.tasks.values():
         if task.node_index < 0:
             continue
+        pods[task.node_index] += 1
+        pods_releasing[task.node_index] += task.status is TaskStatus.RELEASING
         row = ledger.vector(task.resreq)
         if task.status in OCCUPYING or task.status is TaskStatus.RELEASING:
             used[task.node_index] += row
@@ -45,6 +49,12 @@ def check_books(session: Session) -> None:
     assert np.array_equal(ledger.used, used)
     assert np.array_equal(ledger.releasing, releasing)
     assert np.array_equal(ledger.pipelined, pipelined)
+    assert np.array_equal(ledger.pods_used, pods)
+    assert np.array_equal(ledger.pods_releasing, pods_releasing)
+    assert np.array_equal(ledger.pods_free, ledger.pods_max - pods)
+    assert np.array_equal(ledger.pods_free_future, ledger.pods_max - pods + pods_releasing)
+    assert ledger.full_now == np.count_nonzero(ledger.pods_free <= 0)
+    assert ledger.full_future == np.count_nonzero(ledger.pods_free_future <= 0)
 
 
 operation = st.tuples(

@@ -333,9 +333,7 @@ def old_reclaimees(
             continue
         if plugin == "proportion":
             allocated = left.setdefault(attr.name, attr.allocated)
-            if allocated.any_less_than(reclaimer.resreq):
-                continue
-            if not allocated.fits_in(attr.deserved):
+            if not allocated.fits_in(attr.deserved):  # Volcano >= 1.12 (commit 975277f55)
                 left[attr.name] = allocated - task.resreq
                 victims.append(task)
             continue

@@ -32,10 +32,9 @@ from vscheduler.testing.builders import (
 POLICY = 'actions: "allocate"\ntiers:\n- plugins:\n  - name: predicates\n'
 HOST = "kubernetes.io/hostname"
 AFFINITY = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't match pod affinity rules")
-ANTI = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't match pod anti-affinity rules")
-EXISTING = Status(
-    Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't satisfy existing pods anti-affinity rules"
-)
+# kube's InterPodAffinity codes (Volcano >= 1.13): anti-affinity failures are resolvable
+ANTI = Status(Code.UNSCHEDULABLE, "node(s) didn't match pod anti-affinity rules")
+EXISTING = Status(Code.UNSCHEDULABLE, "node(s) didn't satisfy existing pods anti-affinity rules")
 
 
 def open_session(snap: ClusterSnapshot, policy: str = POLICY) -> Session:

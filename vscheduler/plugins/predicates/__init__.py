@@ -8,8 +8,11 @@ Registers:
   reason text, in this order:
 
   1. the node is Ready ("node(s) were not ready"; Volcano leaves such nodes out of its snapshot);
-  2. it holds fewer pods than its `pods` allocatable ("node(s) pod number exceeded", Volcano's
-     text; pipelined, releasing and this session's placements count);
+  2. it holds fewer pods than its `pods` allocatable once its releasing pods are gone ("node(s)
+     pod number exceeded", Volcano's text; pipelined pods and this session's placements count,
+     a pod this session evicts frees its slot at once). Binding also wants the slot free now:
+     the session's fit (framework/placement.py) counts one pod slot for every task, as Volcano
+     counts one `pods` in every request, with or without this plugin;
   3. it is not cordoned, unless the pod tolerates `node.kubernetes.io/unschedulable:NoSchedule`
      ("node(s) were unschedulable");
   4. `nodeSelector` and required node affinity match ("node(s) didn't match Pod's node
@@ -32,9 +35,12 @@ Registers:
   9. the proportional share (Volcano's, see `proportional`): "proportional of resource <name>
      check failed".
 
-  Codes: 2, 6 and a too large skew in 8 are Unschedulable, the others
-  UnschedulableAndUnresolvable (Volcano makes every failure of 7 unresolvable, so preemption
-  does not try those nodes).
+  Codes: 2, 6, the anti-affinity rules of 7 and a too large skew in 8 are Unschedulable
+  (kube's InterPodAffinity and PodTopologySpread codes, which Volcano keeps since 1.13), the
+  others UnschedulableAndUnresolvable.
+- `filter_nodes_resolvable(task, idx)` (predicateResolvable): the node passes every
+  UnschedulableAndUnresolvable check, so evicting pods may let the task in: preempt and
+  reclaim try such nodes (Volcano's `PredicateForPreemptAction`).
 - `on_allocate` / `on_deallocate`: keep the host ports in use and the pods counted by 7 and 8
   current as the session places, pipelines, evicts and undoes.
 - `node_local`: False in a session where some pending pod has required inter-pod terms or hard

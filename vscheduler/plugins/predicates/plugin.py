@@ -30,6 +30,7 @@ from vscheduler.plugin_api import (
     PluginSession,
     Predicate,
     PredicateReason,
+    PredicateResolvable,
     SpreadConstraint,
     Status,
     TaskState,
@@ -39,7 +40,7 @@ from vscheduler.plugin_api import (
     unschedulable,
 )
 from vscheduler.plugins.predicates import checks
-from vscheduler.plugins.predicates.interpod import InterPodFilter
+from vscheduler.plugins.predicates.interpod import AFFINITY_MISMATCH, InterPodFilter
 from vscheduler.plugins.predicates.proportional import Proportional, reason
 from vscheduler.plugins.predicates.spread import SpreadFilter
 from vscheduler.plugins.predicates.vectorised import LabelColumns, PortBook, TaintGroups
@@ -66,7 +67,7 @@ class Config:
     """resource -> (cpu cores, memory GB) per unit, for the proportional check."""
 
 
-class Predicates(Predicate, PredicateReason, AllocateEvent, DeallocateEvent):
+class Predicates(Predicate, PredicateReason, PredicateResolvable, AllocateEvent, DeallocateEvent):
     """The per-session plugin."""
 
     def __init__(self, session: PluginSession, config: Config) -> None:
@@ -116,10 +117,10 @@ class Predicates(Predicate, PredicateReason, AllocateEvent, DeallocateEvent):
     def filter_nodes(self, task: TaskState, idx: IntArray) -> BoolArray:
         """Whether each node of `idx` passes every check."""
         ledger = self._ledger
-        if len(idx) == len(ledger):  # every node, in order: no gathering needed
-            ok = self._static_mask(task) & (ledger.pods_used < ledger.pods_max)
-        else:
-            ok = self._static_mask(task)[idx] & (ledger.pods_used[idx] < ledger.pods_max[idx])
+        whole = len(idx) == len(ledger)  # every node, in order: no gathering needed
+        ok = self._static_mask(task).copy() if whole else self._static_mask(task)[idx]
+        if ledger.full_future:  # some node has no pod slot left (check 2)
+            ok &= ledger.pods_free_future > 0 if whole else ledger.pods_free_future[idx] > 0
         ports = task.facts.host_ports
         if self._config.node_ports and ports:
             ok &= self._ports.free(idx, ports)
@@ -131,6 +132,37 @@ class Predicates(Predicate, PredicateReason, AllocateEvent, DeallocateEvent):
             if self._proportional.applies(req):
                 ok &= self._proportional.passes(req, idx)
         return ok
+
+    def filter_nodes_resolvable(self, task: TaskState, idx: IntArray) -> BoolArray:
+        """Whether each node of `idx` passes every UnschedulableAndUnresolvable check: its
+        failures, if any, are of checks evicting pods may resolve (2, 6, 7b, 7c and the skew of
+        8), kube's and Volcano's Unschedulable."""
+        ledger = self._ledger
+        whole = len(idx) == len(ledger)
+        ok = self._static_mask(task).copy() if whole else self._static_mask(task)[idx]
+        if self._index is not None:
+            for verdicts in self._unresolvable_verdicts(task):
+                ok &= verdicts if whole else verdicts[idx]
+        if self._config.proportional:
+            req = self._request(task)
+            if self._proportional.applies(req):
+                ok &= self._proportional.passes(req, idx)
+        return ok
+
+    def _unresolvable_verdicts(self, task: TaskState) -> list[BoolArray]:
+        """The inter-pod and spread answers no eviction changes: required pod affinity, and a
+        spread constraint's missing topology label."""
+        found = []
+        if self._interpod is not None:
+            interpod = self._interpod.verdicts(task)
+            if interpod is not None:
+                found.append(interpod.affinity)
+        if self._spread is not None:
+            spread = self._spread.verdicts(task)
+            if spread is not None:
+                labelled = np.asarray(~spread.missing.any(axis=0), dtype=np.bool_)
+                found.append(labelled)
+        return found
 
     def _topology_verdicts(self, task: TaskState) -> list[BoolArray]:
         """The inter-pod and spread answers over every node, where they apply to `task`."""
@@ -196,7 +228,8 @@ class Predicates(Predicate, PredicateReason, AllocateEvent, DeallocateEvent):
         facts = task.facts
         if not node.ready:
             return unresolvable(checks.NOT_READY)
-        if self._ledger.pods_used[i] >= self._ledger.pods_max[i]:
+        ledger = self._ledger
+        if ledger.pods_free_future[i] <= 0:
             return unschedulable(checks.POD_NUMBER_EXCEEDED)
         if node.unschedulable and not checks.tolerated(
             facts.tolerations, checks.UNSCHEDULABLE_TAINT
@@ -220,7 +253,9 @@ class Predicates(Predicate, PredicateReason, AllocateEvent, DeallocateEvent):
         interpod = self._interpod.verdicts(task) if self._interpod is not None else None
         why = interpod.reason(i) if interpod is not None else None
         if why is not None:
-            return unresolvable(why)  # Volcano makes every pod-affinity failure unresolvable
+            # kube's InterPodAffinity codes, as Volcano >= 1.13 keeps them: a pod-affinity
+            # mismatch is unresolvable, an anti-affinity one is resolved by evicting the pod
+            return unresolvable(why) if why == AFFINITY_MISMATCH else unschedulable(why)
         spread = self._spread.verdicts(task) if self._spread is not None else None
         failed = spread.reason(i) if spread is not None else None
         if failed is not None:

@@ -1,0 +1,32 @@
+"""Volcano's unit-test tiers as policy text: the one place scenario tests transcribe a Go
+`[]conf.Tier` built by hand.
+
+    POLICY = go_tiers("reclaim", gang=("enableReclaimable", "enableJobStarving"), ...)
+
+Volcano's tests build their `conf.PluginOption`s without the defaults the configuration loader
+applies, so an option left nil there is *off* (`framework/util.go` `isEnabled`); the policy
+written here switches every point flag of every plugin explicitly: on for the flags named, off
+for the others.
+Must not: know any plugin's behaviour.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from vscheduler.framework.points import POINTS
+
+FLAGS: Final = tuple(sorted({p.flag for p in POINTS if p.flag}))
+"""Every point flag a plugin entry accepts."""
+
+
+def go_tiers(actions: str, *tiers: dict[str, tuple[str, ...]], **one: tuple[str, ...]) -> str:
+    """Policy text running `actions` over `tiers` (each: plugin name -> the flags its Go option
+    enables), or over the one tier given as keyword arguments."""
+    lines = [f'actions: "{actions}"', "tiers:"]
+    for tier in (*tiers, *((one,) if one else ())):
+        lines.append("- plugins:")
+        for name, enabled in tier.items():
+            lines.append(f"  - name: {name}")
+            lines += [f"    {flag}: {'true' if flag in enabled else 'false'}" for flag in FLAGS]
+    return "\n".join(lines) + "\n"
