@@ -24,6 +24,7 @@ from vscheduler.actions.admission import admitted_jobs, settle
 from vscheduler.actions.ordering import PriorityQueue
 from vscheduler.conf.arguments import ArgumentReader
 from vscheduler.framework.placement import FitFailure
+from vscheduler.framework.results import Refusal
 from vscheduler.framework.session import Session
 from vscheduler.framework.state import JobState, QueueState, TaskState
 from vscheduler.framework.statement import Statement
@@ -53,8 +54,7 @@ class Allocate:
             waiting = jobs[queue.name]
             if dispatch.is_overused(queue):
                 for job in _drain(waiting):
-                    note = session.queue_note(queue.name)
-                    session.note_job(job, f"queue {queue.name} is overused{note}")
+                    _note_overused(session, queue, job)
                 continue
             job = waiting.pop()
             if job.key not in pending:
@@ -79,16 +79,13 @@ class Allocate:
     ) -> None:
         dispatch, placer = session.dispatch, session.placer
         failed: set[int] = set()
+        checked: dict[int, bool] = {}
         while tasks:
             task = tasks.popleft()
-            refuser = dispatch.allocation_refuser(queue, task)
-            if refuser is not None:
-                session.note_task(
-                    task,
-                    f"queue {queue.name} has no room left for this pod ({refuser}: "
-                    "the queue is at its deserved share or capability)"
-                    + session.queue_note(queue.name),
-                )
+            refused = dispatch.allocation_refuser(queue, task)
+            if refused is not None:
+                _check_fit(session, task, checked)
+                session.note_task(task, _refusal_text(session, queue, *refused))
                 continue
             if task.class_id in failed:
                 session.findings.failed_like_its_class(task)
@@ -116,6 +113,48 @@ class Allocate:
             if tasks and dispatch.is_job_ready(job):
                 waiting.push(job)
                 break
+
+
+def _check_fit(session: Session, task: TaskState, checked: dict[int, bool]) -> None:
+    """Record whether `task`, refused by its queue, would also find no node, so its message
+    names both (node fit first, as kube-scheduler words it). Nothing is placed. `checked`:
+    class -> failed, so a class is tried once per job turn."""
+    if task.class_id in checked:
+        if checked[task.class_id]:
+            session.findings.failed_like_its_class(task)
+        return
+    placer = session.placer
+    pre = session.dispatch.prefilter(task)
+    failure = placer.failure(task, None, None, pre) if pre is not None else None
+    if failure is None:
+        choice = placer.choose(task)
+        failure = choice if isinstance(choice, FitFailure) else None
+    checked[task.class_id] = failure is not None
+    if failure is not None:
+        session.findings.record_fit_failure(task, failure)
+
+
+def _refusal_text(session: Session, queue: QueueState, plugin: str, refusal: Refusal) -> str:
+    """`queue q has no room left for this pod (proportion: allocated cpu 6 + this pod's cpu 2
+    exceed its deserved share cpu 6)`, then the queue's note."""
+    reason = refusal.reason or "it refused the pod"
+    note = session.queue_note(queue.name)
+    return f"queue {queue.name} {refusal.headline} ({plugin}: {reason}){note}"
+
+
+def _note_overused(session: Session, queue: QueueState, job: JobState) -> None:
+    """Every pending task of `job` in overused `queue` says so, with the numbers of the
+    allocatable vote when it refuses too, after its node-fit failure when it has one."""
+    checked: dict[int, bool] = {}
+    note = session.queue_note(queue.name)
+    for task in session.pending_tasks(job, best_effort=False):
+        refused = session.dispatch.allocation_refuser(queue, task)
+        _check_fit(session, task, checked)
+        if refused is not None and not queue.facts.is_open:
+            session.note_task(task, _refusal_text(session, queue, *refused))
+            continue
+        why = f" ({refused[0]}: {refused[1].reason})" if refused and refused[1].reason else ""
+        session.note_task(task, f"queue {queue.name} is overused{why}{note}")
 
 
 def _with_work(

@@ -62,12 +62,17 @@ class Enqueue:
                     dispatch.job_enqueued(job)
                     job.phase = PodGroupPhase.INQUEUE
                 else:
-                    session.note_job(job, _not_admitted(job) + session.queue_note(job.queue))
+                    session.note_job(job, _not_admitted(job, queue) + session.queue_note(job.queue))
             if pending:
                 queues.push(queue)
 
 
-def _not_admitted(job: JobState) -> str:
+def _not_admitted(job: JobState, queue: QueueState) -> str:
+    if not queue.facts.is_open:
+        return (
+            f"podgroup {job.key} is Pending: queue {queue.name} is {queue.facts.state}: no job is"
+            " admitted to it while its status.state is not Open"
+        )
     return (
         f"podgroup {job.key} is Pending: not admitted to queue {job.queue} "
         f"(minResources {job.facts.min_resources} do not fit what the queue and cluster allow)"

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Final, Protocol
 
 from vscheduler.framework import points
-from vscheduler.framework.results import ABSTAIN, Abstain, Code, Status, Vote
+from vscheduler.framework.results import ABSTAIN, Abstain, Code, Refusal, Status, Vote
 from vscheduler.framework.state import JobState, QueueState, TaskState
 
 
@@ -218,15 +218,19 @@ class Dispatcher:
         """Every allocatable plugin agrees."""
         return self._all_true("allocatable", queue, task)
 
-    def allocation_refuser(self, queue: QueueState, task: TaskState) -> str | None:
-        """The first allocatable plugin that refuses `task` in `queue`, or None."""
+    def allocation_refuser(self, queue: QueueState, task: TaskState) -> tuple[str, Refusal] | None:
+        """The first allocatable plugin that refuses `task` in `queue` and its `Refusal` (an
+        empty reason when it said a plain False, or raised), or None."""
         for hook in self.hooks("allocatable"):
             try:
-                if not hook.fn(queue, task):
-                    return hook.plugin
+                answer = hook.fn(queue, task)
             except Exception as exc:
                 self._failed(hook, "allocatable", exc, task)
-                return hook.plugin
+                return hook.plugin, Refusal("")
+            if isinstance(answer, Refusal):
+                return hook.plugin, answer
+            if not answer:
+                return hook.plugin, Refusal("")
         return None
 
     def allows_reclaim(self, queue: QueueState, task: TaskState) -> bool:

@@ -25,7 +25,7 @@ from vscheduler.framework.protocols import (
 from vscheduler.framework.queue_accounts import QueueAccounts, Rules
 
 if TYPE_CHECKING:
-    from vscheduler.framework.results import Vote
+    from vscheduler.framework.results import Refusal, Vote
     from vscheduler.framework.state import JobState, QueueState, TaskState
     from vscheduler.framework.view import PluginSession
 
@@ -53,8 +53,9 @@ class QueuePlugin(
         """Higher `spec.priority` first, then the lower share (best-effort last, by rule)."""
         return self.accounts.compare(a, b)
 
-    def allows_allocation(self, queue: QueueState, task: TaskState) -> bool:
-        """The queue is Open and the task fits within the rule's limit."""
+    def allows_allocation(self, queue: QueueState, task: TaskState) -> bool | Refusal:
+        """The queue is Open and the task fits within the rule's limit; else a `Refusal` naming
+        the limit (deserved, capability, the other queues' guarantees, Closed) and the numbers."""
         return self.accounts.allows_allocation(queue, task)
 
     def allows_reclaim(self, queue: QueueState, task: TaskState) -> bool:

@@ -793,3 +793,65 @@ def test_a_field_selector_only_selects_by_name_with_one_value() -> None:
     fields.update(key="metadata.name", values=["a", "b"])
     with pytest.raises(InputError, match="must hold exactly one value for a field selector, got 2"):
         convert(raw_pod(affinity={"nodeAffinity": copy.deepcopy(node_affinity)}))
+
+
+# --- annotations Volcano reads silently though they are likely mistakes --------------------------
+@pytest.mark.parametrize(
+    ("annotations", "labels", "warnings"),
+    [
+        (
+            {"volcano.sh/preemptable": "maybe"},
+            {},
+            [
+                "Pod default/p1: metadata.annotations[volcano.sh/preemptable]: 'maybe' is not a"
+                " boolean (true or false); it is read as false, as Volcano reads it: the pod is not"
+                " preemptable, no preempt or reclaim evicts it"
+            ],
+        ),
+        (
+            {},
+            {"volcano.sh/preemptable": "yes"},
+            [
+                "Pod default/p1: metadata.labels[volcano.sh/preemptable]: 'yes' is not a boolean"
+                " (true or false); it is read as false, as Volcano reads it: the pod is not"
+                " preemptable, no preempt or reclaim evicts it"
+            ],
+        ),
+        ({"volcano.sh/preemptable": "False"}, {"volcano.sh/preemptable": "maybe"}, []),
+        ({"volcano.sh/preemptable": "1"}, {}, []),
+        (
+            {"scheduling.k8s.io/group-name": ""},
+            {},
+            [
+                "Pod default/p1: metadata.annotations[scheduling.k8s.io/group-name]: '' is empty;"
+                " it is read as absent, as Volcano reads it: the pod is a job of its own"
+                " (minMember 1), with no PodGroup"
+            ],
+        ),
+        (
+            {"scheduling.k8s.io/group-name": "", "scheduling.volcano.sh/group-name": "pg"},
+            {},
+            [
+                "Pod default/p1: metadata.annotations[scheduling.k8s.io/group-name]: '' is empty;"
+                " it is read as absent, as Volcano reads it: the pod belongs to PodGroup pg"
+                " (another group-name annotation)"
+            ],
+        ),
+        ({"scheduling.k8s.io/group-name": "pg"}, {}, []),
+    ],
+)
+def test_a_malformed_preemptable_or_an_empty_group_name_is_warned_as_unusual(
+    annotations: dict[str, str], labels: dict[str, str], warnings: list[str]
+) -> None:
+    obj = raw_pod()
+    obj["metadata"]["annotations"] = annotations
+    obj["metadata"]["labels"] = labels
+    task = convert(obj)
+    assert [w.message for w in task.warnings] == warnings
+    assert {w.reason for w in task.warnings} <= {"UnusualValue"}
+
+
+def test_another_schedulers_pod_is_not_warned_about_its_annotations() -> None:
+    obj = raw_pod(schedulerName="default-scheduler", nodeName="n1")
+    obj["metadata"]["annotations"] = {"volcano.sh/preemptable": "maybe"}
+    assert convert(obj).warnings == ()

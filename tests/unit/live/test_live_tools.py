@@ -23,8 +23,8 @@ from vscheduler.live.source import policy_text
 
 NOW = dt.datetime(2026, 5, 1, 12, 0, 0, tzinfo=dt.UTC)
 QUEUE_FULL = (
-    "queue default has no room left for this pod (proportion: the queue is at its deserved "
-    "share or capability)"
+    "0/2 nodes are available: 2 Insufficient cpu. queue default has no room left for this pod"
+    " (proportion: allocated cpu 0 + this pod's cpu 8 exceed its deserved share (cpu 4))"
 )
 RESERVATION_POLICY = """\
 actions: "enqueue, allocate"
