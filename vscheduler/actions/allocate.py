@@ -84,9 +84,12 @@ class Allocate:
             task = tasks.popleft()
             refused = dispatch.allocation_refuser(queue, task)
             if refused is not None:
+                text = _refusal_text(session, queue, *refused)
+                session.decided(task, queue, text)
                 _check_fit(session, task, checked)
-                session.note_task(task, _refusal_text(session, queue, *refused))
+                session.note_task(task, text)
                 continue
+            session.decided(task, queue)
             if task.class_id in failed:
                 session.findings.failed_like_its_class(task)
                 continue
@@ -149,12 +152,14 @@ def _note_overused(session: Session, queue: QueueState, job: JobState) -> None:
     note = session.queue_note(queue.name)
     for task in session.pending_tasks(job, best_effort=False):
         refused = session.dispatch.allocation_refuser(queue, task)
-        _check_fit(session, task, checked)
         if refused is not None and not queue.facts.is_open:
-            session.note_task(task, _refusal_text(session, queue, *refused))
-            continue
-        why = f" ({refused[0]}: {refused[1].reason})" if refused and refused[1].reason else ""
-        session.note_task(task, f"queue {queue.name} is overused{why}{note}")
+            text = _refusal_text(session, queue, *refused)
+        else:
+            why = f" ({refused[0]}: {refused[1].reason})" if refused and refused[1].reason else ""
+            text = f"queue {queue.name} is overused{why}{note}"
+        session.decided(task, queue, text)
+        _check_fit(session, task, checked)
+        session.note_task(task, text)
 
 
 def _with_work(
