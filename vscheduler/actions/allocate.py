@@ -53,8 +53,7 @@ class Allocate:
             queue = queues.pop()
             waiting = jobs[queue.name]
             if dispatch.is_overused(queue):
-                for job in _drain(waiting):
-                    _note_overused(session, queue, job)
+                _note_overused(session, queue, _drain(waiting))
                 continue
             job = waiting.pop()
             if job.key not in pending:
@@ -79,14 +78,14 @@ class Allocate:
     ) -> None:
         dispatch, placer = session.dispatch, session.placer
         failed: set[int] = set()
-        checked: dict[int, bool] = {}
+        unfit: set[int] = set()
         while tasks:
             task = tasks.popleft()
             refused = dispatch.allocation_refuser(queue, task)
             if refused is not None:
                 text = _refusal_text(session, queue, *refused)
                 session.decided(task, queue, text)
-                _check_fit(session, task, checked)
+                _check_fit(session, task, unfit, set())
                 session.note_task(task, text)
                 continue
             session.decided(task, queue)
@@ -118,13 +117,16 @@ class Allocate:
                 break
 
 
-def _check_fit(session: Session, task: TaskState, checked: dict[int, bool]) -> None:
+def _check_fit(session: Session, task: TaskState, unfit: set[int], fit: set[int]) -> None:
     """Record whether `task`, refused by its queue, would also find no node, so its message
-    names both (node fit first, as kube-scheduler words it). Nothing is placed. `checked`:
-    class -> failed, so a class is tried once per job turn."""
-    if task.class_id in checked:
-        if checked[task.class_id]:
-            session.findings.failed_like_its_class(task)
+    names both (node fit first, as kube-scheduler words it). Nothing is placed. `unfit` and
+    `fit`: the classes already found to fit no node, or some node, while the nodes stay as they
+    are (placements only take room, so a class that fits no node still fits none within a job's
+    turn; one that fits may stop fitting: pass a fresh `fit` then)."""
+    if task.class_id in unfit:
+        session.findings.failed_like_its_class(task)
+        return
+    if task.class_id in fit:
         return
     placer = session.placer
     pre = session.dispatch.prefilter(task)
@@ -132,9 +134,11 @@ def _check_fit(session: Session, task: TaskState, checked: dict[int, bool]) -> N
     if failure is None:
         choice = placer.choose(task)
         failure = choice if isinstance(choice, FitFailure) else None
-    checked[task.class_id] = failure is not None
-    if failure is not None:
-        session.findings.record_fit_failure(task, failure)
+    if failure is None:
+        fit.add(task.class_id)
+        return
+    unfit.add(task.class_id)
+    session.findings.record_fit_failure(task, failure)
 
 
 def _refusal_text(session: Session, queue: QueueState, plugin: str, refusal: Refusal) -> str:
@@ -145,12 +149,15 @@ def _refusal_text(session: Session, queue: QueueState, plugin: str, refusal: Ref
     return f"queue {queue.name} {refusal.headline} ({plugin}: {reason}){note}"
 
 
-def _note_overused(session: Session, queue: QueueState, job: JobState) -> None:
-    """Every pending task of `job` in overused `queue` says so, with the numbers of the
-    allocatable vote when it refuses too, after its node-fit failure when it has one."""
-    checked: dict[int, bool] = {}
+def _note_overused(session: Session, queue: QueueState, jobs: list[JobState]) -> None:
+    """Every pending task of `jobs` in overused `queue` says so, with the numbers of the
+    allocatable vote when it refuses too, after its node-fit failure when it has one (each task
+    class is tried on the nodes once: nothing is placed meanwhile)."""
+    unfit: set[int] = set()
+    fit: set[int] = set()
     note = session.queue_note(queue.name)
-    for task in session.pending_tasks(job, best_effort=False):
+    tasks = (t for job in jobs for t in session.pending_tasks(job, best_effort=False))
+    for task in tasks:
         refused = session.dispatch.allocation_refuser(queue, task)
         if refused is not None and not queue.facts.is_open:
             text = _refusal_text(session, queue, *refused)
@@ -158,7 +165,7 @@ def _note_overused(session: Session, queue: QueueState, job: JobState) -> None:
             why = f" ({refused[0]}: {refused[1].reason})" if refused and refused[1].reason else ""
             text = f"queue {queue.name} is overused{why}{note}"
         session.decided(task, queue, text)
-        _check_fit(session, task, checked)
+        _check_fit(session, task, unfit, fit)
         session.note_task(task, text)
 
 
