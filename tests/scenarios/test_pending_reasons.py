@@ -161,3 +161,21 @@ def test_a_closing_queue_names_its_state() -> None:
         "default/a-0": "queue q is Closing (proportion: its pods are not placed while its"
         " status.state is Closing, only when it is Open)"
     }
+
+
+@pytest.mark.parametrize(
+    ("policy", "queue_says"),
+    [
+        (None, "is overused (proportion"),
+        (CAPACITY, "has no room left for this pod (capacity"),
+    ],
+)
+def test_a_cluster_without_nodes_says_so_in_kube_schedulers_words(
+    policy: str | None, queue_says: str
+) -> None:
+    (outcome,) = run(snapshot(pod("p").requests(cpu="1")), policy=policy)
+
+    assert outcome.unschedulable == {
+        "default/p": f"no nodes available to schedule pods. queue default {queue_says}: allocated"
+        " cpu 0 + this pod's cpu 1 exceed the Ready nodes' allocatable (cpu 0))"
+    }

@@ -32,6 +32,8 @@ from vscheduler.model.status import TaskStatus
 def fit_error(placer: Placer, task: TaskState, failure: FitFailure) -> str:
     """kube-scheduler's FitError text for one failed attempt."""
     total = len(placer.ledger)
+    if not total:
+        return "no nodes available to schedule pods"  # kube-scheduler's ErrNoNodesAvailable
     head = f"0/{total} nodes are available"
     if failure.prefilter is not None:
         return f"{head}: {failure.prefilter.reason}."
