@@ -38,6 +38,11 @@ The rules (`Rules`), one field per real difference between Volcano's plugins:
                       deserved in a resource both the victim requests and the queue deserves
     inqueue_less_allocated  an Inqueue job reserves its minResources less what it has allocated
                       (capacity) rather than all of it (proportion): `quota.reserved`
+An allocation the accounts refuse is a `Refusal` (false, as `False` is) that names the queue's
+state when it is not Open, else the resources over the limit with what the queue holds, what the
+task asks and the limit, and what set the limit: the queue's capability, what the other queues'
+guarantees leave it, its deserved share, the cluster's (or, when they hold none, the Ready
+nodes') allocatable. The pending message of the pod gives it.
 Both plugins report the same figures (`report`): allocated, request, deserved, capability,
 realCapability, share, weight, overused (active and allocated has reached deserved everywhere).
 """
