@@ -40,7 +40,9 @@ at session close with `session.report_queue(figures)`: they feed the queue metri
 plugin that finds a queue short of room for a reason its figures do not show (other queues'
 guarantees exceed the cluster: `guarantee_excess`) says so with `session.note_queue(name,
 reason)`: the pending messages of the queue's refused pods end with it; `QueueFigures.warning`
-reports it on the guaranteeing queues.
+reports it on the guaranteeing queues. An allocatable hook that refuses a task may return a
+`Refusal(reason, headline=...)` instead of False: the pod's pending message gives the reason
+(`queue q has no room left for this pod (plugin: reason)`), a plain False gives none.
 A victim-tasks plugin says why it proposes a task with `session.note_victim(task, strategy,
 reason)`: shuffle puts the reason on the eviction and the strategy labels the metrics.
 `podindex.PodIndex` counts the session's pods by node, for checks that look at other pods.
