@@ -179,3 +179,15 @@ def test_a_cluster_without_nodes_says_so_in_kube_schedulers_words(
         "default/p": f"no nodes available to schedule pods. queue default {queue_says}: allocated"
         " cpu 0 + this pod's cpu 1 exceed the Ready nodes' allocatable (cpu 0))"
     }
+
+
+def test_under_capacity_a_pod_larger_than_the_cluster_names_the_clusters_allocatable() -> None:
+    items: list[Item] = [node("n1").resources(cpu="4", memory="8Gi"), pod("big").requests(cpu="8")]
+
+    (outcome,) = run(snapshot(*items), policy=CAPACITY)
+
+    assert outcome.unschedulable == {
+        "default/big": "0/1 nodes are available: 1 Insufficient cpu. queue default has no room"
+        " left for this pod (capacity: allocated cpu 0 + this pod's cpu 8 exceed the cluster's"
+        " allocatable (cpu 4))"
+    }

@@ -12,6 +12,12 @@ gang (Volcano's NeedContinueAllocating, by template rather than by task role); l
 template that already failed are not tried again in this turn. A task a plugin raised about is
 skipped alone (`Dispatcher.failed_tasks`); its job goes on with its other tasks. An exception
 while placing one job discards that job's statement and reports it (`Session.contained`).
+
+A task its queue refuses (the allocatable vote, or an overused queue) is noted with the plugin's
+`Refusal` (the limit and the numbers, or Closed), and is tried on the nodes for its message only
+(nothing is placed): when no node would take it either, its message says so first. Each task
+decided is told to `Session.decided` (with its queue's verdict) before its nodes are tried, for
+`simulate --explain`.
 """
 
 from __future__ import annotations

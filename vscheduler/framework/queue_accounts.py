@@ -38,11 +38,8 @@ The rules (`Rules`), one field per real difference between Volcano's plugins:
                       deserved in a resource both the victim requests and the queue deserves
     inqueue_less_allocated  an Inqueue job reserves its minResources less what it has allocated
                       (capacity) rather than all of it (proportion): `quota.reserved`
-An allocation the accounts refuse is a `Refusal` (false, as `False` is) that names the queue's
-state when it is not Open, else the resources over the limit with what the queue holds, what the
-task asks and the limit, and what set the limit: the queue's capability, what the other queues'
-guarantees leave it, its deserved share, the cluster's (or, when they hold none, the Ready
-nodes') allocatable. The pending message of the pod gives it.
+An allocation the accounts refuse is a `Refusal` (false, as `False` is), worded by
+`queue_refusals`: the queue's state, or the limit and the numbers.
 Both plugins report the same figures (`report`): allocated, request, deserved, capability,
 realCapability, share, weight, overused (active and allocated has reached deserved everywhere).
 """
@@ -54,10 +51,10 @@ import enum
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Final
 
-from vscheduler.framework import quota
+from vscheduler.framework import queue_refusals, quota
 from vscheduler.framework.results import Refusal, Vote
 from vscheduler.model.commands import QueueFigures
-from vscheduler.model.resources import EMPTY, Resources, format_amount
+from vscheduler.model.resources import EMPTY, Resources
 from vscheduler.model.status import TaskStatus
 
 if TYPE_CHECKING:
@@ -214,15 +211,6 @@ def water_fill(accounts: Sequence[QueueAccount], total: Resources, if_nothing: f
             break
 
 
-def closed(queue: QueueState) -> Refusal:
-    """The refusal of a queue that is not Open (`status.state` Closed, Closing or Unknown)."""
-    return Refusal(
-        f"its pods are not placed while its status.state is {queue.facts.state}, only when it "
-        "is Open",
-        headline=f"is {queue.facts.state}",
-    )
-
-
 def _spec_deserved(queue: QueueState) -> Resources:
     return EMPTY if queue.facts.deserved is None else quota.counted(queue.facts.deserved)
 
@@ -321,44 +309,18 @@ class QueueAccounts:
         """The queue is Open and allocated + the task's request stays within the rule's limit in
         every resource the task requests; a `Refusal` names what it is not, with the numbers."""
         if not queue.facts.is_open:
-            return closed(queue)
+            return queue_refusals.closed(queue)
         account = self._active.get(queue.name)
         if account is None:
             return True
         limit = account.deserved if self._limit_is_deserved else account.real_capability
         asked = task.resreq
         over = quota.exceeds(account.allocated + asked, limit, asked)
-        return self._refusal(account, asked, limit, over) if over else True
-
-    def _refusal(
-        self, account: QueueAccount, asked: Resources, limit: Resources, over: tuple[str, ...]
-    ) -> Refusal:
-        """`allocated cpu 6 + this pod's cpu 2 exceed its deserved share cpu 6`, in the
-        resources over the limit, naming the limit by what set it in the first of them."""
-
-        def only(res: Resources) -> str:
-            return ", ".join(f"{n} {format_amount(n, res.get(n))}" for n in over)
-
-        return Refusal(
-            f"allocated {only(account.allocated)} + this pod's {only(asked)} exceed "
-            f"{self._limit_name(account, over[0])} ({only(limit)})"
+        if not over:
+            return True
+        return queue_refusals.over_limit(
+            account, asked, over, total=self.total, limit_is_deserved=self._limit_is_deserved
         )
-
-    def _limit_name(self, account: QueueAccount, name: str) -> str:
-        """What set the queue's limit in resource `name`: its capability, the other queues'
-        guarantees (realCapability below the cluster), its deserved share, or the cluster."""
-        real = account.real_capability.get(name)
-        limit = account.deserved.get(name) if self._limit_is_deserved else real
-        if limit == real and real < self.total.get(name):
-            cap = None if account.capability is None else account.capability.get(name)
-            if cap == real:
-                return "its capability"
-            return "what the other queues' guarantees leave it"
-        if self.total.get(name) == 0:
-            return "the Ready nodes' allocatable"
-        if self._limit_is_deserved:
-            return "its deserved share"
-        return "the cluster's allocatable"
 
     def allows_reclaim(self, queue: QueueState, task: TaskState) -> bool:
         """Volcano's preemptive function (see `Reclaim`)."""
