@@ -40,6 +40,7 @@ PLUGINS: Final = (
     "resourcequota",
     "sla",
     "tdm",
+    "nodegroup",
     "reservation",
 )
 """The built-in plugins, one line each: the module's name under `vscheduler/plugins/` (a module

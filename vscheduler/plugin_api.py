@@ -20,9 +20,10 @@ a plugin class are private (`_x`).
 
 `open` is handed a `PluginSession`, not the whole session: what a plugin may read (`clock`,
 `now`, `uid`, `snapshot`, `tasks`, `jobs`, `queues`, `ledger`, `queue_of`, `request_row`,
-`evictions`, `job_note`, `schedulable_count`) and the few calls it may make (`report_queue`,
-`note_queue`, `note_job`, `note_victim`, `set_job_condition`, `record_release`). Only actions,
-through Statements, change session state.
+`evictions`, `job_note`, `schedulable_count`, `hierarchy_enabled`, and from a hook
+`queue_allows_progress`: whether a job's queue lets it allocate now) and the few calls it may
+make (`report_queue`, `note_queue`, `note_job`, `note_victim`, `set_job_condition`,
+`record_release`). Only actions, through Statements, change session state.
 
 Contracts. Hooks are pure functions of the session (no I/O, time only from `session.clock` /
 `session.now`). Predicates and nodeOrder scores must depend only on the task's template (its
@@ -44,7 +45,9 @@ reports it on the guaranteeing queues. An allocatable hook that refuses a task m
 `Refusal(reason, headline=...)` instead of False: the pod's pending message gives the reason
 (`queue q has no room left for this pod (plugin: reason)`), a plain False gives none.
 A victim-tasks plugin says why it proposes a task with `session.note_victim(task, strategy,
-reason)`: shuffle puts the reason on the eviction and the strategy labels the metrics.
+reason)`: shuffle puts the reason on the eviction and the strategy labels the metrics; with
+`budgeted=True` the plugin says it held the victim to a disruption budget of its own, and
+shuffle's per-node and per-run caps leave it alone.
 `podindex.PodIndex` counts the session's pods by node, for checks that look at other pods.
 A factory that needs something of the rest of the policy declares it in a `needs` attribute
 (`Needs`): the node-usage periods it reads (the collector queries each), and `TierConflict`s,

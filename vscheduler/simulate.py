@@ -60,8 +60,9 @@ class Request:
     timings: bool = True
     warn: Callable[[str], None] = lambda _message: None
     """Told of every object's warning (an amount above the scheduler's ceiling, read as the
-    ceiling) and of every plugin error a cycle met (the cycle went on without that plugin's
-    answer)."""
+    ceiling), of every queue's warning (once each: a guarantee the cluster cannot hold, a
+    queue tree problem) and of every plugin error a cycle met (the cycle went on without that
+    plugin's answer)."""
 
 
 def parse_now(text: str) -> dt.datetime:
@@ -111,12 +112,17 @@ def simulate(request: Request) -> Json:
     all_evictions: list[str] = []
     all_details: list[Json] = []
     all_released: list[Json] = []
+    warned: set[tuple[str, str]] = set()
     for i in range(request.cycles):
         report = cycle.run_cycle(
             snap, pipeline, clock=clock, uid=f"cycle-{i + 1}", watch=watch if i == 0 else None
         )
         if watch is not None and i == 0:
             explained = {key: watch.found.get(key, explained[key]) for key in explained}
+        for name, figures in sorted(report.result.queues.items()):
+            if figures.warning and (name, figures.warning) not in warned:
+                warned.add((name, figures.warning))
+                request.warn(f"queue {name}: {figures.warning}")
         for error in report.plugin_errors:
             request.warn(f"cycle {i + 1}: plugin {error}")
         for error in report.action_errors:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vscheduler.model.status import PodGroupPhase
+from vscheduler.model.status import PodGroupPhase, TaskStatus
 from vscheduler.testing.builders import node, pod, podgroup, queue, snapshot
 from vscheduler.testing.scenario import Outcome, run
 
@@ -73,3 +73,79 @@ def test_jobs_of_a_malformed_queue_are_told_what_is_wrong_with_it() -> None:
     assert outcome.unschedulable == {
         "default/job-0": "queue broken of podgroup default/job is invalid: Queue broken: spec.weight: 0"
     }
+
+
+# --- Volcano's enqueue_test.go TestEnqueue, every case ------------------------------------------
+# Its tiers: drf, proportion, sla (sla-waiting-time 3m), gang; the enqueue action alone; no node.
+VOLCANO_TIERS = """\
+actions: "enqueue"
+tiers:
+- plugins:
+  - name: drf
+  - name: proportion
+  - name: sla
+    arguments:
+      sla-waiting-time: 3m
+  - name: gang
+"""
+C1_C2 = (
+    queue("c1").weight(1).capability(cpu="4", memory="4G"),
+    queue("c2").weight(1).capability(cpu="4", memory="4G"),
+)
+
+
+def test_volcano_enqueue_an_inqueue_podgroup_stays_inqueue() -> None:
+    """TestEnqueue "when podgroup status is inqueue"."""
+    items = (
+        *C1_C2,
+        podgroup("pg1", "c1").queue("c1").min_member(2).inqueue(),
+        pod("p1", "c1").group("pg1").requests(cpu="1", memory="1G"),
+        pod("p2", "c1").group("pg1").requests(cpu="1", memory="1G"),
+    )
+    outcome = run(snapshot(*items), policy=VOLCANO_TIERS)[0]
+    assert phase(outcome, "c1/pg1") is PodGroupPhase.INQUEUE
+
+
+def test_volcano_enqueue_pending_podgroups_without_min_resources_are_admitted() -> None:
+    """TestEnqueue "when podgroup status is pending"."""
+    items = (
+        *C1_C2,
+        podgroup("pg1", "c1").queue("c1").min_member(1),
+        podgroup("pg2", "c1").queue("c2").min_member(1),
+        pod("p1", "c1").group("pg1").requests(cpu="3", memory="1G"),
+        pod("p2", "c1").group("pg2").requests(cpu="1", memory="1G"),
+    )
+    outcome = run(snapshot(*items), policy=VOLCANO_TIERS)[0]
+    assert phase(outcome, "c1/pg1") is PodGroupPhase.INQUEUE
+    assert phase(outcome, "c1/pg2") is PodGroupPhase.INQUEUE
+
+
+def test_volcano_enqueue_a_running_podgroup_stays_running() -> None:
+    """TestEnqueue "when podgroup status is running"."""
+    items = (
+        C1_C2[0],
+        podgroup("pg1", "c1").queue("c1").min_member(2).phase(PodGroupPhase.RUNNING),
+        pod("p1", "c1").group("pg1").requests(cpu="1", memory="1G").status(TaskStatus.RUNNING),
+        pod("p2", "c1").group("pg1").requests(cpu="1", memory="1G").status(TaskStatus.RUNNING),
+    )
+    outcome = run(snapshot(*items), policy=VOLCANO_TIERS)[0]
+    assert phase(outcome, "c1/pg1") is PodGroupPhase.RUNNING
+
+
+def test_volcano_enqueue_a_podgroup_of_a_missing_queue_is_not_admitted() -> None:
+    """TestEnqueue "pggroup cannot enqueue because the specified queue is c1, but there is only
+    c2" (Volcano expects no status at all; here the PodGroup stays Pending)."""
+    items = (C1_C2[1], podgroup("pg1", "c1").queue("c1").min_member(0))
+    outcome = run(snapshot(*items), policy=VOLCANO_TIERS)[0]
+    assert phase(outcome, "c1/pg1") is PodGroupPhase.PENDING
+
+
+def test_volcano_enqueue_min_resources_beyond_the_queue_capability_stay_pending() -> None:
+    """TestEnqueue "pggroup cannot enqueue because queue resources are less than podgroup
+    MinResources"."""
+    items = (
+        queue("c1").weight(1).capability(cpu="1", memory="1G"),
+        podgroup("pg1", "c1").queue("c1").min_member(1).min_resources(cpu="8", memory="8G"),
+    )
+    outcome = run(snapshot(*items), policy=VOLCANO_TIERS)[0]
+    assert phase(outcome, "c1/pg1") is PodGroupPhase.PENDING

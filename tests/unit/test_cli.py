@@ -67,6 +67,27 @@ def test_two_queues_weighted_one_to_three_share_the_example_cluster_one_to_three
     assert per_queue == {"research": 4, "production": 12}
 
 
+def test_two_queues_with_min_resources_end_one_to_three_although_admitted_jobs_are_blocked(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 11: production's 4 admitted jobs beyond its deserved 12 CPU hold no admission budget
+    from cycle 2, so research gets its 4th CPU (Volcano: 3 : 12 with 1 CPU idle)."""
+    result = simulate(capsys, str(EXAMPLES / "two-queues-min-resources"), "--cycles", "3")
+    cycles = result["cycles"]
+    assert isinstance(cycles, list)
+    per_cycle = [
+        {q: sum(1 for k in c["binds"] if k.startswith(q + "/")) for q in ("research", "production")}
+        for c in cycles
+    ]
+    assert per_cycle == [
+        {"research": 3, "production": 12},
+        {"research": 1, "production": 0},
+        {"research": 0, "production": 0},
+    ]
+    assert cycles[0]["podGroups"]["production/production-job-12"]["phase"] == "Inqueue"
+    assert cycles[2]["podGroups"]["production/production-job-12"]["phase"] == "Inqueue"
+
+
 def test_an_unplaceable_pod_says_why_in_kube_scheduler_words(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

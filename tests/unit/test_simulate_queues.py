@@ -59,3 +59,27 @@ def test_a_policy_without_a_queue_plugin_shows_no_queues(
     result = simulate(capsys, str(ROOT / "examples" / "queues"), "--config", str(policy))
 
     assert result["cycles"][0]["queues"] == {}
+
+
+def test_a_queue_tree_problem_is_a_simulate_warning_and_the_cycle_goes_on(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(
+        'actions: "enqueue, allocate"\ntiers:\n- plugins:\n  - name: capacity\n'
+        "    enableHierarchy: true\n"
+    )
+    queues = tmp_path / "queues.yaml"
+    queues.write_text(
+        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
+        "metadata: {name: lost}\nspec: {weight: 1, parent: nowhere}\n"
+    )
+
+    code = cli.main(
+        ["simulate", str(queues), "--config", str(policy), "--output", "json", "--no-timings"]
+    )
+
+    out = capsys.readouterr()
+    assert code == 0
+    assert "queue lost: the queue lost has invalid parent queue nowhere" in out.err
+    assert json.loads(out.out)["cycles"][0]["queues"]["lost"]["overused"] is False

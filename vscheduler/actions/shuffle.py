@@ -11,7 +11,13 @@ the rails, the first that fails deciding (`Rail`):
 
 - it must be one of the candidates, still running (a plugin cannot reach beyond them);
 - a real PodGroup (not a lone pod's implicit job) keeps at least `minMember` running tasks;
-- at most `maxEvictionsPerNode` evictions per node and `maxEvictionsPerRun` per run.
+- at most `maxEvictionsPerNode` evictions per node and `maxEvictionsPerRun` per run, unless
+  the proposing plugin held the victim to a disruption budget of its own
+  (`note_victim(..., budgeted=True)`: tdm's `volcano.sh/jdb-min-available` /
+  `jdb-max-unavailable`, default 1 per job). The caps are the default for victims no budget
+  bounds (rescheduling's); an explicit budget is the user's word on how much disruption a job
+  takes, and a cap that silently cut it would override it. Budgeted evictions still count
+  toward the caps of the victims that follow.
 
 A kept victim is evicted in a statement of its own, committed at once, so a failed eviction
 (logged at WARNING) undoes nothing else and is not tried again in the cycle. The eviction's
@@ -120,7 +126,8 @@ def evict_victims(
     allowed = {t.uid for t in pool}
     tally = Tally()
     for task in victims:
-        rail = _rail(task, allowed, tally, limits)
+        budgeted = session.findings.budgeted(task.uid)
+        rail = _rail(task, allowed, tally, limits, budgeted=budgeted)
         if rail is None:
             allowed.discard(task.uid)  # tried once: never again in this run
             if not _evict(session, task):
@@ -134,14 +141,18 @@ def evict_victims(
     return tally
 
 
-def _rail(task: TaskState, allowed: set[str], tally: Tally, limits: Limits) -> Rail | None:
-    """The first rail `task` fails, or None. Counts are live: the statuses of tasks evicted
-    earlier in the run are already Releasing."""
+def _rail(
+    task: TaskState, allowed: set[str], tally: Tally, limits: Limits, *, budgeted: bool
+) -> Rail | None:
+    """The first rail `task` fails, or None (a `budgeted` victim is not held to the caps).
+    Counts are live: the statuses of tasks evicted earlier in the run are already Releasing."""
     job = task.job
     if task.uid not in allowed or task.status is not TaskStatus.RUNNING or job is None:
         return Rail.NOT_CANDIDATE
     if not job.facts.synthetic and job.count(TaskStatus.RUNNING) - 1 < job.min_member:
         return Rail.GANG
+    if budgeted:
+        return None
     if tally.per_node[task.node or ""] >= limits.per_node:
         return Rail.NODE_CAP
     if len(tally.evicted) >= limits.per_run:

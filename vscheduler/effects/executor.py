@@ -14,8 +14,8 @@ PodGroup statuses (written only when they differ from the watched objects and ar
 in flight, with Events when they change), and the reservations released (their keys removed
 from their ConfigMap, one patch per ConfigMap, through the optional `config_maps` writer; not
 repeated while the watch still shows a key, unless `RESEND_AFTER` passed: after a failure, too),
-and a Warning `GuaranteeUnsatisfiable` Event on each Queue whose figures carry a warning, once
-per change.
+and a Warning Event on each Queue whose figures carry a warning (`GuaranteeUnsatisfiable`, or
+the figures' own `warning_reason`: `InvalidQueueHierarchy`), once per change.
 
 Checked just before sending, not when queued: every bind, eviction and status write is checked
 against the cache before each attempt and, through `check_send` (which the composition root
@@ -621,9 +621,10 @@ class EffectsExecutor:
                 self._queue_warnings.retract(name)
                 continue
             logger.warning("queue %s: %s", name, warning)
+            reason = queues[name].warning_reason
             self._queue(
-                f"event {qw.REASON} on queue {name}",
-                functools.partial(self._event, ref, "Warning", qw.REASON, warning),
+                f"event {reason} on queue {name}",
+                functools.partial(self._event, ref, "Warning", reason, warning),
                 self._event_pool,
             )
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from vscheduler.model.commands import QueueFigures
 
 REASON = "GuaranteeUnsatisfiable"
-"""The Event reason."""
+"""The Event reason of a guarantee warning (a figures' `warning_reason` may name another)."""
 
 
 class QueueWarnings:

@@ -26,6 +26,7 @@ class Findings:
 
     __slots__ = (
         "_action_errors",
+        "_budgeted",
         "_failed_class",
         "_fit_failures",
         "_job_conditions",
@@ -48,6 +49,7 @@ class Findings:
         self._schedulable: set[str] = set()
         self._action_errors: list[str] = []
         self._victim_notes: dict[str, tuple[str, str]] = {}
+        self._budgeted: set[str] = set()
 
     # --- tasks --------------------------------------------------------------------------------
     def note_task(self, uid: str, reason: str) -> None:
@@ -143,9 +145,19 @@ class Findings:
         return f": {note}" if note else ""
 
     # --- victims ------------------------------------------------------------------------------
-    def note_victim(self, uid: str, strategy: str, reason: str) -> None:
-        """Why a victim-tasks plugin proposed task `uid` (a later note replaces an earlier one)."""
+    def note_victim(self, uid: str, strategy: str, reason: str, *, budgeted: bool = False) -> None:
+        """Why a victim-tasks plugin proposed task `uid` (a later note replaces an earlier one);
+        `budgeted`: the plugin held it to a disruption budget of its own (shuffle's caps then
+        leave it alone)."""
         self._victim_notes[uid] = (strategy, reason)
+        if budgeted:
+            self._budgeted.add(uid)
+        else:
+            self._budgeted.discard(uid)
+
+    def budgeted(self, uid: str) -> bool:
+        """Whether victim `uid` was proposed within its proposer's own disruption budget."""
+        return uid in self._budgeted
 
     @property
     def victim_notes(self) -> Mapping[str, tuple[str, str]]:

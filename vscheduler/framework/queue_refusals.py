@@ -3,8 +3,9 @@
 Owns: the text of a queue's refusal: its state when it is not Open; else the resources over the
 limit, with what the queue holds, what the task asks and the limit, and what set the limit (the
 queue's capability, what the other queues' guarantees leave it, its deserved share, the
-cluster's allocatable, or the Ready nodes' when they hold none of the resource). The pod's
-pending message gives it.
+cluster's allocatable, or the Ready nodes' when they hold none of the resource; in a queue
+tree, the queue or ancestor whose realCapability it would exceed, or a queue off the tree). The
+pod's pending message gives it.
 Must not: decide anything: the accounts test, this module words what they found.
 """
 
@@ -68,3 +69,34 @@ def _limit_name(
     if limit_is_deserved:
         return "its deserved share"
     return "the cluster's allocatable"
+
+
+def off_the_tree() -> Refusal:
+    """The refusal of a queue with a broken place in the queue tree (a missing parent, a cycle,
+    jobs in a queue with children): the queue's note says which."""
+    return Refusal("its place in the queue tree is invalid", headline="runs no pod")
+
+
+def over_tree_limit(
+    each: QueueAccount, account: QueueAccount, asked: Resources, used: Resources
+) -> Refusal:
+    """`allocated cpu 6 + this pod's cpu 2 exceed its capability (cpu 6)`, or the same of the
+    ancestor `each` of `account` (`ancestor eng's allocated cpu 4 + ... exceed eng's capability
+    (cpu 4)`): the first queue of the chain whose realCapability `used` exceeds, in the
+    resources it bounds."""
+    real = each.real_capability
+    over = [
+        n for n, a in asked.items() if a > 0 and n in each.bounded and used.get(n) > real.get(n)
+    ]
+
+    def only(res: Resources) -> str:
+        return ", ".join(f"{n} {format_amount(n, res.get(n))}" for n in over)
+
+    cap = None if each.capability is None else each.capability.get(over[0])
+    limit = "capability" if cap == real.get(over[0]) else "realCapability"
+    whose = "its" if each is account else f"{each.name}'s"
+    held = "" if each is account else f"ancestor {each.name}'s "
+    return Refusal(
+        f"{held}allocated {only(each.allocated)} + this pod's {only(asked)} exceed {whose}"
+        f" {limit} ({only(real)})"
+    )

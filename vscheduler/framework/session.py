@@ -122,6 +122,12 @@ class Session:
         self._rows: dict[int, IntArray] = {}
         self._load_tasks(snapshot)
         self.plugins: dict[str, object] = {}
+        self._hierarchy: dict[str, bool] = {}
+        for tier in tiers:
+            for entry in tier:
+                self._hierarchy.setdefault(
+                    entry.option.name, entry.option.is_enabled("enableHierarchy")
+                )
         self.open_seconds: dict[str, float] = {}
         """Plugin -> seconds its factory took to open it (Volcano's `OnSessionOpen`), when the
         session was handed a `timer`."""
@@ -340,6 +346,11 @@ class Session:
         """Why a job's tasks were not tried (not admitted, invalid, queue missing)."""
         self.findings.note_job(job.key, reason)
 
+    def hierarchy_enabled(self, plugin: str) -> bool:
+        """Whether the policy entry of `plugin` (the first, by that name) sets
+        `enableHierarchy: true` (Volcano's `ssn.HierarchyEnabled`)."""
+        return self._hierarchy.get(plugin, False)
+
     def job_note(self, job: JobState) -> str | None:
         """Why the job's tasks were not tried this session, if noted."""
         return self.findings.job_note(job.key)
@@ -348,10 +359,27 @@ class Session:
         """How many of the job's pending tasks found a node this session."""
         return self.findings.schedulable_count(job)
 
-    def note_victim(self, task: TaskState, strategy: str, reason: str) -> None:
+    def queue_allows_progress(self, job: JobState) -> bool:
+        """Whether the job's queue would let it allocate one of its pending tasks now (the
+        allocatable point, asked once per task class); True without a queue or a pending task."""
+        queue = self.queue_of(job)
+        if queue is None:
+            return True
+        asked: set[int] = set()
+        for task in job.with_status(TaskStatus.PENDING):
+            if task.class_id in asked:
+                continue
+            asked.add(task.class_id)
+            if self.dispatch.allows_allocation(queue, task):
+                return True
+        return not asked
+
+    def note_victim(
+        self, task: TaskState, strategy: str, reason: str, *, budgeted: bool = False
+    ) -> None:
         """Why a victim-tasks plugin proposes `task` (shuffle puts it on the eviction; the
-        strategy labels the metrics)."""
-        self.findings.note_victim(task.uid, strategy, reason)
+        strategy labels the metrics); `budgeted`: within the plugin's own disruption budget."""
+        self.findings.note_victim(task.uid, strategy, reason, budgeted=budgeted)
 
     def now_rfc3339(self) -> str:
         """The session's clock as RFC3339 (for condition timestamps)."""

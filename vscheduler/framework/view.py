@@ -1,9 +1,10 @@
 """What of a session others may see: the read view, and the narrow view plugins are handed.
 
 Owns: `SessionView` (the cycle's clock, snapshot, tasks, jobs, queues and ledger, read-only) and
-`PluginSession` (that, plus the findings plugins read and the few calls they may make: report a
-queue's figures, note a queue, a job or a proposed victim, set a PodGroup condition, release a
-reservation). `framework.session.Session` satisfies both; a plugin annotates with
+`PluginSession` (that, plus the findings plugins read, whether a plugin's entry enables
+hierarchy, a queue's verdict on whether a job can progress, and the few calls they may make:
+report a queue's figures, note a queue, a job or a proposed victim, set a PodGroup condition,
+release a reservation). `framework.session.Session` satisfies both; a plugin annotates with
 `PluginSession`, so mypy stops it calling the Statement-only mutators (`apply_allocate`, ...)
 or writing the findings behind the session's back.
 Must not: import the session (it is what breaks the session <-> statement <-> messages circle).
@@ -87,12 +88,24 @@ class SessionView(Protocol):
 class PluginSession(SessionView, Protocol):
     """What a plugin may read of its session, and the few calls it may make."""
 
+    def hierarchy_enabled(self, plugin: str) -> bool:
+        """Whether the policy entry of `plugin` (the first, by that name) sets
+        `enableHierarchy: true` (Volcano's `ssn.HierarchyEnabled`)."""
+        ...
+
     def job_note(self, job: JobState) -> str | None:
         """Why the job's tasks were not tried this session (not admitted, invalid), if noted."""
         ...
 
     def schedulable_count(self, job: JobState) -> int:
         """How many of the job's pending tasks found a node this session."""
+        ...
+
+    def queue_allows_progress(self, job: JobState) -> bool:
+        """Whether the job's queue would let it allocate one of its pending tasks now (the
+        allocatable point, as allocate asks it); True for a job without a queue or without a
+        pending task. Ask it from a hook, not while opening: the points join after every
+        plugin has opened."""
         ...
 
     def report_queue(self, figures: QueueFigures) -> None:
@@ -107,8 +120,13 @@ class PluginSession(SessionView, Protocol):
         """Why a job's tasks were not tried (the first note stays)."""
         ...
 
-    def note_victim(self, task: TaskState, strategy: str, reason: str) -> None:
-        """Why a victim-tasks plugin proposes `task` (shuffle puts it on the eviction)."""
+    def note_victim(
+        self, task: TaskState, strategy: str, reason: str, *, budgeted: bool = False
+    ) -> None:
+        """Why a victim-tasks plugin proposes `task` (shuffle puts it on the eviction).
+        `budgeted=True`: the plugin already held its victims to a disruption budget of its own
+        (tdm's `jdb-*` annotations), so shuffle's `maxEvictionsPerNode`/`maxEvictionsPerRun`
+        caps do not apply to it; its other rails do."""
         ...
 
     def set_job_condition(self, job: JobState, condition: PodGroupCondition) -> None:

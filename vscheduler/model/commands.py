@@ -88,7 +88,10 @@ class QueueFigures:
     """What is wrong with the queue's figures, if anything: its guarantee is part of more than
     the cluster holds (`queue big's guarantee (cpu 100) exceeds the cluster's allocatable (cpu
     16)`). Reported as a Warning Event on the Queue and by the metric
-    `vscheduler_queue_guarantee_unsatisfiable`."""
+    `vscheduler_queue_guarantee_unsatisfiable`; or (capacity with `enableHierarchy`) what is
+    wrong with the queue's place in the tree, then with `warning_reason` `InvalidQueueHierarchy`."""
+    warning_reason: str = "GuaranteeUnsatisfiable"
+    """The reason of the Warning Event that carries `warning`."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -267,6 +267,41 @@ class JobFacts:
         return f"{self.namespace}/{self.name}"
 
 
+NODE_GROUP_LIMITS = "volcano.sh/nodegroup-resource-limits"
+"""The Queue annotation limiting what the queue may use in each node group (JSON: group ->
+ResourceList; Volcano's `NodeGroupResourceLimitsAnnotationKey`)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class NodeGroupAffinity:
+    """A Queue's `spec.affinity`: the node groups its jobs must, may or must not use. Each list
+    keeps its order and repeats as written (`preferred`'s order ranks the groups)."""
+
+    required: tuple[str, ...] = ()
+    """`nodeGroupAffinity.requiredDuringSchedulingIgnoredDuringExecution`."""
+    preferred: tuple[str, ...] = ()
+    """`nodeGroupAffinity.preferredDuringSchedulingIgnoredDuringExecution`."""
+    anti_required: tuple[str, ...] = ()
+    """`nodeGroupAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution`."""
+    anti_preferred: tuple[str, ...] = ()
+    """`nodeGroupAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution`."""
+
+    @property
+    def is_empty(self) -> bool:
+        """No group named at all (`spec.affinity: {}`)."""
+        return not (self.required or self.preferred or self.anti_required or self.anti_preferred)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class NodeGroupLimit:
+    """What a queue may use in one node group: only the resources the annotation lists."""
+
+    group: str
+    names: tuple[str, ...]
+    """The resources listed (sorted), a listed 0 included."""
+    amounts: Resources
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class QueueFacts:
     """One Queue (`scheduling.volcano.sh/v1beta1`)."""
@@ -281,6 +316,13 @@ class QueueFacts:
     state: str = "Open"
     parent: str = ""
     priority: int = 0
+    node_group_affinity: NodeGroupAffinity | None = None
+    """`spec.affinity` (None when absent: with hierarchy, the nearest ancestor's applies)."""
+    node_group_limits: tuple[NodeGroupLimit, ...] = ()
+    """The `volcano.sh/nodegroup-resource-limits` annotation, by group (sorted)."""
+    node_group_limits_problem: str = ""
+    """Why that annotation could not be read, or empty (the nodegroup plugin then keeps the
+    queue's pods off every node, as Volcano does)."""
     created: dt.datetime = EPOCH
     problem: str = ""
     """Why this queue cannot take jobs (a malformed Queue field), or empty."""

@@ -64,7 +64,8 @@ def reading_of(figures: QueueFigures) -> QueueReading:
         share=figures.share,
         weight=figures.weight,
         overused=figures.overused,
-        guarantee_unsatisfiable=bool(figures.warning),
+        guarantee_unsatisfiable=bool(figures.warning)
+        and figures.warning_reason == "GuaranteeUnsatisfiable",
     )
 
 

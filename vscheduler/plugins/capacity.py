@@ -13,7 +13,7 @@ the resources it deserves; a queue that deserves nothing is best-effort, with sh
 figures live in the framework's queue accounts (`QueueAccounts`), opened with capacity's rules
 (`RULES`); the plugin maps its points onto them.
 
-Registers (Volcano's capacity plugin, flat queues):
+Registers (Volcano's capacity plugin; flat queues, the default):
     compare_queues      higher `spec.priority` first, then lower share first, then (shares
                         equal) a queue that deserves something before a best-effort one
     allows_allocation   queue Open, and allocated + the task's request <= realCapability in every
@@ -47,12 +47,31 @@ Registers (Volcano's capacity plugin, flat queues):
 It registers no `is_overused`, as Volcano's capacity does not: going beyond deserved is
 borrowing, bounded only by realCapability.
 
-Arguments (all accepted for Volcano's policies; none changes anything here):
-    ancestorReclaimLevel                    int, default 0: hierarchy only
+Arguments:
+    ancestorReclaimLevel                    int, default 0 (a negative value counts as 0, as
+                                            Volcano falls back): with hierarchy, reclaim also
+                                            compares the victim's ancestors 1..N levels up
     capacity.DynamicResourceAllocationEnable bool, default false: DRA claims are not modelled
     capacity.DRAConsumableCapacityEnable     bool, default false: as above
-Queue hierarchy (`enableHierarchy: true`, queue `parent`) is not supported: the flag is accepted
-and the queues behave flat (every queue is a leaf, no ancestor is checked).
+
+Hierarchical queues (`enableHierarchy: true` on the capacity entry; Volcano's
+`buildHierarchicalQueueAttrs`): queues form a tree through `spec.parent` under `root` (the
+session's `root` queue, or an unbounded root when there is none). A queue's unset capability
+dimensions are its parent's; its realCapability is its parent's less its siblings' guarantees
+plus its own, within its capability (the root's realCapability is its capability: unbounded
+where it names nothing, not the cluster); deserved is at least the guarantee, per level; a
+queue's allocated, request, inqueue and elastic count its subtree. Only a leaf runs jobs:
+allocation and enqueue are checked at the leaf and at every ancestor up to the root. Queue order
+puts leaves before queues with children and compares two leaves by their ancestors just below
+the deepest ancestor they share; reclaim candidates are taken from queues sharing deeper
+ancestors with the reclaimer first; `ancestorReclaimLevel` adds the ancestor checks to the
+preemptive and reclaimable points. A missing parent, a cycle of parents, a job in a queue with
+children (that queue and, for the first two, every queue below it run nothing), a child
+capability above its parent's, children's guarantees or deserved adding up to more than their
+parent's, a child's guarantee above its parent's capability: each is reported on the queue (the
+queue's figures carry it as their warning, a Warning Event; its pods' pending messages end with
+the first), in Volcano's words where it logs one, and the rest of the cluster is scheduled
+(Volcano stops the capacity plugin's points for the whole cycle instead).
 
 Differences from Volcano, on purpose:
 - Amounts are integers (millicores, bytes) and comparisons are exact, where Volcano compares
@@ -63,6 +82,11 @@ Differences from Volcano, on purpose:
 - Candidates for reclaim are taken in the order given (Volcano re-sorts them into its victim
   queue order first), and tasks of a queue that is not `reclaimable` are skipped here (Volcano's
   reclaim action skips them before asking plugins).
+- With hierarchy, a queue problem stops only that queue (and, for a broken parent chain, the
+  queues below it), never the cycle; a dimension no capability in the tree names is unbounded
+  (Volcano's root without a capability is infinite in cpu, memory and the cluster's scalars).
+  Capacity's hierarchical victim queue order sorts the candidates it returns, but the reclaim
+  action's evictor still takes victims cheapest first in reverse queue order.
 - Not modelled: DRA quotas, the queue-admission scheduling gate's reserved tasks, scheduling-gated
   resources in minResources, the simulation hooks and the gang-level evictable function.
 """
@@ -77,6 +101,7 @@ from vscheduler.plugin_api import (
     Deserved,
     Limit,
     PluginSession,
+    QueueAccounts,
     QueuePlugin,
     Reclaim,
     Rules,
@@ -95,27 +120,39 @@ RULES: Final = Rules(
 
 
 class Capacity(QueuePlugin):
-    """The per-session plugin: the queue accounts under capacity's rules, every point theirs."""
+    """The per-session plugin: the queue accounts under capacity's rules, every point theirs;
+    a queue tree when the policy's capacity entry sets `enableHierarchy`."""
 
     rules = RULES
 
+    def __init__(self, session: PluginSession, reclaim_level: int = 0) -> None:
+        self.accounts = QueueAccounts(
+            session,
+            RULES,
+            hierarchy=session.hierarchy_enabled(NAME),
+            reclaim_level=reclaim_level,
+        )
+
 
 class Factory:
-    """Lives as long as the policy; holds nothing across cycles."""
+    """Lives as long as the policy; holds only its arguments across cycles."""
 
     name = NAME
     plugin = Capacity
 
+    def __init__(self, reclaim_level: int = 0) -> None:
+        self.reclaim_level = reclaim_level
+
     def open(self, session: PluginSession) -> Capacity:
         """A fresh plugin for `session`."""
-        return Capacity(session)
+        return Capacity(session, self.reclaim_level)
 
 
 def build(arguments: Mapping[str, object]) -> Factory:
     """capacity: Volcano's arguments are checked and accepted; none changes anything here."""
     reader = ArgumentReader(arguments, owner=f"plugin {NAME}")
-    reader.int("ancestorReclaimLevel", 0)
+    level = reader.int("ancestorReclaimLevel", 0)
     reader.bool("capacity.DynamicResourceAllocationEnable", False)
     reader.bool("capacity.DRAConsumableCapacityEnable", False)
     reader.finish()
-    return Factory()
+    return Factory(max(level, 0))

@@ -39,8 +39,9 @@ Registers (Volcano's proportion plugin):
                         every other queue is noted (`session.note_queue`): its pods' pending
                         messages name the guaranteeing queues and the amounts
 
-It takes no arguments. Queue hierarchy (`enableHierarchy`) is not supported, as in Volcano (whose
-`capacity` plugin serves hierarchies): the flag is accepted and changes nothing.
+It takes no arguments. Queue hierarchy (`enableHierarchy`) is not proportion's, as in Volcano
+(whose `capacity` plugin serves hierarchies, as capacity does here): the flag is accepted and
+changes nothing, and `spec.parent` is ignored (every queue is the root's child).
 
 Differences from Volcano, on purpose:
 - Amounts are integers: each round's part is rounded down to whole units (millicores, bytes), so

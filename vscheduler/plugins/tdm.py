@@ -17,7 +17,8 @@ Registers (Volcano's tdm plugin):
                       at most the job's eviction budget per job, in candidate order
     propose_victims   at most once per `tdm.evict.period`: the Running preemptable candidates
                       on revocable nodes whose zone is closed, at most the eviction budget per
-                      job, each noted with `session.note_victim` as ("tdm", why)
+                      job, each noted with `session.note_victim` as ("tdm", why), budgeted:
+                      shuffle's per-node and per-run caps do not cut them (the budget rules)
     compare_jobs      non-preemptable jobs first
     vote_pipelined    PERMIT when placed plus pipelined tasks reach minMember, else REJECT
     is_job_starving   a non-preemptable job with pending tasks
@@ -282,7 +283,7 @@ class Tdm(
             zone = self.zones[task.node_index]
             window = factory.windows[zone].text
             why = f"revocable zone {zone} of node {task.node} is closed ({window})"
-            self._session.note_victim(task, NAME, why)
+            self._session.note_victim(task, NAME, why, budgeted=True)
         return tuple(victims)
 
     # --- jobs ---------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ import datetime as dt
 from typing import Generic, TypeVar
 
 from vscheduler.convert.pod import PREEMPTABLE_KEY, TASK_SPEC_KEY, preemptable_flags, task_role
+from vscheduler.convert.queue import node_group_limits
 from vscheduler.convert.resourcequota import convert_resource_quota
 from vscheduler.model import quantity
 from vscheduler.model.cluster import (
@@ -27,10 +28,13 @@ from vscheduler.model.cluster import (
     default_queues,
 )
 from vscheduler.model.facts import (
+    NODE_GROUP_LIMITS,
+    FieldWarning,
     HostPort,
     JobFacts,
     NodeAffinity,
     NodeFacts,
+    NodeGroupAffinity,
     NodeUsage,
     PreferredTerm,
     QueueFacts,
@@ -378,6 +382,11 @@ class QueueBuilder(_Builder[QueueFacts]):
         self._set(guarantee=res(**amounts))
         return self
 
+    def deserved(self, **amounts: str | int | float) -> QueueBuilder:
+        """spec.deserved."""
+        self._set(deserved=res(**amounts))
+        return self
+
     def state(self, state: str) -> QueueBuilder:
         """status.state."""
         self._set(state=state)
@@ -391,6 +400,42 @@ class QueueBuilder(_Builder[QueueFacts]):
     def created(self, seconds: float) -> QueueBuilder:
         """Creation time, seconds after the epoch."""
         self._set(created=at(seconds))
+        return self
+
+    def parent(self, name: str) -> QueueBuilder:
+        """spec.parent."""
+        self._set(parent=name)
+        return self
+
+    def node_groups(
+        self,
+        *,
+        required: tuple[str, ...] = (),
+        preferred: tuple[str, ...] = (),
+        anti_required: tuple[str, ...] = (),
+        anti_preferred: tuple[str, ...] = (),
+    ) -> QueueBuilder:
+        """spec.affinity (`nodeGroupAffinity` / `nodeGroupAntiAffinity`); no argument: `{}`."""
+        affinity = NodeGroupAffinity(
+            required=required,
+            preferred=preferred,
+            anti_required=anti_required,
+            anti_preferred=anti_preferred,
+        )
+        self._set(node_group_affinity=affinity)
+        return self
+
+    def node_group_limits(self, text: str) -> QueueBuilder:
+        """The `volcano.sh/nodegroup-resource-limits` annotation, read as a Queue's is."""
+        warnings: list[FieldWarning] = []
+        limits, problem = node_group_limits(
+            {NODE_GROUP_LIMITS: text}, f"Queue {self._facts.name}", warnings
+        )
+        self._set(
+            node_group_limits=limits,
+            node_group_limits_problem=problem,
+            warnings=(*self._facts.warnings, *warnings),
+        )
         return self
 
 

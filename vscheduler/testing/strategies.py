@@ -18,6 +18,7 @@ objects are raw dicts, fed to the converters and cycles by the tests.
 from __future__ import annotations
 
 import functools
+import json
 from typing import Any, Final
 
 from hypothesis import strategies as st
@@ -98,7 +99,10 @@ ANNOTATION_KEYS: Final = (
     "example.com/anything",
 )
 OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
-LABEL_KEYS: Final = ("zone", "disk", "kubernetes.io/hostname", "example.com/odd-key", "app")
+LABEL_KEYS: Final = (
+    *("zone", "disk", "kubernetes.io/hostname", "example.com/odd-key", "app"),
+    "volcano.sh/nodegroup-name",
+)
 LABEL_VALUES: Final = ("a", "b", "ssd", "1", "100", "", "x-y.z")
 
 
@@ -443,10 +447,39 @@ def podgroups() -> st.SearchStrategy[Raw]:
 
 
 @functools.cache
+def node_group_affinities() -> st.SearchStrategy[Raw]:
+    """A Queue's `spec.affinity`: empty, or naming groups (node label values, repeats and the
+    empty group included) under any of its four lists."""
+    groups = st.lists(st.sampled_from(LABEL_VALUES), max_size=3)
+    terms = st.fixed_dictionaries(
+        {},
+        optional={
+            "requiredDuringSchedulingIgnoredDuringExecution": groups,
+            "preferredDuringSchedulingIgnoredDuringExecution": groups,
+        },
+    )
+    return st.fixed_dictionaries(
+        {}, optional={"nodeGroupAffinity": terms, "nodeGroupAntiAffinity": terms}
+    )
+
+
+@functools.cache
+def node_group_limits() -> st.SearchStrategy[str]:
+    """The `volcano.sh/nodegroup-resource-limits` annotation: group -> ResourceList as JSON
+    (negative amounts included), or garbage."""
+    limits = st.dictionaries(
+        st.sampled_from(LABEL_VALUES), resource_lists(signed=True), max_size=3
+    ).map(json.dumps)
+    return st.one_of(limits, st.sampled_from((*GARBAGE, "null", "[]", '{"a": 1}')))
+
+
+@functools.cache
 def queues() -> st.SearchStrategy[Raw]:
     """A Queue (named by `clusters`): capability missing, empty, huge, negative or naming odd
     resources; odd weights, 0 included (Volcano's admission writes 1 over it; older CRDs let it
-    through)."""
+    through); node-group affinity and limits (the limits annotation malformed too); a parent
+    that is another queue, itself, `root`, missing or empty (hierarchical queues: cycles and
+    dangling parents included)."""
     spec = st.fixed_dictionaries(
         {},
         optional={
@@ -456,19 +489,40 @@ def queues() -> st.SearchStrategy[Raw]:
             "guarantee": resource_lists(signed=True).map(lambda r: {"resource": r}),
             "reclaimable": st.booleans(),
             "priority": st.integers(-(2**31), 2**31 - 1),
+            "affinity": node_group_affinities(),
+            "parent": st.sampled_from((*QUEUE_NAMES, "root", "missing-queue", "")),
         },
     )
+    annotations = st.fixed_dictionaries(
+        {}, optional={"volcano.sh/nodegroup-resource-limits": node_group_limits()}
+    )
     return st.builds(
-        lambda sp, state: {
+        lambda sp, ann, state: {
             "apiVersion": "scheduling.volcano.sh/v1beta1",
             "kind": "Queue",
-            "metadata": {},
+            "metadata": {"annotations": ann} if ann else {},
             "spec": sp,
             "status": {"state": state},
         },
         spec,
+        annotations,
         st.sampled_from(("Open", "Closed", "Closing", "Unknown")),
     )
+
+
+@st.composite
+def queue_trees(draw: st.DrawFn, *, max_queues: int = 6) -> list[tuple[str, str]]:
+    """(queue, parent) pairs of a queue tree under `root` (`t0`, `t1`, ...): mostly a tree, the
+    parent drawn among the queues before it; sometimes a parent that does not exist or a later
+    queue (a cycle is then possible), or none (the root's child)."""
+    count = draw(st.integers(1, max_queues))
+    names = [f"t{i}" for i in range(count)]
+    pairs: list[tuple[str, str]] = []
+    for i, name in enumerate(names):
+        sound = st.sampled_from(["", "root", *names[:i]])
+        odd = st.sampled_from(["missing-queue", *names])
+        pairs.append((name, draw(st.one_of(sound, sound, sound, odd))))
+    return pairs
 
 
 QUOTA_NAMES: Final = (

@@ -47,8 +47,10 @@ class Proposer:
         notes: dict[str, tuple[str, str]] | None = None,
         reach: bool = False,
         off: frozenset[str] = frozenset(),
+        budgeted: bool = False,
     ) -> None:
         self.name, self.picks, self.notes, self.reach, self.off = name, picks, notes, reach, off
+        self.budgeted = budgeted
         self.seen: list[list[str]] = []
         self._session: PluginSession | None = None
 
@@ -68,8 +70,9 @@ class Proposer:
         chosen = [by_key[f"default/{name}"] for name in self.picks if f"default/{name}" in by_key]
         for task in chosen:
             note = (self.notes or {}).get(task.facts.name)
-            if note is not None:
-                self._session.note_victim(task, *note)
+            if note is not None or self.budgeted:
+                strategy, reason = note or (self.name, "")
+                self._session.note_victim(task, strategy, reason, budgeted=self.budgeted)
         return chosen
 
 
@@ -243,6 +246,29 @@ def test_at_most_max_evictions_per_run_are_evicted_the_first_victims_first() -> 
     _, none = run(snap, [Proposer("p", *picks)], maxEvictionsPerRun=0)
     assert evicted(three) == ["default/p5", "default/p4", "default/p3"]
     assert none.evictions == ()
+
+
+def test_victims_within_their_proposers_own_budget_pass_the_caps_but_not_the_gang_rail() -> None:
+    snap = snapshot(
+        *NODES,
+        *(running(name, "n1") for name in ("a", "b", "c", "d")),
+        podgroup("pg").min_member(2),
+        member("g1", "n2"),
+        member("g2", "n2"),
+    )
+    picks = ("a", "b", "c", "d", "g1", "g2")
+    _, capped = run(snap, [Proposer("p", *picks)], maxEvictionsPerRun=3)
+    _, budgeted = run(snap, [Proposer("p", *picks, budgeted=True)], maxEvictionsPerRun=3)
+    assert evicted(capped) == ["default/a", "default/b"]
+    assert evicted(budgeted) == ["default/a", "default/b", "default/c", "default/d"]
+
+
+def test_budgeted_evictions_count_toward_the_caps_of_the_unbudgeted_victims_after_them() -> None:
+    snap = snapshot(*NODES, *(running(name, "n1") for name in ("a", "b", "c")))
+    budgeted = Proposer("tdm", "a", "b", budgeted=True)
+    plain = Proposer("rescheduling", "c")
+    _, result = run(snap, [budgeted, plain])
+    assert evicted(result) == ["default/a", "default/b"]
 
 
 def test_every_skipped_victim_is_counted_under_the_first_rail_it_fails() -> None:

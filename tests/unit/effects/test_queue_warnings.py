@@ -88,3 +88,19 @@ def test_a_queue_the_cache_does_not_hold_gets_no_event() -> None:
     finally:
         effects.close()
     assert writer.events == []
+
+
+@pytest.mark.timeout(10)
+def test_a_hierarchy_warning_carries_its_own_reason() -> None:
+    writer = EventWriter()
+    cache = SchedulerCache(clock=FixedClock(START))
+    cache.replace(QUEUE, [raw_queue("big")])
+    effects = EffectsExecutor(writer, cache, clock=FixedClock(START), workers=1)
+    problem = "the queue big has invalid parent queue nowhere"
+    figures = QueueFigures(name="big", warning=problem, warning_reason="InvalidQueueHierarchy")
+    try:
+        effects.submit(CycleResult(queues={"big": figures}), ClusterSnapshot())
+        assert effects.drain(5.0)
+    finally:
+        effects.close()
+    assert writer.events == [("Queue", "big", "Warning", "InvalidQueueHierarchy", problem)]

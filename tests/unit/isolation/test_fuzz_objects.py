@@ -49,6 +49,13 @@ tiers:
 - plugins: [{name: priority}, {name: gang}, {name: conformance}]
 - plugins: [{name: drf}, {name: predicates}, {name: capacity}, {name: nodeorder}]
 """
+HIERARCHY = """\
+actions: "enqueue, allocate, preempt, reclaim, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins: [{name: drf}, {name: predicates}, {name: capacity, enableHierarchy: true,
+            arguments: {ancestorReclaimLevel: 2}}, {name: nodeorder}]
+"""
 GUARDED = """\
 actions: "enqueue, allocate, preempt, reclaim, backfill"
 tiers:
@@ -56,11 +63,20 @@ tiers:
 - plugins: [{name: resourcequota}, {name: drf}, {name: predicates}, {name: proportion},
             {name: nodeorder}]
 """
+NODEGROUP = """\
+actions: "enqueue, allocate, preempt, reclaim, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins: [{name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder},
+            {name: nodegroup, enableHierarchy: true, arguments: {strict: false}}]
+"""
 PIPELINES: dict[str, Pipeline] = {
     "default": catalog.load_pipeline(None),
     "preempting": catalog.load_pipeline(PREEMPTING),
     "capacity": catalog.load_pipeline(CAPACITY),
+    "hierarchy": catalog.load_pipeline(HIERARCHY),
     "guarded": catalog.load_pipeline(GUARDED),
+    "nodegroup": catalog.load_pipeline(NODEGROUP),
 }
 KINDS: dict[str, Kind] = {
     "PriorityClass": PRIORITY_CLASS,

@@ -31,9 +31,11 @@ tiers:
 - plugins: [{name: priority}, {name: gang}, {name: conformance}]
 - plugins: [{name: drf}, {name: predicates}, {name: capacity}, {name: nodeorder}]
 """
+HIERARCHY = CAPACITY.replace("{name: capacity}", "{name: capacity, enableHierarchy: true}")
 PIPELINES: dict[str, Pipeline] = {
     "default": catalog.load_pipeline(None),
     "capacity": catalog.load_pipeline(CAPACITY),
+    "hierarchy": catalog.load_pipeline(HIERARCHY),
 }
 FUZZ = settings(
     max_examples=500 if os.environ.get("HYPOTHESIS_PROFILE") == "nightly" else 25,
@@ -42,11 +44,13 @@ FUZZ = settings(
 )
 
 REFUSAL = re.compile(
-    r"queue \S+ (has no room left for this pod|is overused) \((proportion|capacity): allocated"
-    r" .+ \+ this pod's .+ exceed (its deserved share|its capability|what the other queues'"
-    r" guarantees leave it|the cluster's allocatable|the Ready nodes' allocatable) \(.+\)\)"
+    r"queue \S+ (has no room left for this pod|is overused) \((proportion|capacity):"
+    r" (ancestor \S+'s )?allocated .+ \+ this pod's .+ exceed (its deserved share|its capability"
+    r"|what the other queues' guarantees leave it|the cluster's allocatable|the Ready nodes'"
+    r" allocatable|(its|\S+'s) (capability|realCapability)) \(.+\)\)"
     r"|queue \S+ is (Closed|Closing|Unknown) \((proportion|capacity): its pods are not placed"
     r" while its status.state is \w+, only when it is Open\)"
+    r"|queue \S+ runs no pod \(capacity: its place in the queue tree is invalid\)"
 )
 
 
@@ -77,7 +81,7 @@ def test_explaining_changes_no_decision_and_every_queue_refusal_names_its_limit(
     )
     assert watched.unschedulable == plain.unschedulable
     for key, message in plain.unschedulable.items():
-        if " has no room left for this pod (" in message or " is overused (" in message:
+        if any(f" {w} (" in message for w in ("has no room left for this pod", "is overused")):
             assert REFUSAL.search(message), message
         verdict = verdicts.get(key, "")
         if verdict and not verdict.endswith(" allows this pod"):

@@ -12,6 +12,7 @@ from vscheduler.model.resources import Resources
 from vscheduler.model.status import PodGroupPhase
 from vscheduler.plugins import capacity
 from vscheduler.plugins.capacity import Capacity
+from vscheduler.plugins.proportion import Proportion
 from vscheduler.testing import sessions
 from vscheduler.testing.builders import (
     Buildable,
@@ -404,7 +405,7 @@ def test_capacity_accepts_volcanos_arguments_and_rejects_others() -> None:
         capacity.build({"ancestorReclaimLevel": "two"})
 
 
-def test_enable_hierarchy_is_accepted_and_queues_behave_flat() -> None:
+def test_enable_hierarchy_hangs_queues_below_their_parent() -> None:
     policy = POLICY + "    enableHierarchy: true\n"
     child = dataclasses.replace(
         deserving(queue("child").capability(cpu="2"), cpu="2"), parent="org"
@@ -413,6 +414,128 @@ def test_enable_hierarchy_is_accepted_and_queues_behave_flat() -> None:
         cpus(8), deserving(queue("org"), cpu="1"), child, *demand("child", 3), policy=policy
     )
 
-    assert set(plugin.accounts.holding_jobs()) == {"child"}
-    assert plugin.accounts["child"].real_capability == res(cpu="2", memory="64Gi")
+    accounts = plugin.accounts
+    assert accounts["child"].parent is accounts["org"]
+    assert accounts["org"].allocated == accounts["child"].allocated
+    assert accounts["child"].real_capability == res(cpu="2")
     assert plugin.allows_allocation(session.queues["child"], session.tasks["default/child-job-0"])
+    assert not plugin.allows_allocation(session.queues["org"], session.tasks["default/child-job-0"])
+
+
+HIERARCHY = POLICY + "    enableHierarchy: true\n"
+
+
+def test_a_missing_parent_is_reported_on_the_queue_and_only_that_queue_runs_nothing() -> None:
+    session, plugin = open_session(
+        cpus(8),
+        queue("lost").parent("nowhere"),
+        queue("fine"),
+        *demand("lost", 1),
+        *demand("fine", 1),
+        policy=HIERARCHY,
+    )
+
+    problem = "the queue lost has invalid parent queue nowhere"
+    assert plugin.accounts.problems == {"lost": [problem]}
+    assert not plugin.allows_allocation(session.queues["lost"], session.tasks["default/lost-job-0"])
+    assert plugin.allows_allocation(session.queues["fine"], session.tasks["default/fine-job-0"])
+    assert session.queue_note("lost") == f": {problem}"
+
+
+def test_a_cycle_of_parents_is_reported_on_every_queue_in_it() -> None:
+    session, plugin = open_session(
+        cpus(8),
+        queue("a").parent("b"),
+        queue("b").parent("a"),
+        queue("c").parent("a"),
+        *demand("c", 1),
+        policy=HIERARCHY,
+    )
+
+    assert plugin.accounts.problems == {
+        "a": ["cycle detected in queue hierarchy for queue a"],
+        "b": ["cycle detected in queue hierarchy for queue b"],
+        "c": ["cycle detected in queue hierarchy for queue a"],
+    }
+    assert plugin.vote_enqueue(session.jobs["default/c-job"]) is Vote.REJECT
+
+
+def test_a_guarantee_above_the_parents_capability_is_reported_on_the_child() -> None:
+    _, plugin = open_session(
+        cpus(8),
+        queue("org").capability(cpu="2"),
+        queue("team").parent("org").guarantee(cpu="3"),
+        policy=HIERARCHY,
+    )
+
+    assert plugin.accounts.problems["team"] == [
+        "queue team's guarantee (cpu 3) exceeds its parent queue org's capability (cpu 2)"
+    ]
+
+
+def test_an_ancestors_capability_bounds_its_leaves_together() -> None:
+    session, plugin = open_session(
+        cpus(8),
+        queue("org").capability(cpu="2"),
+        queue("a").parent("org"),
+        queue("b").parent("org"),
+        *demand("a", 1, running=2),
+        *demand("b", 1),
+        policy=HIERARCHY,
+    )
+
+    task = session.tasks["default/b-job-0"]
+    assert plugin.accounts["org"].allocated == res(cpu="2")
+    assert not plugin.allows_allocation(session.queues["b"], task)
+
+
+def test_proportion_ignores_enable_hierarchy_and_parents() -> None:
+    policy = 'actions: "enqueue, allocate"\ntiers:\n- plugins:\n  - name: proportion\n'
+    session = sessions.open_session(
+        snapshot(cpus(8), queue("org"), queue("child").parent("org"), *demand("org", 1)),
+        policy=policy + "    enableHierarchy: true\n",
+    )
+    plugin = session.plugins["proportion"]
+    assert isinstance(plugin, Proportion)
+    accounts = plugin.accounts
+
+    assert not accounts.hierarchy
+    assert accounts["child"].parent is accounts.root
+    assert accounts["org"].children == []
+
+
+def test_with_hierarchy_two_leaves_are_ordered_by_their_ancestors_below_the_shared_one() -> None:
+    session, plugin = open_session(
+        cpus(8),
+        deserving(queue("busy"), cpu="2"),
+        deserving(queue("idle"), cpu="2"),
+        dataclasses.replace(deserving(queue("b1"), cpu="1"), parent="busy"),
+        dataclasses.replace(deserving(queue("i1"), cpu="1"), parent="idle"),
+        dataclasses.replace(deserving(queue("i2"), cpu="1"), parent="idle"),
+        *demand("b1", 1),
+        *demand("i1", 1, running=2),
+        policy=HIERARCHY,
+    )
+    queues = session.queues
+
+    # i1 holds 2 of its 1 (share 2) but its parent idle only 2 of 2 (share 1); busy holds nothing
+    assert plugin.compare_queues(queues["b1"], queues["i1"]) < 0
+    assert plugin.compare_queues(queues["i2"], queues["i1"]) < 0  # siblings: their own shares
+    assert plugin.compare_queues(queues["i2"], queues["idle"]) < 0  # a leaf first
+
+
+def test_with_hierarchy_every_queue_reports_its_figures() -> None:
+    session, plugin = open_session(
+        cpus(8),
+        queue("org").capability(cpu="4"),
+        queue("team").parent("org"),
+        *demand("team", 0, running=1),
+        policy=HIERARCHY,
+    )
+    plugin.on_session_close()
+
+    figures = session.decisions.result({}, {}, {}).queues
+    assert sorted(figures) == ["default", "org", "team"]
+    assert figures["org"].allocated == res(cpu="1")
+    assert figures["team"].capability == res(cpu="4")
+    assert figures["team"].real_capability == res(cpu="4")

@@ -13,7 +13,7 @@ from vscheduler.model.status import PodGroupPhase
 from vscheduler.plugins import overcommit
 from vscheduler.plugins.overcommit import Overcommit
 from vscheduler.testing import scenario, sessions
-from vscheduler.testing.builders import Buildable, Fact, node, pod, podgroup, res, snapshot
+from vscheduler.testing.builders import Buildable, Fact, node, pod, podgroup, queue, res, snapshot
 
 TWO_NODES = (
     node("n1").resources(cpu="4", memory="8Gi"),
@@ -118,6 +118,103 @@ def test_an_admitted_job_reserves_its_min_resources_for_later_votes() -> None:
     assert plugin.vote_enqueue(jobs["default/second"]) is Vote.REJECT
 
 
+# --- a job its queue will not let progress holds no budget (issue 11) ---------------------------
+WITH_PROPORTION = (
+    'actions: "enqueue, allocate"\ntiers:\n- plugins:\n  - name: overcommit\n  - name: proportion\n'
+)
+
+
+def queued(*items: Buildable | Fact) -> tuple[Session, Overcommit]:
+    """Queues `full` and `other` (weight 1 each, 8 CPU: each deserves 4), `other` asking 8 CPU,
+    `full` running `items` beside them (overcommit and proportion)."""
+    demand = [pod(f"other-{i}").group("other").requests(cpu="1", memory="1Gi") for i in range(8)]
+    snap = snapshot(
+        *TWO_NODES,
+        queue("full"),
+        queue("other"),
+        podgroup("other").queue("other").min_member(1),
+        *demand,
+        *items,
+    )
+    session = sessions.open_session(snap, policy=WITH_PROPORTION)
+    plugin = session.plugins["overcommit"]
+    assert isinstance(plugin, Overcommit)
+    return session, plugin
+
+
+def full_queue(running_cpus: int) -> list[Buildable | Fact]:
+    """Queue `full` running `running_cpus` one-CPU pods and holding an admitted job `waiting` of
+    4 CPU whose one pod is pending."""
+    running = podgroup("running").queue("full").min_member(1).phase(PodGroupPhase.RUNNING)
+    waiting = podgroup("waiting").queue("full").min_member(1).min_resources(cpu="4").inqueue()
+    return [
+        running,
+        *(
+            pod(f"running-{i}").group("running").requests(cpu="1", memory="1Gi").on("n1")
+            for i in range(running_cpus)
+        ),
+        waiting,
+        pod("waiting-0").group("waiting").requests(cpu="4", memory="1Gi"),
+    ]
+
+
+def test_an_admitted_job_its_queue_cannot_allocate_holds_no_budget() -> None:
+    # `full` holds its deserved 4 CPU: its admitted job cannot allocate, so it leaves the
+    # budget (9.6 - 4 = 5.6 CPU) to others; Volcano would count its 4 CPU and admit 1.6 more.
+    session, plugin = queued(*full_queue(4))
+
+    assert session.queue_allows_progress(session.jobs["default/waiting"]) is False
+    assert plugin.inqueue == Resources()
+    assert plugin.idle.milli_cpu == 5600
+
+
+def test_an_admitted_job_its_queue_can_allocate_holds_its_min_resources() -> None:
+    session, plugin = queued(*full_queue(0))
+
+    assert session.queue_allows_progress(session.jobs["default/waiting"]) is True
+    assert plugin.inqueue == res(cpu="4")
+
+
+def test_an_admitted_job_of_a_closed_queue_holds_no_budget() -> None:
+    waiting = podgroup("waiting").queue("shut").min_member(1).min_resources(cpu="4").inqueue()
+    _, plugin = queued(
+        queue("shut").state("Closed"),
+        waiting,
+        pod("waiting-0").group("waiting").requests(cpu="1", memory="1Gi"),
+    )
+
+    assert plugin.inqueue == Resources()
+
+
+def test_an_admitted_job_with_no_pending_pod_yet_holds_its_min_resources() -> None:
+    # Volcano's job controller creates the pods once the PodGroup is Inqueue: until they exist
+    # nothing says the job is stuck, so it keeps its reservation.
+    items = full_queue(4)[:-1]
+    session, plugin = queued(*items)
+
+    assert session.queue_allows_progress(session.jobs["default/waiting"]) is True
+    assert plugin.inqueue == res(cpu="4")
+
+
+def test_without_a_queue_plugin_every_admitted_job_holds_its_min_resources() -> None:
+    _, plugin = open_session(*full_queue(4), queue("full"))
+
+    assert plugin.inqueue == res(cpu="4")
+
+
+def test_a_job_admitted_in_this_session_holds_budget_as_in_volcano() -> None:
+    # Within a session admission is Volcano's: what enqueue admits counts, whatever its queue.
+    later = podgroup("later").queue("full").min_member(1).min_resources(cpu="5")
+    following = podgroup("next").queue("other").min_member(1).min_resources(cpu="1")
+    session, plugin = queued(*full_queue(4), later, following)
+    assert plugin.vote_enqueue(session.jobs["default/next"]) is Vote.PERMIT
+
+    session.dispatch.job_enqueued(session.jobs["default/later"])
+
+    assert plugin.inqueue == res(cpu="5")
+    assert plugin.vote_enqueue(session.jobs["default/next"]) is Vote.REJECT  # 5 + 1 > 5.6
+
+
 # --- which resources are compared ----------------------------------------------------------------
 def test_only_the_resources_the_min_resources_name_are_compared() -> None:
     hog = pod("hog").requests(cpu="10").on("n1")
@@ -185,3 +282,55 @@ def test_a_cycle_admits_what_fits_the_overcommitted_cluster_and_leaves_the_rest_
     assert outcome.result.podgroups["default/big"].phase is PodGroupPhase.RUNNING
     assert outcome.result.podgroups["default/more"].phase is PodGroupPhase.PENDING
     assert outcome.binds == {"default/big-0": "n1"}
+
+
+# --- Volcano's overcommit_test.go TestOvercommitPlugin ---------------------------------------------
+VOLCANO_NODES = (
+    node("n1").resources(cpu="2", memory="4Gi"),
+    node("n2").resources(cpu="4", memory="16Gi"),
+)
+
+
+@pytest.mark.parametrize(
+    ("case", "min_resources", "capability", "expected"),
+    [
+        ("overCommitFactor is more than 0", {"cpu": "2000m", "memory": "2G"}, None, Vote.PERMIT),
+        (
+            "when the required resources of pg are too large",
+            {"cpu": "20000m", "memory": "20G"},
+            None,
+            Vote.REJECT,
+        ),
+        (
+            "when pg does not fill MinResources",
+            None,
+            {"cpu": "200m", "memory": "0.5G"},
+            Vote.PERMIT,
+        ),
+    ],
+)
+def test_volcano_overcommit_plugin_table(
+    case: str,
+    min_resources: dict[str, str] | None,
+    capability: dict[str, str] | None,
+    expected: Vote,
+) -> None:
+    """TestOvercommitPlugin: an Inqueue PodGroup of queue c1, told enqueued (JobEnqueued) and then
+    asked (JobEnqueueable), overcommit alone with factor 1.2. Its case "overCommitFactor is less
+    than 0" (0.8, read by Volcano as 1.2) is a policy error here:
+    `test_factors_below_one_are_refused_when_the_policy_is_loaded`."""
+    c1 = queue("c1").weight(1)
+    if capability is not None:
+        c1 = c1.capability(**capability)
+    pg = podgroup("pg", "test-namespace").queue("c1").min_member(2).inqueue()
+    if min_resources is not None:
+        pg = pg.min_resources(**min_resources)
+    snap = snapshot(*VOLCANO_NODES, c1, pg)
+    session = sessions.open_session(snap, policy=policy("      overcommit-factor: 1.2\n"))
+    plugin = session.plugins["overcommit"]
+    assert isinstance(plugin, Overcommit)
+    job = session.jobs["test-namespace/pg"]
+
+    session.dispatch.job_enqueued(job)
+
+    assert plugin.vote_enqueue(job) is expected, case

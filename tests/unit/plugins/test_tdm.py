@@ -6,7 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vscheduler import catalog
+from vscheduler import catalog, cycle
+from vscheduler.clock import FixedClock
 from vscheduler.errors import PluginArgsError, PolicyError
 from vscheduler.framework.results import Code, Status, Vote
 from vscheduler.framework.session import Session
@@ -241,6 +242,33 @@ def test_a_closed_zone_gives_back_its_preemptable_tasks_one_per_job() -> None:
         "default/night-0": ("tdm", "revocable zone rz2 of node r2 is closed (22:00-06:00)"),
         "default/solo": ("tdm", "revocable zone rz2 of node r2 is closed (22:00-06:00)"),
     }
+
+
+SHUFFLE_POLICY = """actions: "shuffle"
+tiers:
+- plugins:
+  - name: tdm
+    arguments:
+      tdm.revocable-zone.rz2: 22:00-06:00
+"""
+
+
+@pytest.mark.parametrize(("budget", "evicted"), [("3", 3), ("1", 1)])
+def test_shuffle_evicts_what_an_explicit_budget_allows_beyond_its_per_node_cap(
+    budget: str, evicted: int
+) -> None:
+    # Four running preemptable pods of one job on the closed zone's node r2; the job's budget
+    # (jdb-max-unavailable) is the rule, not shuffle's maxEvictionsPerNode (default 2).
+    job = podgroup("night").min_member(1).annotate("volcano.sh/jdb-max-unavailable", budget)
+    tasks = [preemptable(f"night-{i}").group("night").requests(cpu="1").on("r2") for i in range(4)]
+    pipeline = catalog.load_pipeline(SHUFFLE_POLICY)
+
+    report = cycle.run_cycle(snapshot(*NODES, job, *tasks), pipeline, clock=FixedClock(NOON))
+
+    assert [e.pod for e in report.result.evictions] == [
+        f"default/night-{i}" for i in range(evicted)
+    ]
+    assert {e.strategy for e in report.result.evictions} == {"tdm"}
 
 
 def test_an_open_zone_keeps_its_tasks() -> None:
