@@ -191,3 +191,31 @@ def test_under_capacity_a_pod_larger_than_the_cluster_names_the_clusters_allocat
         " left for this pod (capacity: allocated cpu 0 + this pod's cpu 8 exceed the cluster's"
         " allocatable (cpu 4))"
     }
+
+
+def test_a_job_not_admitted_is_told_which_plugin_and_limit_kept_it_out() -> None:
+    items: list[Item] = [node("n1").resources(cpu="4", memory="8Gi")]
+    items += [podgroup("big").min_resources(cpu="8"), pod("big-0").group("big").requests(cpu="8")]
+
+    (outcome,) = run(snapshot(*items))  # the default policy: overcommit votes before proportion
+
+    assert outcome.unschedulable == {
+        "default/big-0": "podgroup default/big is Pending: not admitted to queue default"
+        " (overcommit: minResources cpu 8 + what admitted jobs hold (cpu 0) exceed the Ready"
+        " nodes' allocatable times the overcommit factor, less what is in use (cpu 4800m))"
+    }
+
+
+def test_a_job_over_its_queues_capability_is_told_so_at_admission() -> None:
+    items: list[Item] = [queue("capped").capability(cpu="2")]
+    items += [node("n1").resources(cpu="8", memory="16Gi")]
+    items += [podgroup("j").queue("capped").min_resources(cpu="3")]
+    items += [pod("j-0").group("j").requests(cpu="3")]
+
+    (outcome,) = run(snapshot(*items), policy=CAPACITY)
+
+    assert outcome.unschedulable == {
+        "default/j-0": "podgroup default/j is Pending: not admitted to queue capped (capacity:"
+        " minResources cpu 3 + what the queue holds and has admitted (cpu 0) exceed its"
+        " capability (cpu 2))"
+    }

@@ -265,7 +265,9 @@ class Dispatcher:
         return False
 
     # --- tier votes ---------------------------------------------------------------------------
-    def _tier_vote(self, point: str, job: JobState) -> bool:
+    def _tier_vote(self, point: str, job: JobState) -> tuple[str, Refusal] | None:
+        """None when the tiers admit `job`, else the plugin that rejected it and its `Refusal`
+        (an empty reason for a plain REJECT, or a hook that raised)."""
         for tier in self.tiers[point]:
             permitted = False
             for hook in tier:
@@ -273,21 +275,28 @@ class Dispatcher:
                     vote = hook.fn(job)
                 except Exception as exc:
                     self._failed(hook, point, exc)
-                    return False
+                    return hook.plugin, Refusal("")
+                if isinstance(vote, Refusal):
+                    return hook.plugin, vote
                 if vote == Vote.REJECT:
-                    return False
+                    return hook.plugin, Refusal("")
                 permitted = permitted or vote == Vote.PERMIT
             if permitted:
-                return True
-        return True
+                return None
+        return None
 
     def is_job_enqueueable(self, job: JobState) -> bool:
         """The enqueue vote."""
+        return self._tier_vote("jobEnqueueable", job) is None
+
+    def enqueue_refuser(self, job: JobState) -> tuple[str, Refusal] | None:
+        """The enqueue vote: None when it admits `job`, else the plugin that rejected it and its
+        `Refusal` (the reason the job's pods are given; empty for a plain REJECT)."""
         return self._tier_vote("jobEnqueueable", job)
 
     def is_job_pipelined(self, job: JobState) -> bool:
         """The pipelined vote."""
-        return self._tier_vote("jobPipelined", job)
+        return self._tier_vote("jobPipelined", job) is None
 
     # --- notifications ------------------------------------------------------------------------
     def _broadcast(self, point: str, *args: object) -> None:

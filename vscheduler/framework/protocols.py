@@ -46,9 +46,10 @@ class JobValid(Protocol):
 
 
 class JobEnqueueable(Protocol):
-    """jobEnqueueable: the plugin's vote on admitting the job (tier vote)."""
+    """jobEnqueueable: the plugin's vote on admitting the job (tier vote; a `Refusal` is a
+    REJECT with its reason)."""
 
-    def vote_enqueue(self, job: JobState, /) -> Vote: ...
+    def vote_enqueue(self, job: JobState, /) -> Vote | Refusal: ...
 
 
 class JobEnqueued(Protocol):

@@ -651,30 +651,32 @@ class QueueAccounts:
         return False
 
     # --- enqueue --------------------------------------------------------------------------------
-    def vote_enqueue(self, job: JobState) -> Vote:
+    def vote_enqueue(self, job: JobState) -> Vote | Refusal:
         """PERMIT when the job's minResources fit in its queue's realCapability beside what the
-        queue holds and has admitted (less its elastic part); REJECT otherwise."""
+        queue holds and has admitted (less its elastic part); else a `Refusal` naming the limit
+        and the amounts (or the queue's state)."""
         queue = self._session.queue_of(job)
         account = None if queue is None else self.active(queue.name)
         if queue is None or account is None:
             return Vote.ABSTAIN
         if self.hierarchy and (queue.name in self._refused or account.children):
-            return Vote.REJECT
+            return queue_refusals.off_the_tree()
         if not queue.facts.is_open:
-            return Vote.REJECT
+            return queue_refusals.closed(queue)
         if job.facts.min_resources is None:
             return Vote.PERMIT
         minimum = quota.counted(job.facts.min_resources)
         if self.hierarchy:
-            fits = all(
-                _within_real(each, minimum + each.allocated + each.inqueue - each.elastic, minimum)
-                for each in self._chain(account)
-            )
-            return Vote.PERMIT if fits else Vote.REJECT
+            for each in self._chain(account):
+                wanted = minimum + each.allocated + each.inqueue - each.elastic
+                if not _within_real(each, wanted, minimum):
+                    return queue_refusals.over_tree_limit(each, account, minimum, wanted, job=True)
+            return Vote.PERMIT
         wanted = minimum + account.allocated + account.inqueue - account.elastic
-        return (
-            Vote.REJECT if quota.exceeds(wanted, account.real_capability, minimum) else Vote.PERMIT
-        )
+        over = quota.exceeds(wanted, account.real_capability, minimum)
+        if not over:
+            return Vote.PERMIT
+        return queue_refusals.not_admitted(account, minimum, wanted, over, total=self.total)
 
     def enqueued(self, job: JobState) -> None:
         """The admitted job's minResources now count as its queue's inqueue."""

@@ -62,9 +62,10 @@ class QueuePlugin(
         """Volcano's preemptive function, by the rule."""
         return self.accounts.allows_reclaim(queue, task)
 
-    def vote_enqueue(self, job: JobState) -> Vote:
+    def vote_enqueue(self, job: JobState) -> Vote | Refusal:
         """PERMIT when the job's minResources fit in its queue's realCapability beside what the
-        queue holds and has admitted (less its elastic part); REJECT otherwise."""
+        queue holds and has admitted (less its elastic part); else a `Refusal` naming the limit
+        and the amounts."""
         return self.accounts.vote_enqueue(job)
 
     def on_enqueued(self, job: JobState) -> None:

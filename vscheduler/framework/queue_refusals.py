@@ -52,6 +52,27 @@ def over_limit(
     )
 
 
+def not_admitted(
+    account: QueueAccount,
+    minimum: Resources,
+    wanted: Resources,
+    over: tuple[str, ...],
+    *,
+    total: Resources,
+) -> Refusal:
+    """`minResources cpu 4 + what the queue holds and has admitted (cpu 6) exceed its capability
+    (cpu 8)`: the enqueue vote's refusal, in the resources `over` the queue's realCapability."""
+
+    def only(res: Resources) -> str:
+        return ", ".join(f"{n} {format_amount(n, res.get(n))}" for n in over)
+
+    name = _limit_name(account, over[0], total=total, limit_is_deserved=False)
+    return Refusal(
+        f"minResources {only(minimum)} + what the queue holds and has admitted"
+        f" ({only(wanted - minimum)}) exceed {name} ({only(account.real_capability)})"
+    )
+
+
 def _limit_name(
     account: QueueAccount, name: str, *, total: Resources, limit_is_deserved: bool
 ) -> str:
@@ -78,12 +99,18 @@ def off_the_tree() -> Refusal:
 
 
 def over_tree_limit(
-    each: QueueAccount, account: QueueAccount, asked: Resources, used: Resources
+    each: QueueAccount,
+    account: QueueAccount,
+    asked: Resources,
+    used: Resources,
+    *,
+    job: bool = False,
 ) -> Refusal:
     """`allocated cpu 6 + this pod's cpu 2 exceed its capability (cpu 6)`, or the same of the
     ancestor `each` of `account` (`ancestor eng's allocated cpu 4 + ... exceed eng's capability
     (cpu 4)`): the first queue of the chain whose realCapability `used` exceeds, in the
-    resources it bounds."""
+    resources it bounds. For a `job` (admission): `minResources cpu 4 + what ... holds and has
+    admitted (cpu 4) exceed ...`."""
     real = each.real_capability
     over = [
         n for n, a in asked.items() if a > 0 and n in each.bounded and used.get(n) > real.get(n)
@@ -95,6 +122,12 @@ def over_tree_limit(
     cap = None if each.capability is None else each.capability.get(over[0])
     limit = "capability" if cap == real.get(over[0]) else "realCapability"
     whose = "its" if each is account else f"{each.name}'s"
+    if job:
+        holder = "the queue" if each is account else f"its ancestor {each.name}"
+        return Refusal(
+            f"minResources {only(asked)} + what {holder} holds and has admitted"
+            f" ({only(used - asked)}) exceed {whose} {limit} ({only(real)})"
+        )
     held = "" if each is account else f"ancestor {each.name}'s "
     return Refusal(
         f"{held}allocated {only(each.allocated)} + this pod's {only(asked)} exceed {whose}"

@@ -1,6 +1,7 @@
 """Fuzzing the pending reasons: on odd clusters, explaining every pod the way `simulate
 --explain` does (at the moment allocate decides it) changes no decision, and every queue refusal
-in a pending message names its plugin, its limit and the numbers, or the queue's state.
+in a pending message (allocation or admission) names its plugin, its limit and the numbers, or
+the queue's state.
 
 25 examples per test by default, 500 with `HYPOTHESIS_PROFILE=nightly` (bench/README.md).
 """
@@ -52,6 +53,10 @@ REFUSAL = re.compile(
     r" while its status.state is \w+, only when it is Open\)"
     r"|queue \S+ runs no pod \(capacity: its place in the queue tree is invalid\)"
 )
+NOT_ADMITTED = re.compile(
+    r"not admitted to queue \S+ \((overcommit|proportion|capacity): (minResources .+ \+ what"
+    r" .+ exceed .+ \(.+\)|its place in the queue tree is invalid)\)"
+)
 
 
 @FUZZ
@@ -83,6 +88,8 @@ def test_explaining_changes_no_decision_and_every_queue_refusal_names_its_limit(
     for key, message in plain.unschedulable.items():
         if any(f" {w} (" in message for w in ("has no room left for this pod", "is overused")):
             assert REFUSAL.search(message), message
+        if "not admitted to queue" in message:
+            assert NOT_ADMITTED.search(message), message
         verdict = verdicts.get(key, "")
         if verdict and not verdict.endswith(" allows this pod"):
             assert verdict in message, (verdict, message)
