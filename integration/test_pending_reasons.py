@@ -77,6 +77,21 @@ def test_pending_pods_are_told_the_real_cause(
         " (cpu 4))"
     )
 
+    # A job the cluster cannot admit: the plugin that kept it out says why, with the amounts.
+    huge = harness.podgroup("huge", "test", min_member=1)
+    huge["spec"]["minResources"] = {"cpu": "100"}
+    harness.create(cluster, huge)
+    harness.create(cluster, harness.pod("huge-0", "test", group="huge"))
+    message = _message(cluster, "huge-0", "podgroup")
+    assert message.startswith(
+        f"podgroup {ns}/huge is Pending: not admitted to queue default (overcommit: minResources"
+        " cpu 100 + what admitted jobs hold (cpu "
+    ), message
+    assert message.endswith(
+        "exceed the Ready nodes' allocatable times the overcommit factor, less what is in use"
+        " (cpu 4700m))"
+    ), message
+
     # A Closed queue: a job waiting for admission, and one admitted without minResources.
     harness.create(cluster, harness.queue("shut"))
     _merge_patch(cluster, QUEUE_STATUS.format(name="shut"), {"status": {"state": "Closed"}})
