@@ -42,6 +42,7 @@ PLUGINS: Final = (
     "tdm",
     "nodegroup",
     "reservation",
+    "resource_strategy_fit",
 )
 """The built-in plugins, one line each: the module's name under `vscheduler/plugins/` (a module
 or a package), whose `NAME` and `build` the registry takes."""

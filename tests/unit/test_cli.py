@@ -327,6 +327,7 @@ AVAILABLE = [
     "volcano-namespacequeue.yaml",
     "volcano-plugin-arguments.yaml",
     "volcano-rescheduling.yaml",
+    "volcano-resource-strategy-fit.yaml",
     "volcano-usage-adaptor.yaml",
     "volcano-usage-elasticsearch.yaml",
     "volcano-usage-prometheus.yaml",

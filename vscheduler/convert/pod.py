@@ -3,7 +3,8 @@
 Owns: which pods matter to this scheduler; a pod's task status (Volcano's mapping); its job
 (PodGroup annotation, else a job of its own); its priority (spec.priority, else its class's,
 else the global default's), preemptability (`volcano.sh/preemptable`), its own
-`spec.preemptionPolicy`, index and task role (`volcano.sh/task-spec`, annotation then label);
+`spec.preemptionPolicy`, index and task role (`volcano.sh/task-spec`, annotation then label),
+its own resource-strategy-fit scoring (`scoring`: the two annotations and their warning);
 the warning a request above the scheduler's ceiling gets (`quantity.CEILING`); the warnings of
 a malformed `volcano.sh/preemptable` or an empty group-name annotation (`unusual_annotations`);
 `pod_request` and `qos_class` over a bare spec (the arithmetic is in `podresources`; node
@@ -42,6 +43,7 @@ from vscheduler.convert.podresources import (
     read_pod_resources,
     summarize,
 )
+from vscheduler.convert.scoring import scoring_override
 from vscheduler.model.facts import (
     UNUSUAL_VALUE,
     FieldWarning,
@@ -140,6 +142,7 @@ class PodConverter:
         requested, qos = summarize(resources)
         preemptable, opt_out = preemptable_flags(meta.annotations, meta.labels)
         pod_affinity, problem = podaffinity.pod_affinity(spec, meta.namespace, label)
+        scoring, scoring_warnings = scoring_override(meta.annotations, label)
         return TaskFacts(
             uid=meta.uid,
             namespace=meta.namespace,
@@ -171,12 +174,14 @@ class PodConverter:
             images=placement.images(spec, label),
             labels=meta.labels,
             annotations=meta.annotations,
+            scoring=scoring,
             task_role=task_role(meta.annotations, meta.labels),
             owner=_owner(obj, label),
             started=_started(status, label),
             problem=problem,
             warnings=(
                 *clamped(over_ceiling(requested, where=f"{label}: {REQUESTS_FIELD}")),
+                *scoring_warnings,
                 *(unusual_annotations(meta, label) if ours else ()),
             ),
         )

@@ -100,6 +100,18 @@ class HostPort:
     host_ip: str = "0.0.0.0"
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class ScoringOverride:
+    """A pod's own resource-strategy-fit scoring, from its annotations
+    `volcano.sh/resource-strategy-scoring-type` (the strategy) and
+    `volcano.sh/resource-strategy-weight` (a JSON object of resource name -> integer weight)."""
+
+    strategy: str
+    """`MostAllocated` or `LeastAllocated`."""
+    weights: tuple[tuple[str, int], ...]
+    """(resource name, weight), by name; only these resources are scored."""
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class TaskFacts:
     """One pod, as the scheduler sees it."""
@@ -143,6 +155,8 @@ class TaskFacts:
     images: tuple[str, ...] = ()
     labels: Mapping[str, str] = dataclasses.field(default_factory=dict)
     annotations: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    scoring: ScoringOverride | None = None
+    """The pod's own resource-strategy-fit scoring (its two annotations, well formed), or None."""
     task_role: str = ""
     """The task name within its job (Volcano's `volcano.sh/task-spec` annotation, else the label
     of that name), "" for a pod without one (a PodGroup's `minTaskMember` counts it under "")."""
@@ -182,6 +196,7 @@ class TaskFacts:
             self.host_ports,
             self.images,
             self.namespace,
+            self.scoring,
         )
         if self.pod_affinity is NO_POD_AFFINITY and not self.topology_spread:
             return key  # the common case, decided without a method call

@@ -20,6 +20,7 @@ from typing import Generic, TypeVar
 from vscheduler.convert.pod import PREEMPTABLE_KEY, TASK_SPEC_KEY, preemptable_flags, task_role
 from vscheduler.convert.queue import node_group_limits
 from vscheduler.convert.resourcequota import convert_resource_quota
+from vscheduler.convert.scoring import scoring_override
 from vscheduler.model import quantity
 from vscheduler.model.cluster import (
     DEFAULT_SCHEDULER_NAME,
@@ -250,8 +251,8 @@ class PodBuilder(_Builder[TaskFacts]):
         return self.annotate(TASK_SPEC_KEY, name)
 
     def annotate(self, key: str, value: str) -> PodBuilder:
-        """Adds an annotation (`volcano.sh/preemptable` and `volcano.sh/task-spec` are read as
-        the converter reads them)."""
+        """Adds an annotation (`volcano.sh/preemptable`, `volcano.sh/task-spec` and the
+        resource-strategy-fit scoring pair are read as the converter reads them)."""
         self._set(annotations={**self._facts.annotations, key: value})
         return self._read_keys()
 
@@ -267,6 +268,8 @@ class PodBuilder(_Builder[TaskFacts]):
             self._set(preemptable=preemptable, preemption_opt_out=opt_out)
         if TASK_SPEC_KEY in facts.annotations or TASK_SPEC_KEY in facts.labels:
             self._set(task_role=task_role(facts.annotations, facts.labels))
+        scoring, _ = scoring_override(facts.annotations, f"Pod {facts.namespace}/{facts.name}")
+        self._set(scoring=scoring)
         return self
 
     def label(self, key: str, value: str) -> PodBuilder:

@@ -2,7 +2,8 @@
 
 Owns: raw (JSON-shaped) Nodes, Pods, PodGroups, Queues and PriorityClasses as a user or a
 controller could create them: extreme and odd quantities (`1e3`, `0.0001`, `9Ei`, `1e18`,
-extended resources), empty and garbage annotations (on the keys vscheduler reads too), task
+extended resources), empty and garbage annotations (on the keys vscheduler reads too, the
+resource-strategy-fit pair among them), task
 roles by label, pods' own preemptionPolicy, odd affinity terms, tolerations and spread
 constraints, PodGroups whose minMember exceeds their pods or whose minResources name unknown
 resources, what Volcano's CRDs let through (minTaskMember's "" key and negative minima, a
@@ -98,6 +99,23 @@ ANNOTATION_KEYS: Final = (
     "batch.kubernetes.io/job-completion-index",
     "example.com/anything",
 )
+SCORING_TYPE_KEY: Final = "volcano.sh/resource-strategy-scoring-type"
+SCORING_WEIGHT_KEY: Final = "volcano.sh/resource-strategy-weight"
+SCORING_WEIGHTS: Final = (
+    '{"cpu": 1, "memory": 2}',
+    '{"nvidia.com/gpu": 3, "pods": 1}',
+    "{}",
+    '{"cpu": -2, "memory": 0}',
+    '{"cpu": 1.5}',
+    '{"cpu": 1e2}',
+    '{"cpu": true}',
+    '{"cpu": 99999999999999999999}',
+    '{"cpu": NaN}',
+    "null",
+    "[1]",
+    '"cpu"',
+)
+"""Values of a pod's resource-strategy-fit weights: well formed, odd, and malformed JSON."""
 OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 LABEL_KEYS: Final = (
     *("zone", "disk", "kubernetes.io/hostname", "example.com/odd-key", "app"),
@@ -136,6 +154,14 @@ def annotation_maps() -> st.SearchStrategy[dict[str, str]]:
     """Empty, garbage, or plausible values on the keys vscheduler reads (and others)."""
     value = st.one_of(st.sampled_from(GARBAGE), st.text(max_size=20))
     return st.dictionaries(st.sampled_from(ANNOTATION_KEYS), value, max_size=4)
+
+
+@functools.cache
+def scoring_annotations() -> st.SearchStrategy[dict[str, str]]:
+    """None, one or both of a pod's resource-strategy-fit annotations, well formed or not."""
+    kind = st.sampled_from(("MostAllocated", "LeastAllocated", "mostallocated", *GARBAGE[:3]))
+    weights = st.one_of(st.sampled_from(SCORING_WEIGHTS), st.text(max_size=20))
+    return st.fixed_dictionaries({}, optional={SCORING_TYPE_KEY: kind, SCORING_WEIGHT_KEY: weights})
 
 
 @functools.cache
@@ -390,13 +416,13 @@ def pods() -> st.SearchStrategy[Raw]:
         st.sampled_from(("worker", "ps", "")).map(lambda r: {"volcano.sh/task-spec": r}),
     )
     return st.builds(
-        lambda lbls, role, ann, grp, que, sp, phase, ts: {
+        lambda lbls, role, ann, scoring, grp, que, sp, phase, ts: {
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": {
                 "creationTimestamp": f"2026-01-01T00:00:{ts:02d}Z",
                 "labels": {**lbls, **role},
-                "annotations": {**ann, **grp, **que},
+                "annotations": {**ann, **scoring, **grp, **que},
             },
             "spec": sp,
             "status": {"phase": "Running" if sp.get("nodeName") and phase == "Pending" else phase},
@@ -404,6 +430,7 @@ def pods() -> st.SearchStrategy[Raw]:
         labels(),
         role_label,
         annotation_maps(),
+        scoring_annotations(),
         group_annotations,
         queue_annotation,
         spec,

@@ -25,7 +25,7 @@ import pytest
 import yaml
 
 from vscheduler import cli
-from vscheduler.catalog import builtin_registry
+from vscheduler.catalog import PLUGINS, builtin_registry
 from vscheduler.conf.arguments import ArgumentReader
 from vscheduler.conf.default import DEFAULT_POLICY_TEXT
 from vscheduler.conf.schema import (
@@ -276,7 +276,12 @@ def test_every_metrics_key_is_in_the_metrics_section() -> None:
 
 
 def plugin_modules(name: str) -> list[ModuleType]:
-    module = importlib.import_module(f"vscheduler.plugins.{name}")
+    """The modules of the plugin named `name` (its module's name may differ: a `-` is `_`)."""
+    module = next(
+        loaded
+        for loaded in (importlib.import_module(f"vscheduler.plugins.{m}") for m in PLUGINS)
+        if name == loaded.NAME
+    )
     found = [module]
     if hasattr(module, "__path__"):
         for info in pkgutil.walk_packages(module.__path__, module.__name__ + "."):

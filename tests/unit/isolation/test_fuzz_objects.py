@@ -70,6 +70,20 @@ tiers:
 - plugins: [{name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder},
             {name: nodegroup, enableHierarchy: true, arguments: {strict: false}}]
 """
+STRATEGY_FIT = """\
+actions: "enqueue, allocate, preempt, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins:
+  - {name: drf}
+  - {name: predicates}
+  - {name: proportion}
+  - name: resource-strategy-fit
+    arguments:
+      resources: {cpu: {type: MostAllocated}, "nvidia.com/*": {weight: 3}, pods: {}}
+      sra: {enable: true, resources: "nvidia.com/gpu, pods", weight: 2}
+      proportional: {enable: true, resources: nvidia.com/gpu}
+"""
 PIPELINES: dict[str, Pipeline] = {
     "default": catalog.load_pipeline(None),
     "preempting": catalog.load_pipeline(PREEMPTING),
@@ -77,6 +91,7 @@ PIPELINES: dict[str, Pipeline] = {
     "hierarchy": catalog.load_pipeline(HIERARCHY),
     "guarded": catalog.load_pipeline(GUARDED),
     "nodegroup": catalog.load_pipeline(NODEGROUP),
+    "strategy-fit": catalog.load_pipeline(STRATEGY_FIT),
 }
 KINDS: dict[str, Kind] = {
     "PriorityClass": PRIORITY_CLASS,
