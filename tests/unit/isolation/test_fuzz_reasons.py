@@ -23,6 +23,8 @@ from vscheduler.errors import InputError
 from vscheduler.framework.registry import Pipeline
 from vscheduler.framework.session import Session
 from vscheduler.framework.state import TaskState
+from vscheduler.testing.builders import Item, NodeBuilder, node, pod, podgroup, queue, snapshot
+from vscheduler.testing.scenario import run
 from vscheduler.testing.strategies import SCHEDULER, clusters
 
 NOW = dt.datetime(2026, 1, 1, 0, 5, tzinfo=dt.UTC)
@@ -33,6 +35,11 @@ tiers:
 - plugins: [{name: drf}, {name: predicates}, {name: capacity}, {name: nodeorder}]
 """
 HIERARCHY = CAPACITY.replace("{name: capacity}", "{name: capacity, enableHierarchy: true}")
+PIPELINE_TEXT: dict[str, str | None] = {
+    "default": None,
+    "capacity": CAPACITY,
+    "hierarchy": HIERARCHY,
+}
 PIPELINES: dict[str, Pipeline] = {
     "default": catalog.load_pipeline(None),
     "capacity": catalog.load_pipeline(CAPACITY),
@@ -93,3 +100,50 @@ def test_explaining_changes_no_decision_and_every_queue_refusal_names_its_limit(
         verdict = verdicts.get(key, "")
         if verdict and not verdict.endswith(" allows this pod"):
             assert verdict in message, (verdict, message)
+
+
+CPU = re.compile(r"allocated cpu (\d+m?) \+ this pod's cpu (\d+m?) exceed .*\(cpu (\d+m?)\)\)")
+
+
+def _millicores(amount: str) -> int:
+    return int(amount[:-1]) if amount.endswith("m") else int(amount) * 1000
+
+
+@st.composite
+def _queued_cluster(draw: st.DrawFn) -> list[Item]:
+    """1-3 nodes of 1-8 CPU, queues of weight 1-3 with a capability or guarantee now and then,
+    and 1-8 one-pod jobs of 1-4 CPU in them: queues refuse, nodes refuse, or both."""
+    items: list[Item] = []
+    for i in range(draw(st.integers(1, 3))):
+        items.append(node(f"n{i}").resources(cpu=str(draw(st.integers(1, 8))), memory="64Gi"))
+    names = ["default"] + [f"q{i}" for i in range(draw(st.integers(0, 2)))]
+    for name in names[1:]:
+        q = queue(name).weight(draw(st.integers(1, 3)))
+        if draw(st.booleans()):
+            q = q.capability(cpu=str(draw(st.integers(1, 6))))
+        if draw(st.integers(0, 3)) == 0:
+            q = q.guarantee(cpu=str(draw(st.integers(1, 6))))
+        items.append(q)
+    for i in range(draw(st.integers(1, 8))):
+        cpu = str(draw(st.integers(1, 4)))
+        items.append(podgroup(f"j{i}").queue(draw(st.sampled_from(names))))
+        items.append(pod(f"j{i}-0").group(f"j{i}").requests(cpu=cpu, memory="1Gi"))
+    return items
+
+
+@FUZZ
+@given(_queued_cluster(), st.sampled_from(sorted(PIPELINES)))
+def test_a_queue_refusal_states_amounts_that_really_exceed_the_limit(
+    items: list[Item], policy: str
+) -> None:
+    (outcome,) = run(snapshot(*items), policy=PIPELINE_TEXT[policy])
+    nodes = sum(1 for i in items if isinstance(i, NodeBuilder))
+    for message in outcome.unschedulable.values():
+        if message.startswith("0/"):
+            assert message.startswith(f"0/{nodes} nodes are available: "), message
+        if " has no room left for this pod (" in message or " is overused (" in message:
+            assert REFUSAL.search(message), message
+            found = CPU.search(message)
+            assert found is not None, message
+            allocated, asked, limit = (_millicores(g) for g in found.groups())
+            assert allocated + asked > limit, message
