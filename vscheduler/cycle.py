@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 
 from vscheduler.clock import Clock, perf_counter
 from vscheduler.framework.registry import Pipeline
-from vscheduler.framework.session import Session
+from vscheduler.framework.session import Session, Watch
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult
 from vscheduler.model.reservation import ReservationBook
@@ -56,11 +56,18 @@ def open_session(
 
 
 def run_cycle(
-    snapshot: ClusterSnapshot, pipeline: Pipeline, *, clock: Clock, uid: str = "cycle-1"
+    snapshot: ClusterSnapshot,
+    pipeline: Pipeline,
+    *,
+    clock: Clock,
+    uid: str = "cycle-1",
+    watch: Watch | None = None,
 ) -> CycleReport:
-    """Open a session, run every action in order, close it."""
+    """Open a session, run every action in order, close it (`watch` is told of each task
+    allocate decides, as `Session.watch`)."""
     started = perf_counter()
     session = open_session(snapshot, pipeline, clock=clock, uid=uid, timer=perf_counter)
+    session.watch = watch
     timings: dict[str, float] = {"openSession": perf_counter() - started}
     for action in pipeline.actions:
         t0 = perf_counter()

@@ -41,7 +41,11 @@ at session close with `session.report_queue(figures)`: they feed the queue metri
 plugin that finds a queue short of room for a reason its figures do not show (other queues'
 guarantees exceed the cluster: `guarantee_excess`) says so with `session.note_queue(name,
 reason)`: the pending messages of the queue's refused pods end with it; `QueueFigures.warning`
-reports it on the guaranteeing queues.
+reports it on the guaranteeing queues. An allocatable hook that refuses a task may return a
+`Refusal(reason, headline=...)` instead of False, and an enqueue vote a `Refusal(reason)`
+instead of REJECT: the pod's pending message gives the reason (`queue q has no room left for
+this pod (plugin: reason)`, `podgroup ns/pg is Pending: not admitted to queue q (plugin:
+reason)`); a plain False or REJECT gives none.
 A victim-tasks plugin says why it proposes a task with `session.note_victim(task, strategy,
 reason)`: shuffle puts the reason on the eviction and the strategy labels the metrics; with
 `budgeted=True` the plugin says it held the victim to a disruption budget of its own, and
@@ -118,6 +122,7 @@ from vscheduler.framework.results import (
     ABSTAIN,
     Abstain,
     Code,
+    Refusal,
     Status,
     Vote,
     unresolvable,
@@ -206,6 +211,7 @@ __all__ = [
     "QueueState",
     "Reclaim",
     "Reclaimable",
+    "Refusal",
     "Requirement",
     "Reservation",
     "ReservationBook",

@@ -3,8 +3,10 @@
 Reads snapshot files (ordinary Kubernetes objects), runs N cycles of the real scheduler on them
 and reports the decisions. Between cycles, bound pods run on their node, evicted pods are gone
 and PodGroup phases carry over (`cycle.next_snapshot`). `--explain NS/POD` evaluates a pod
-against every node in the session as opened, before any action: each node's filter result and
-each scoring plugin's score.
+against every node as the first cycle stood when allocate decided it (after the placements the
+cycle made before it; as the session opened when allocate never reached it): its queue's verdict,
+each node's filter result and, for a node that passes every filter, each scoring plugin's
+score.
 
 Everything in the output is deterministic for a given input except `stats.cycleSeconds`, the
 measured cycle durations; `--no-timings` reports them as 0 for byte-identical output.
@@ -98,9 +100,12 @@ def simulate(request: Request) -> Json:
             request.warn(f"{problem} (the entry is left out)")
     clock = FixedClock(now)
     explained: Json = {}
+    watch = None
     if request.explain:
         session = cycle.open_session(snap, pipeline, clock=clock, uid="explain")
-        explained = {key: explain(session, _task(session, key)) for key in request.explain}
+        opened = {key: explain(session, _task(session, key)) for key in request.explain}
+        watch = _Explainer(frozenset(request.explain))
+        explained = {key: {**opened[key], "queue": "", "decided": False} for key in opened}
     cycles: list[Json] = []
     seconds: list[float] = []
     all_binds: dict[str, str] = {}
@@ -109,7 +114,11 @@ def simulate(request: Request) -> Json:
     all_released: list[Json] = []
     warned: set[tuple[str, str]] = set()
     for i in range(request.cycles):
-        report = cycle.run_cycle(snap, pipeline, clock=clock, uid=f"cycle-{i + 1}")
+        report = cycle.run_cycle(
+            snap, pipeline, clock=clock, uid=f"cycle-{i + 1}", watch=watch if i == 0 else None
+        )
+        if watch is not None and i == 0:
+            explained = {key: watch.found.get(key, explained[key]) for key in explained}
         for name, figures in sorted(report.result.queues.items()):
             if figures.warning and (name, figures.warning) not in warned:
                 warned.add((name, figures.warning))
@@ -228,8 +237,22 @@ def _condition(c: PodGroupCondition) -> Json:
     }
 
 
+class _Explainer:
+    """The `--explain` watch: the first time allocate decides a pod asked about, its node table
+    and its queue's verdict as they stand then."""
+
+    def __init__(self, keys: frozenset[str]) -> None:
+        self.keys = keys
+        self.found: Json = {}
+
+    def __call__(self, session: Session, task: TaskState, verdict: str) -> None:
+        if task.key in self.keys and task.key not in self.found:
+            self.found[task.key] = {**explain(session, task), "queue": verdict, "decided": True}
+
+
 def explain(session: Session, task: TaskState) -> Json:
-    """Every node's filter result and scores for `task`, as the session stands."""
+    """Every node's filter result for `task`, as the session stands, and the scores of each node
+    that passes every filter (None for one that does not)."""
     placer, ledger = session.placer, session.ledger
     pre = session.dispatch.prefilter(task)
     req = ledger.vector(task.resreq)
@@ -260,6 +283,9 @@ def explain(session: Session, task: TaskState) -> Json:
                 "code": status.code.value,
                 "reason": status.reason,
             }
+        if not filt["passed"]:
+            nodes[name] = {"filter": filt, "scores": None, "total": None}
+            continue
         node_order, batch = placer.scores(task, i)
         nodes[name] = {
             "filter": filt,
@@ -327,12 +353,24 @@ def _cycle_lines(n: int, cycle: Json, seconds: float) -> list[str]:
 
 
 def explain_lines(key: str, data: object) -> list[str]:
-    """The `--explain` node table of one pod: each node's filter verdict, total and scores."""
+    """The `--explain` report of one pod: when it was evaluated, its queue's verdict, and each
+    node's filter verdict, total and scores (none for a node that fails a filter)."""
     assert isinstance(data, dict)
-    lines = [f"explain {key}:", f"  {'NODE':<24} {'FILTER':<40} {'TOTAL':>9}  SCORES"]
+    when = (
+        "as allocate decided it, after the cycle's earlier placements"
+        if data.get("decided")
+        else "as the cycle opened: allocate did not decide it"
+    )
+    lines = [f"explain {key} ({when}):"]
+    if data.get("queue"):
+        lines.append(f"  queue: {data['queue']}")
+    lines.append(f"  {'NODE':<24} {'FILTER':<40} {'TOTAL':>9}  SCORES")
     for name, node in data["nodes"].items():
         filt = node["filter"]
         verdict = "ok" if filt["passed"] else f"{filt['plugin']}: {filt['reason']}"
+        if node["scores"] is None:
+            lines.append(f"  {name:<24} {verdict[:40]:<40} {'-':>9}  -")
+            continue
         parts = [*node["scores"]["nodeOrder"].items()]
         parts += [(f"{p}(batch)", v) for p, v in node["scores"]["batchNodeOrder"].items()]
         scores = ", ".join(f"{p} {v:g}" for p, v in parts)

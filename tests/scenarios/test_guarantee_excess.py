@@ -35,6 +35,12 @@ def cluster(*queues: Item) -> list[Item]:
     return items
 
 
+OVERUSED = (
+    "(proportion: allocated cpu 0 + this pod's cpu 1 exceed what the other queues' guarantees"
+    " leave it (cpu 0))"
+)
+
+
 def test_under_proportion_the_starved_queues_pods_name_the_queue_and_the_amounts() -> None:
     (outcome,) = run(
         snapshot(*cluster(queue("big").guarantee(cpu="100"))),
@@ -43,9 +49,10 @@ def test_under_proportion_the_starved_queues_pods_name_the_queue_and_the_amounts
 
     assert outcome.binds == {"default/c-0": "n1"}
     assert outcome.unschedulable == {
-        "default/a-0": f"queue default is overused: {BIG}",
-        "default/b-0": "podgroup default/b is Pending: not admitted to queue default (minResources"
-        f" cpu 1 do not fit what the queue and cluster allow): {BIG}",
+        "default/a-0": f"queue default is overused {OVERUSED}: {BIG}",
+        "default/b-0": "podgroup default/b is Pending: not admitted to queue default (proportion:"
+        " minResources cpu 1 + what the queue holds and has admitted (cpu 0) exceed what the other"
+        f" queues' guarantees leave it (cpu 0)): {BIG}",
     }
 
 
@@ -56,10 +63,14 @@ def test_under_capacity_the_starved_queues_pods_name_the_queue_and_the_amounts()
     )
 
     assert outcome.unschedulable["default/a-0"] == (
-        "queue default has no room left for this pod (capacity: the queue is at its deserved"
-        f" share or capability): {BIG}"
+        "queue default has no room left for this pod (capacity: allocated cpu 0 + this pod's cpu"
+        f" 1 exceed what the other queues' guarantees leave it (cpu 0)): {BIG}"
     )
-    assert outcome.unschedulable["default/b-0"].endswith(f"allow): {BIG}")
+    assert outcome.unschedulable["default/b-0"] == (
+        "podgroup default/b is Pending: not admitted to queue default (capacity: minResources cpu"
+        " 1 + what the queue holds and has admitted (cpu 0) exceed what the other queues'"
+        f" guarantees leave it (cpu 0)): {BIG}"
+    )
 
 
 @pytest.mark.parametrize("plugin", ["proportion", "capacity"])
@@ -80,7 +91,9 @@ def test_guarantees_that_only_together_exceed_the_cluster_name_every_queue_and_t
         "the guarantees of queues big, huge (cpu 20 together) exceed the cluster's allocatable"
         " (cpu 16)"
     )
-    assert outcome.unschedulable["default/a-0"] == f"queue default is overused: {together}"
+    assert (
+        outcome.unschedulable["default/a-0"] == f"queue default is overused {OVERUSED}: {together}"
+    )
     assert outcome.result.queues["huge"].warning == together
     assert outcome.result.queues["big"].warning == together
 
@@ -91,7 +104,7 @@ def test_guarantees_the_cluster_holds_add_nothing_to_the_messages() -> None:
         policy=POLICY.format(plugin="proportion"),
     )
 
-    assert not any("guarantee" in m for m in outcome.unschedulable.values())
+    assert not any("the cluster's allocatable" in m for m in outcome.unschedulable.values())
     assert {f.warning for f in outcome.result.queues.values()} == {""}
 
 

@@ -385,12 +385,10 @@ def test_a_refused_queues_pods_say_what_is_wrong_with_its_place_in_the_tree() ->
         pending("p3", "pg3", cpu="1"),
     )
 
-    room = (
-        "has no room left for this pod (capacity: the queue is at its deserved share or capability)"
-    )
+    off = "runs no pod (capacity: its place in the queue tree is invalid)"
     assert outcome.unschedulable == {
-        "ns1/p": f"queue lost {room}: the queue lost has invalid parent queue nowhere",
-        "ns1/p2": f"queue q1 {room}: The Queue <q1> of Job <ns1/pg2> is not leaf queue",
+        "ns1/p": f"queue lost {off}: the queue lost has invalid parent queue nowhere",
+        "ns1/p2": f"queue q1 {off}: The Queue <q1> of Job <ns1/pg2> is not leaf queue",
     }
     assert outcome.binds == {"ns1/p3": "n1"}
 

@@ -142,7 +142,11 @@ def test_a_failed_preemption_evicts_nothing() -> None:
 
     assert (first.evictions, first.binds, first.result.pipelined) == ([], {}, {})
     assert (second.evictions, second.binds) == ([], {})
-    assert first.unschedulable["default/high-0"] == "queue default is overused"
+    assert first.unschedulable["default/high-0"] == (
+        "queue default is overused (proportion: allocated cpu 4 + this pod's cpu 1 exceed its"
+        " deserved share (cpu 4)). 2/3 tasks in gang unschedulable: pod group is not ready,"
+        " 3 Pending, 3 minAvailable; Pending: 1 Schedulable, 2 Unschedulable"
+    )
 
 
 def test_a_preemption_that_succeeds_is_not_repeated_while_its_victims_terminate() -> None:

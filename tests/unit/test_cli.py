@@ -99,9 +99,13 @@ def test_an_unplaceable_pod_says_why_in_kube_scheduler_words(
     }
 
 
-def test_explain_reports_every_nodes_filter_and_scores(capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_reports_every_nodes_filter_and_no_score_for_a_failing_node(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     result = simulate(capsys, str(EXAMPLES / "unplaceable"), "--explain", "data/etl")
-    nodes = result["explain"]["data/etl"]["nodes"]
+    explained = result["explain"]["data/etl"]
+    assert (explained["decided"], explained["queue"]) == (True, "queue default allows this pod")
+    nodes = explained["nodes"]
     assert list(nodes) == ["node-small", "node-gpu", "node-hdd"]
     assert nodes["node-small"]["filter"] == {
         "passed": False,
@@ -119,7 +123,15 @@ def test_explain_reports_every_nodes_filter_and_scores(capsys: pytest.CaptureFix
         nodes["node-hdd"]["filter"]["reason"] == "node(s) didn't match Pod's node affinity/selector"
     )
     for node in nodes.values():
+        assert (node["scores"], node["total"]) == (None, None)
+
+
+def test_explain_scores_a_node_that_passes_every_filter(capsys: pytest.CaptureFixture[str]) -> None:
+    cluster = str(EXAMPLES / "gang-waits" / "cluster.yaml")
+    result = simulate(capsys, cluster, "--explain", "ml/train-worker-0")
+    for node in result["explain"]["ml/train-worker-0"]["nodes"].values():
         scores = node["scores"]
+        assert node["filter"]["passed"]
         assert set(scores) == {"nodeOrder", "batchNodeOrder"}
         assert node["total"] == pytest.approx(
             sum(scores["nodeOrder"].values()) + sum(scores["batchNodeOrder"].values())
@@ -186,7 +198,9 @@ def test_table_and_yaml_outputs_are_rendered(capsys: pytest.CaptureFixture[str])
     table = capsys.readouterr().out
     assert "pending    data/etl: 0/3 nodes are available" in table
     assert "node-gpu" in table
-    assert "explain data/etl:" in table
+    assert (
+        "explain data/etl (as allocate decided it, after the cycle's earlier placements):" in table
+    )
     assert cli.main(["simulate", str(EXAMPLES / "unplaceable"), "-o", "yaml"]) == 0
     assert capsys.readouterr().out.startswith("cycles:\n")
 
@@ -203,7 +217,9 @@ def test_an_empty_action_list_is_allowed_for_explaining(
     assert result["cycles"][0]["unschedulable"] == {
         "data/etl": "pod was not considered in this cycle"
     }
-    assert "data/etl" in result["explain"]
+    explained = result["explain"]["data/etl"]
+    assert (explained["decided"], explained["queue"]) == (False, "")
+    assert not explained["nodes"]["node-small"]["filter"]["passed"]
 
 
 def test_a_pod_whose_podgroup_or_queue_is_missing_stays_pending_with_that_reason(
@@ -534,3 +550,25 @@ def test_validate_config_warns_about_a_valid_policy_missing_predicates_gang_or_t
         *(f"{path}: {warning}" for warning in warnings),
         f"{path}: OK",
     ]
+
+
+def test_explain_shows_the_nodes_as_the_cycle_stood_when_it_decided_the_pod(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # README's gang-waits: three workers take the three nodes; the fourth is decided after them.
+    cluster = str(EXAMPLES / "gang-waits" / "cluster.yaml")
+    with_explain = simulate(capsys, cluster, "--explain", "ml/train-worker-3", "--no-timings")
+    without = simulate(capsys, cluster, "--no-timings")
+    explained = with_explain["explain"]["ml/train-worker-3"]
+
+    assert with_explain["cycles"] == without["cycles"]
+    assert explained["decided"] is True
+    assert explained["queue"] == (
+        "queue default has no room left for this pod (proportion: allocated cpu 6 + this pod's"
+        " cpu 2 exceed its deserved share (cpu 6))"
+    )
+    assert {n: v["filter"]["reason"] for n, v in explained["nodes"].items()} == {
+        "node-1": "Insufficient cpu",
+        "node-2": "Insufficient cpu",
+        "node-3": "Insufficient cpu",
+    }

@@ -12,6 +12,12 @@ gang (Volcano's NeedContinueAllocating, by template rather than by task role); l
 template that already failed are not tried again in this turn. A task a plugin raised about is
 skipped alone (`Dispatcher.failed_tasks`); its job goes on with its other tasks. An exception
 while placing one job discards that job's statement and reports it (`Session.contained`).
+
+A task its queue refuses (the allocatable vote, or an overused queue) is noted with the plugin's
+`Refusal` (the limit and the numbers, or Closed), and is tried on the nodes for its message only
+(nothing is placed): when no node would take it either, its message says so first. Each task
+decided is told to `Session.decided` (with its queue's verdict) before its nodes are tried, for
+`simulate --explain`.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from vscheduler.actions.admission import admitted_jobs, settle
 from vscheduler.actions.ordering import PriorityQueue
 from vscheduler.conf.arguments import ArgumentReader
 from vscheduler.framework.placement import FitFailure
+from vscheduler.framework.results import Refusal
 from vscheduler.framework.session import Session
 from vscheduler.framework.state import JobState, QueueState, TaskState
 from vscheduler.framework.statement import Statement
@@ -52,9 +59,7 @@ class Allocate:
             queue = queues.pop()
             waiting = jobs[queue.name]
             if dispatch.is_overused(queue):
-                for job in _drain(waiting):
-                    note = session.queue_note(queue.name)
-                    session.note_job(job, f"queue {queue.name} is overused{note}")
+                _note_overused(session, queue, _drain(waiting))
                 continue
             job = waiting.pop()
             if job.key not in pending:
@@ -79,17 +84,17 @@ class Allocate:
     ) -> None:
         dispatch, placer = session.dispatch, session.placer
         failed: set[int] = set()
+        unfit: set[int] = set()
         while tasks:
             task = tasks.popleft()
-            refuser = dispatch.allocation_refuser(queue, task)
-            if refuser is not None:
-                session.note_task(
-                    task,
-                    f"queue {queue.name} has no room left for this pod ({refuser}: "
-                    "the queue is at its deserved share or capability)"
-                    + session.queue_note(queue.name),
-                )
+            refused = dispatch.allocation_refuser(queue, task)
+            if refused is not None:
+                text = _refusal_text(session, queue, *refused)
+                session.decided(task, queue, text)
+                _check_fit(session, task, unfit, set())
+                session.note_task(task, text)
                 continue
+            session.decided(task, queue)
             if task.class_id in failed:
                 session.findings.failed_like_its_class(task)
                 continue
@@ -116,6 +121,58 @@ class Allocate:
             if tasks and dispatch.is_job_ready(job):
                 waiting.push(job)
                 break
+
+
+def _check_fit(session: Session, task: TaskState, unfit: set[int], fit: set[int]) -> None:
+    """Record whether `task`, refused by its queue, would also find no node, so its message
+    names both (node fit first, as kube-scheduler words it). Nothing is placed. `unfit` and
+    `fit`: the classes already found to fit no node, or some node, while the nodes stay as they
+    are (placements only take room, so a class that fits no node still fits none within a job's
+    turn; one that fits may stop fitting: pass a fresh `fit` then)."""
+    if task.class_id in unfit:
+        session.findings.failed_like_its_class(task)
+        return
+    if task.class_id in fit:
+        return
+    placer = session.placer
+    pre = session.dispatch.prefilter(task)
+    failure = placer.failure(task, None, None, pre) if pre is not None else None
+    if failure is None:
+        choice = placer.choose(task)
+        failure = choice if isinstance(choice, FitFailure) else None
+    if failure is None:
+        fit.add(task.class_id)
+        return
+    unfit.add(task.class_id)
+    session.findings.record_fit_failure(task, failure)
+
+
+def _refusal_text(session: Session, queue: QueueState, plugin: str, refusal: Refusal) -> str:
+    """`queue q has no room left for this pod (proportion: allocated cpu 6 + this pod's cpu 2
+    exceed its deserved share cpu 6)`, then the queue's note."""
+    reason = refusal.reason or "it refused the pod"
+    note = session.queue_note(queue.name)
+    return f"queue {queue.name} {refusal.headline} ({plugin}: {reason}){note}"
+
+
+def _note_overused(session: Session, queue: QueueState, jobs: list[JobState]) -> None:
+    """Every pending task of `jobs` in overused `queue` says so, with the numbers of the
+    allocatable vote when it refuses too, after its node-fit failure when it has one (each task
+    class is tried on the nodes once: nothing is placed meanwhile)."""
+    unfit: set[int] = set()
+    fit: set[int] = set()
+    note = session.queue_note(queue.name)
+    tasks = (t for job in jobs for t in session.pending_tasks(job, best_effort=False))
+    for task in tasks:
+        refused = session.dispatch.allocation_refuser(queue, task)
+        if refused is not None and not queue.facts.is_open:
+            text = _refusal_text(session, queue, *refused)
+        else:
+            why = f" ({refused[0]}: {refused[1].reason})" if refused and refused[1].reason else ""
+            text = f"queue {queue.name} is overused{why}{note}"
+        session.decided(task, queue, text)
+        _check_fit(session, task, unfit, fit)
+        session.note_task(task, text)
 
 
 def _with_work(

@@ -16,6 +16,7 @@ from typing import Final
 from vscheduler.actions.admission import queue_problem
 from vscheduler.actions.ordering import PriorityQueue
 from vscheduler.conf.arguments import ArgumentReader
+from vscheduler.framework.results import Refusal
 from vscheduler.framework.session import Session
 from vscheduler.framework.state import JobState, QueueState
 from vscheduler.model.status import PodGroupPhase
@@ -58,19 +59,31 @@ class Enqueue:
             pending = jobs[queue.name]
             job = pending.pop()
             with session.contained(NAME, job):
-                if job.facts.min_resources is None or dispatch.is_job_enqueueable(job):
+                refused = None if job.facts.min_resources is None else dispatch.enqueue_refuser(job)
+                if refused is None:
                     dispatch.job_enqueued(job)
                     job.phase = PodGroupPhase.INQUEUE
                 else:
-                    session.note_job(job, _not_admitted(job) + session.queue_note(job.queue))
+                    note = _not_admitted(job, queue, *refused) + session.queue_note(job.queue)
+                    session.note_job(job, note)
             if pending:
                 queues.push(queue)
 
 
-def _not_admitted(job: JobState) -> str:
+def _not_admitted(job: JobState, queue: QueueState, plugin: str, refusal: Refusal) -> str:
+    """Why `job` was kept out: its queue's state, the rejecting plugin's reason (the limit and
+    the amounts), or, for a plain REJECT, its minResources."""
+    if not queue.facts.is_open:
+        return (
+            f"podgroup {job.key} is Pending: queue {queue.name} is {queue.facts.state}: no job is"
+            " admitted to it while its status.state is not Open"
+        )
+    head = f"podgroup {job.key} is Pending: not admitted to queue {job.queue}"
+    if refusal.reason:
+        return f"{head} ({plugin}: {refusal.reason})"
     return (
-        f"podgroup {job.key} is Pending: not admitted to queue {job.queue} "
-        f"(minResources {job.facts.min_resources} do not fit what the queue and cluster allow)"
+        f"{head} (minResources {job.facts.min_resources} do not fit what the queue and cluster"
+        " allow)"
     )
 
 

@@ -5,7 +5,8 @@ Owns: which pods matter to this scheduler; a pod's task status (Volcano's mappin
 else the global default's), preemptability (`volcano.sh/preemptable`), its own
 `spec.preemptionPolicy`, index and task role (`volcano.sh/task-spec`, annotation then label),
 its own resource-strategy-fit scoring (`scoring`: the two annotations and their warning);
-the warning a request above the scheduler's ceiling gets (`quantity.CEILING`);
+the warning a request above the scheduler's ceiling gets (`quantity.CEILING`); the warnings of
+a malformed `volcano.sh/preemptable` or an empty group-name annotation (`unusual_annotations`);
 `pod_request` and `qos_class` over a bare spec (the arithmetic is in `podresources`; node
 placement constraints in `placement`, inter-pod ones in `podaffinity`).
 Must not: look at nodes, PodGroups or Queues (a missing PodGroup is the scheduler's to report).
@@ -43,7 +44,14 @@ from vscheduler.convert.podresources import (
     summarize,
 )
 from vscheduler.convert.scoring import scoring_override
-from vscheduler.model.facts import PriorityClassFacts, TaskFacts, Toleration, clamped
+from vscheduler.model.facts import (
+    UNUSUAL_VALUE,
+    FieldWarning,
+    PriorityClassFacts,
+    TaskFacts,
+    Toleration,
+    clamped,
+)
 from vscheduler.model.quantity import over_ceiling, to_resources
 from vscheduler.model.resources import Resources
 from vscheduler.model.status import QoSClass, TaskStatus
@@ -62,6 +70,7 @@ pod-level requests and overhead, combined as Kubernetes' `PodRequests` combines 
 _MEMO_LIMIT: Final = 65536
 _PHASES: Final = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 _GO_TRUE: Final = frozenset({"1", "t", "T", "true", "TRUE", "True"})
+_GO_FALSE: Final = frozenset({"0", "f", "F", "false", "FALSE", "False"})
 
 
 # --- requests and QoS ----------------------------------------------------------------------------
@@ -173,6 +182,7 @@ class PodConverter:
             warnings=(
                 *clamped(over_ceiling(requested, where=f"{label}: {REQUESTS_FIELD}")),
                 *scoring_warnings,
+                *(unusual_annotations(meta, label) if ours else ()),
             ),
         )
 
@@ -259,6 +269,39 @@ def preemptable_flags(
         value = labels.get(PREEMPTABLE_KEY)
     preemptable = value in _GO_TRUE
     return preemptable, value is not None and not preemptable
+
+
+def unusual_annotations(meta: Meta, label: str) -> tuple[FieldWarning, ...]:
+    """`UNUSUAL_VALUE` warnings for annotations Volcano reads without a word though they are
+    likely mistakes: a `volcano.sh/preemptable` (annotation, else label) that is not a Go
+    boolean (read as false), an empty group-name annotation (read as absent)."""
+    out: list[FieldWarning] = []
+    for source, kind in ((meta.annotations, "annotations"), (meta.labels, "labels")):
+        value = source.get(PREEMPTABLE_KEY)
+        if value is None:
+            continue
+        if value not in _GO_TRUE and value not in _GO_FALSE:
+            message = (
+                f"{label}: metadata.{kind}[{PREEMPTABLE_KEY}]: {value!r} is not a boolean"
+                " (true or false); it is read as false, as Volcano reads it: the pod is not"
+                " preemptable, no preempt or reclaim evicts it"
+            )
+            out.append(FieldWarning(UNUSUAL_VALUE, message))
+        break
+    group = next((meta.annotations[k] for k in GROUP_NAME_KEYS if meta.annotations.get(k)), "")
+    for key in GROUP_NAME_KEYS:
+        if meta.annotations.get(key) == "":
+            instead = (
+                f"the pod belongs to PodGroup {group} (another group-name annotation)"
+                if group
+                else "the pod is a job of its own (minMember 1), with no PodGroup"
+            )
+            message = (
+                f"{label}: metadata.annotations[{key}]: '' is empty; it is read as absent,"
+                f" as Volcano reads it: {instead}"
+            )
+            out.append(FieldWarning(UNUSUAL_VALUE, message))
+    return tuple(out)
 
 
 def task_role(annotations: Mapping[str, str], labels: Mapping[str, str]) -> str:

@@ -39,13 +39,14 @@ _NONE: Final[Mapping[object, object]] = {}
 
 
 # --- pods ---------------------------------------------------------------------------------------
-_COUNT: Final = re.compile(r"(?<![\w.-])\d+(?:\.\d+)?(?![\w.-])")
-"""A number standing alone (`3/10`, `0/3 nodes`, `cpu 16`), not part of a name (`node-1`) or a
-quantity (`16Gi`)."""
+_COUNT: Final = re.compile(r"(?<![\w.-])\d+(?:\.\d+)?(?:[KMGTPE]i|[mkMGTPE])?(?![\w.-])")
+"""A number standing alone (`3/10`, `0/3 nodes`, `cpu 16`) or an amount (`16Gi`, `500m`: a queue
+refusal's figures move with every allocation), not part of a name (`node-1`)."""
 
 
 def cause(message: str) -> str:
-    """`message` with every count replaced by `#`: two messages of one cause are equal."""
+    """`message` with every count and amount replaced by `#`: two messages of one cause are
+    equal."""
     return _COUNT.sub("#", message)
 
 

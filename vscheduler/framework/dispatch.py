@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Final, Protocol
 
 from vscheduler.framework import points
-from vscheduler.framework.results import ABSTAIN, Abstain, Code, Status, Vote
+from vscheduler.framework.results import ABSTAIN, Abstain, Code, Refusal, Status, Vote
 from vscheduler.framework.state import JobState, QueueState, TaskState
 
 
@@ -218,15 +218,19 @@ class Dispatcher:
         """Every allocatable plugin agrees."""
         return self._all_true("allocatable", queue, task)
 
-    def allocation_refuser(self, queue: QueueState, task: TaskState) -> str | None:
-        """The first allocatable plugin that refuses `task` in `queue`, or None."""
+    def allocation_refuser(self, queue: QueueState, task: TaskState) -> tuple[str, Refusal] | None:
+        """The first allocatable plugin that refuses `task` in `queue` and its `Refusal` (an
+        empty reason when it said a plain False, or raised), or None."""
         for hook in self.hooks("allocatable"):
             try:
-                if not hook.fn(queue, task):
-                    return hook.plugin
+                answer = hook.fn(queue, task)
             except Exception as exc:
                 self._failed(hook, "allocatable", exc, task)
-                return hook.plugin
+                return hook.plugin, Refusal("")
+            if isinstance(answer, Refusal):
+                return hook.plugin, answer
+            if not answer:
+                return hook.plugin, Refusal("")
         return None
 
     def allows_reclaim(self, queue: QueueState, task: TaskState) -> bool:
@@ -261,7 +265,9 @@ class Dispatcher:
         return False
 
     # --- tier votes ---------------------------------------------------------------------------
-    def _tier_vote(self, point: str, job: JobState) -> bool:
+    def _tier_vote(self, point: str, job: JobState) -> tuple[str, Refusal] | None:
+        """None when the tiers admit `job`, else the plugin that rejected it and its `Refusal`
+        (an empty reason for a plain REJECT, or a hook that raised)."""
         for tier in self.tiers[point]:
             permitted = False
             for hook in tier:
@@ -269,21 +275,28 @@ class Dispatcher:
                     vote = hook.fn(job)
                 except Exception as exc:
                     self._failed(hook, point, exc)
-                    return False
+                    return hook.plugin, Refusal("")
+                if isinstance(vote, Refusal):
+                    return hook.plugin, vote
                 if vote == Vote.REJECT:
-                    return False
+                    return hook.plugin, Refusal("")
                 permitted = permitted or vote == Vote.PERMIT
             if permitted:
-                return True
-        return True
+                return None
+        return None
 
     def is_job_enqueueable(self, job: JobState) -> bool:
         """The enqueue vote."""
+        return self._tier_vote("jobEnqueueable", job) is None
+
+    def enqueue_refuser(self, job: JobState) -> tuple[str, Refusal] | None:
+        """The enqueue vote: None when it admits `job`, else the plugin that rejected it and its
+        `Refusal` (the reason the job's pods are given; empty for a plain REJECT)."""
         return self._tier_vote("jobEnqueueable", job)
 
     def is_job_pipelined(self, job: JobState) -> bool:
         """The pipelined vote."""
-        return self._tier_vote("jobPipelined", job)
+        return self._tier_vote("jobPipelined", job) is None
 
     # --- notifications ------------------------------------------------------------------------
     def _broadcast(self, point: str, *args: object) -> None:

@@ -6,8 +6,9 @@ with reasons ordered by how many nodes gave them (then alphabetically), and, whe
 gang that is not ready, the gang's shortfall. A pod that found a node but whose gang could not
 start gets the gang's shortfall alone. Reasons found outside node fitting (missing PodGroup or
 queue, a job not admitted, a malformed pod, a plugin that raised about the pod) are given as they
-are. A job's hint (preempt or reclaim passed over pods whose eviction was refused) ends the
-message after a `;`.
+are. A pod its queue refused (no room, overused, Closed) that would also find no node gets both,
+the nodes' aggregate first (kube-scheduler's words), then the queue's reason. A job's hint
+(preempt or reclaim passed over pods whose eviction was refused) ends the message after a `;`.
 
 Reads the session's findings (`framework.findings`), its read view, the dispatcher (the tasks a
 plugin raised about, whether a gang is ready) and the placer (each node's reason); never the
@@ -31,6 +32,8 @@ from vscheduler.model.status import TaskStatus
 def fit_error(placer: Placer, task: TaskState, failure: FitFailure) -> str:
     """kube-scheduler's FitError text for one failed attempt."""
     total = len(placer.ledger)
+    if not total:
+        return "no nodes available to schedule pods"  # kube-scheduler's ErrNoNodesAvailable
     head = f"0/{total} nodes are available"
     if failure.prefilter is not None:
         return f"{head}: {failure.prefilter.reason}."
@@ -123,11 +126,11 @@ def _message(sources: _Sources, task: TaskState, by_class: dict[int, str]) -> st
             return note
     own = findings.task_note(task.uid)
     fit = findings.fit_failure(task.uid)
-    if not own and fit is not None:
+    if fit is not None:
         class_id, failure = fit
         if class_id not in by_class:
             by_class[class_id] = fit_error(sources.placer, task, failure)
-        own = by_class[class_id]
+        own = f"{by_class[class_id].rstrip('.')}. {own}" if own else by_class[class_id]
     gang = ""
     if job is not None and job.min_member > 1 and not dispatch.is_job_ready(job):
         gang = gang_message(findings, job)

@@ -222,6 +222,8 @@ class Placer:
     def choose(self, task: TaskState) -> Choice | FitFailure:
         """The best node for `task`, or why there is none (none for a task a plugin raised
         about, now or earlier in the session)."""
+        if not len(self.ledger):
+            return self.failure(task, None, None, None)  # no node at all
         c = self._evaluate(task)
         choice = self._choose(task, c)
         failed = self.failed_tasks.get(task.uid)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from vscheduler.framework.ledger import BoolArray, FloatArray, IntArray
-from vscheduler.framework.results import Abstain, Status, Vote
+from vscheduler.framework.results import Abstain, Refusal, Status, Vote
 from vscheduler.framework.state import JobState, QueueState, TaskState
 
 
@@ -46,9 +46,10 @@ class JobValid(Protocol):
 
 
 class JobEnqueueable(Protocol):
-    """jobEnqueueable: the plugin's vote on admitting the job (tier vote)."""
+    """jobEnqueueable: the plugin's vote on admitting the job (tier vote; a `Refusal` is a
+    REJECT with its reason)."""
 
-    def vote_enqueue(self, job: JobState, /) -> Vote: ...
+    def vote_enqueue(self, job: JobState, /) -> Vote | Refusal: ...
 
 
 class JobEnqueued(Protocol):
@@ -121,9 +122,9 @@ class JobStarving(Protocol):
 
 
 class Allocatable(Protocol):
-    """allocatable: whether the queue has room for the task."""
+    """allocatable: whether the queue has room for the task (a `Refusal` says no and why)."""
 
-    def allows_allocation(self, queue: QueueState, task: TaskState, /) -> bool: ...
+    def allows_allocation(self, queue: QueueState, task: TaskState, /) -> bool | Refusal: ...
 
 
 class Overused(Protocol):

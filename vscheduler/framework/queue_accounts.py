@@ -60,6 +60,8 @@ The rules (`Rules`), one field per real difference between Volcano's plugins:
                       deserved in a resource both the victim requests and the queue deserves
     inqueue_less_allocated  an Inqueue job reserves its minResources less what it has allocated
                       (capacity) rather than all of it (proportion): `quota.reserved`
+An allocation the accounts refuse is a `Refusal` (false, as `False` is), worded by
+`queue_refusals`: the queue's state, or the limit and the numbers.
 Both plugins report the same figures (`report`): allocated, request, deserved, capability,
 realCapability, share, weight, overused (active and allocated has reached deserved everywhere).
 """
@@ -71,8 +73,8 @@ import enum
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Final
 
-from vscheduler.framework import quota
-from vscheduler.framework.results import Vote
+from vscheduler.framework import queue_refusals, quota
+from vscheduler.framework.results import Refusal, Vote
 from vscheduler.model.commands import QueueFigures
 from vscheduler.model.resources import EMPTY, Resources, format_resources
 from vscheduler.model.status import TaskStatus
@@ -591,23 +593,30 @@ class QueueAccounts:
         account = self.accounts.get(queue.name)
         return account is not None and account.is_overused()
 
-    def allows_allocation(self, queue: QueueState, task: TaskState) -> bool:
+    def allows_allocation(self, queue: QueueState, task: TaskState) -> bool | Refusal:
         """The queue is Open and allocated + the task's request stays within the rule's limit in
-        every resource the task requests."""
+        every resource the task requests; a `Refusal` names what it is not, with the numbers."""
         if not queue.facts.is_open:
-            return False
+            return queue_refusals.closed(queue)
         account = self._active.get(queue.name)
         if account is None:
             return True
         asked = task.resreq
         if self.hierarchy:
             if queue.name in self._refused or account.children:
-                return False
-            return all(
-                _within_real(each, each.allocated + asked, asked) for each in self._chain(account)
-            )
+                return queue_refusals.off_the_tree()
+            for each in self._chain(account):
+                used = each.allocated + asked
+                if not _within_real(each, used, asked):
+                    return queue_refusals.over_tree_limit(each, account, asked, used)
+            return True
         limit = account.deserved if self._limit_is_deserved else account.real_capability
-        return not quota.exceeds(account.allocated + asked, limit, asked)
+        over = quota.exceeds(account.allocated + asked, limit, asked)
+        if not over:
+            return True
+        return queue_refusals.over_limit(
+            account, asked, over, total=self.total, limit_is_deserved=self._limit_is_deserved
+        )
 
     def allows_reclaim(self, queue: QueueState, task: TaskState) -> bool:
         """Volcano's preemptive function (see `Reclaim`)."""
@@ -643,30 +652,32 @@ class QueueAccounts:
         return False
 
     # --- enqueue --------------------------------------------------------------------------------
-    def vote_enqueue(self, job: JobState) -> Vote:
+    def vote_enqueue(self, job: JobState) -> Vote | Refusal:
         """PERMIT when the job's minResources fit in its queue's realCapability beside what the
-        queue holds and has admitted (less its elastic part); REJECT otherwise."""
+        queue holds and has admitted (less its elastic part); else a `Refusal` naming the limit
+        and the amounts (or the queue's state)."""
         queue = self._session.queue_of(job)
         account = None if queue is None else self.active(queue.name)
         if queue is None or account is None:
             return Vote.ABSTAIN
         if self.hierarchy and (queue.name in self._refused or account.children):
-            return Vote.REJECT
+            return queue_refusals.off_the_tree()
         if not queue.facts.is_open:
-            return Vote.REJECT
+            return queue_refusals.closed(queue)
         if job.facts.min_resources is None:
             return Vote.PERMIT
         minimum = quota.counted(job.facts.min_resources)
         if self.hierarchy:
-            fits = all(
-                _within_real(each, minimum + each.allocated + each.inqueue - each.elastic, minimum)
-                for each in self._chain(account)
-            )
-            return Vote.PERMIT if fits else Vote.REJECT
+            for each in self._chain(account):
+                wanted = minimum + each.allocated + each.inqueue - each.elastic
+                if not _within_real(each, wanted, minimum):
+                    return queue_refusals.over_tree_limit(each, account, minimum, wanted, job=True)
+            return Vote.PERMIT
         wanted = minimum + account.allocated + account.inqueue - account.elastic
-        return (
-            Vote.REJECT if quota.exceeds(wanted, account.real_capability, minimum) else Vote.PERMIT
-        )
+        over = quota.exceeds(wanted, account.real_capability, minimum)
+        if not over:
+            return Vote.PERMIT
+        return queue_refusals.not_admitted(account, minimum, wanted, over, total=self.total)
 
     def enqueued(self, job: JobState) -> None:
         """The admitted job's minResources now count as its queue's inqueue."""

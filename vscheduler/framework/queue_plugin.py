@@ -25,7 +25,7 @@ from vscheduler.framework.protocols import (
 from vscheduler.framework.queue_accounts import QueueAccounts, Rules
 
 if TYPE_CHECKING:
-    from vscheduler.framework.results import Vote
+    from vscheduler.framework.results import Refusal, Vote
     from vscheduler.framework.state import JobState, QueueState, TaskState
     from vscheduler.framework.view import PluginSession
 
@@ -53,17 +53,19 @@ class QueuePlugin(
         """Higher `spec.priority` first, then the lower share (best-effort last, by rule)."""
         return self.accounts.compare(a, b)
 
-    def allows_allocation(self, queue: QueueState, task: TaskState) -> bool:
-        """The queue is Open and the task fits within the rule's limit."""
+    def allows_allocation(self, queue: QueueState, task: TaskState) -> bool | Refusal:
+        """The queue is Open and the task fits within the rule's limit; else a `Refusal` naming
+        the limit (deserved, capability, the other queues' guarantees, Closed) and the numbers."""
         return self.accounts.allows_allocation(queue, task)
 
     def allows_reclaim(self, queue: QueueState, task: TaskState) -> bool:
         """Volcano's preemptive function, by the rule."""
         return self.accounts.allows_reclaim(queue, task)
 
-    def vote_enqueue(self, job: JobState) -> Vote:
+    def vote_enqueue(self, job: JobState) -> Vote | Refusal:
         """PERMIT when the job's minResources fit in its queue's realCapability beside what the
-        queue holds and has admitted (less its elastic part); REJECT otherwise."""
+        queue holds and has admitted (less its elastic part); else a `Refusal` naming the limit
+        and the amounts."""
         return self.accounts.vote_enqueue(job)
 
     def on_enqueued(self, job: JobState) -> None:

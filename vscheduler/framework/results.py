@@ -1,4 +1,5 @@
-"""Values plugins return: Status (with Volcano's status codes), Vote, and ABSTAIN for victims."""
+"""Values plugins return: Status (with Volcano's status codes), Vote, Refusal (an allocatable
+plugin's "no" with its reason), and ABSTAIN for victims."""
 
 from __future__ import annotations
 
@@ -44,6 +45,21 @@ class Vote(enum.IntEnum):
     REJECT = -1
     ABSTAIN = 0
     PERMIT = 1
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Refusal:
+    """An allocatable plugin's "no", with the reason the pod's pending message gives (which limit,
+    with the numbers). It is false, as a plain `False` is: callers that only ask yes or no read
+    it as one."""
+
+    reason: str
+    """Why, with the numbers: `allocated cpu 6 + this pod's cpu 2 exceed ...`."""
+    headline: str = "has no room left for this pod"
+    """What the queue is, after its name: `has no room left for this pod`, `is Closed`."""
+
+    def __bool__(self) -> bool:
+        return False
 
 
 class _Abstain(enum.Enum):

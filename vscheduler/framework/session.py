@@ -70,6 +70,13 @@ class PluginFactory(Protocol[Plugin_co]):
         ...
 
 
+class Watch(Protocol):
+    """Told when allocate decides a task: the session as it stands, the task, and its queue's
+    verdict (`queue q allows this pod`, or the refusal)."""
+
+    def __call__(self, session: Session, task: TaskState, verdict: str, /) -> None: ...
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class PluginEntry:
     """A policy plugin entry (its flags) and the factory that serves it."""
@@ -108,6 +115,9 @@ class Session:
         self.decisions = Decisions()
         """Binds, evictions, releases and queue figures: recorded by committed Statements and
         the plugins' reports, through this session's methods."""
+        self.watch: Watch | None = None
+        """Told each time allocate decides a task, with its queue's verdict (`decided`):
+        `simulate --explain` reads the nodes as they stood then. None in the live scheduler."""
         self._class_ids: dict[tuple[object, ...], int] = {}
         self._rows: dict[int, IntArray] = {}
         self._load_tasks(snapshot)
@@ -285,6 +295,12 @@ class Session:
     def set_job_condition(self, job: JobState, condition: PodGroupCondition) -> None:
         """Set (replace by type) a condition on the job's PodGroup status."""
         self.findings.set_job_condition(job.key, condition)
+
+    def decided(self, task: TaskState, queue: QueueState, refusal: str = "") -> None:
+        """Allocate is deciding `task` now (its queue refused it with `refusal`, or allowed it;
+        its nodes not yet tried): tell the watch, if any."""
+        if self.watch is not None:
+            self.watch(self, task, refusal or f"queue {queue.name} allows this pod")
 
     def note_task(self, task: TaskState, reason: str) -> None:
         """Why a pending task was not tried."""

@@ -2,7 +2,8 @@
 
 A snapshot of the live cluster (`live.snapshot.take`), one simulated cycle of the policy on it
 with `--explain` for the pod (the same code as `vscheduler simulate --explain`, the clock set to
-now), and beside it what the cluster says: the pod's node, its PodScheduled condition, and its
+now: the queue's verdict and the node table as the cycle stood when allocate decided the pod),
+and beside it what the cluster says: the pod's node, its PodScheduled condition, and its
 Events (the last `EVENTS_SHOWN`, oldest first). Nothing is written.
 
 Owns: the report and its table.

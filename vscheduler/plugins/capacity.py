@@ -17,7 +17,10 @@ Registers (Volcano's capacity plugin; flat queues, the default):
     compare_queues      higher `spec.priority` first, then lower share first, then (shares
                         equal) a queue that deserves something before a best-effort one
     allows_allocation   queue Open, and allocated + the task's request <= realCapability in every
-                        resource the task requests: a queue may run beyond its deserved (borrow)
+                        resource the task requests: a queue may run beyond its deserved (borrow);
+                        a no is a `Refusal` naming the state (Closed) or the limit (its
+                        capability, what the other queues' guarantees leave it, the cluster's
+                        allocatable) with the amounts, which the pod's pending message gives
     allows_reclaim      queue Open, allocated + the task's request within realCapability as above,
                         and <= deserved in at least one resource the task requests (Volcano's
                         preemptive function)

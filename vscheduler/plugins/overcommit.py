@@ -15,7 +15,8 @@ progress is asked once, at the first vote, when every plugin of the session is o
 Registers (Volcano's overcommit plugin):
     vote_enqueue   a PodGroup without minResources: PERMIT; otherwise PERMIT when
                    `inqueue + minResources <= idle` in every resource the minResources names
-                   (a positive amount), REJECT when not
+                   (a positive amount), else a REJECT `Refusal` naming the amounts (the pods'
+                   pending message gives them)
     on_enqueued    the admitted PodGroup's minResources join `inqueue`
 
 Arguments (Volcano's names):
@@ -52,10 +53,12 @@ from vscheduler.plugin_api import (
     JobEnqueued,
     JobState,
     PluginSession,
+    Refusal,
     Resources,
     Vote,
     cluster_total_and_used,
     counted,
+    format_amount,
     reserved,
 )
 
@@ -108,14 +111,25 @@ class Overcommit(JobEnqueueable, JobEnqueued):
                     self._inqueue = self._inqueue + held
         return self._inqueue
 
-    def vote_enqueue(self, job: JobState) -> Vote:
-        """PERMIT when the job's minResources fit beside what is already admitted."""
+    def vote_enqueue(self, job: JobState) -> Vote | Refusal:
+        """PERMIT when the job's minResources fit beside what is already admitted; else a
+        `Refusal` with the amounts."""
         if job.facts.min_resources is None:
             return Vote.PERMIT
         minimum = counted(job.facts.min_resources)
         wanted = self.inqueue + minimum
-        short = any(a > 0 and wanted.get(n) > self.idle.get(n) for n, a in minimum.items())
-        return Vote.REJECT if short else Vote.PERMIT
+        short = [n for n, a in minimum.items() if a > 0 and wanted.get(n) > self.idle.get(n)]
+        if not short:
+            return Vote.PERMIT
+
+        def only(res: Resources) -> str:
+            return ", ".join(f"{n} {format_amount(n, res.get(n))}" for n in short)
+
+        return Refusal(
+            f"minResources {only(minimum)} + what admitted jobs hold ({only(self.inqueue)})"
+            " exceed the Ready nodes' allocatable times the overcommit factor, less what is in"
+            f" use ({only(self.idle)})"
+        )
 
     def on_enqueued(self, job: JobState) -> None:
         """The admitted job's minResources are now reserved."""

@@ -17,7 +17,10 @@ Registers (Volcano's proportion plugin):
     is_overused         deserved <= allocated in every resource
     allows_allocation   queue Open, and allocated + the task's request <= deserved in every
                         resource the task requests (also `allows_reclaim`, Volcano's preemptive
-                        function)
+                        function); a no is a `Refusal` naming the state (Closed) or the limit
+                        (its deserved share, its capability, what the other queues' guarantees
+                        leave it, the Ready nodes' allocatable) with the amounts, which the
+                        pod's pending message gives
     vote_enqueue        queue Open, and minResources + allocated + inqueue - elastic <=
                         realCapability in every resource the minResources names; PERMIT or REJECT
     on_enqueued         the job's minResources join its queue's inqueue

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
 
 from vscheduler.convert.pod import PodConverter, convert_pod, pod_request, qos_class
 from vscheduler.errors import InputError, QuantityError
@@ -22,6 +23,7 @@ from vscheduler.model.facts import (
 )
 from vscheduler.model.resources import Resources
 from vscheduler.model.status import QoSClass, TaskStatus
+from vscheduler.testing.strategies import SCHEDULER, pods
 
 GI = 1024**3
 MI = 1024**2
@@ -793,3 +795,108 @@ def test_a_field_selector_only_selects_by_name_with_one_value() -> None:
     fields.update(key="metadata.name", values=["a", "b"])
     with pytest.raises(InputError, match="must hold exactly one value for a field selector, got 2"):
         convert(raw_pod(affinity={"nodeAffinity": copy.deepcopy(node_affinity)}))
+
+
+# --- annotations Volcano reads silently though they are likely mistakes --------------------------
+@pytest.mark.parametrize(
+    ("annotations", "labels", "warnings"),
+    [
+        (
+            {"volcano.sh/preemptable": "maybe"},
+            {},
+            [
+                "Pod default/p1: metadata.annotations[volcano.sh/preemptable]: 'maybe' is not a"
+                " boolean (true or false); it is read as false, as Volcano reads it: the pod is not"
+                " preemptable, no preempt or reclaim evicts it"
+            ],
+        ),
+        (
+            {},
+            {"volcano.sh/preemptable": "yes"},
+            [
+                "Pod default/p1: metadata.labels[volcano.sh/preemptable]: 'yes' is not a boolean"
+                " (true or false); it is read as false, as Volcano reads it: the pod is not"
+                " preemptable, no preempt or reclaim evicts it"
+            ],
+        ),
+        ({"volcano.sh/preemptable": "False"}, {"volcano.sh/preemptable": "maybe"}, []),
+        ({"volcano.sh/preemptable": "1"}, {}, []),
+        (
+            {"scheduling.k8s.io/group-name": ""},
+            {},
+            [
+                "Pod default/p1: metadata.annotations[scheduling.k8s.io/group-name]: '' is empty;"
+                " it is read as absent, as Volcano reads it: the pod is a job of its own"
+                " (minMember 1), with no PodGroup"
+            ],
+        ),
+        (
+            {"scheduling.k8s.io/group-name": "", "scheduling.volcano.sh/group-name": "pg"},
+            {},
+            [
+                "Pod default/p1: metadata.annotations[scheduling.k8s.io/group-name]: '' is empty;"
+                " it is read as absent, as Volcano reads it: the pod belongs to PodGroup pg"
+                " (another group-name annotation)"
+            ],
+        ),
+        ({"scheduling.k8s.io/group-name": "pg"}, {}, []),
+    ],
+)
+def test_a_malformed_preemptable_or_an_empty_group_name_is_warned_as_unusual(
+    annotations: dict[str, str], labels: dict[str, str], warnings: list[str]
+) -> None:
+    obj = raw_pod()
+    obj["metadata"]["annotations"] = annotations
+    obj["metadata"]["labels"] = labels
+    task = convert(obj)
+    assert [w.message for w in task.warnings] == warnings
+    assert {w.reason for w in task.warnings} <= {"UnusualValue"}
+
+
+def test_another_schedulers_pod_is_not_warned_about_its_annotations() -> None:
+    obj = raw_pod(schedulerName="default-scheduler", nodeName="n1")
+    obj["metadata"]["annotations"] = {"volcano.sh/preemptable": "maybe"}
+    assert convert(obj).warnings == ()
+
+
+GO_BOOLEANS = {"1", "t", "T", "true", "TRUE", "True", "0", "f", "F", "false", "FALSE", "False"}
+
+
+@settings(max_examples=200, deadline=None)
+@given(pods())
+def test_every_malformed_preemptable_and_empty_group_name_of_our_pods_is_warned(obj: Raw) -> None:
+    obj = copy.deepcopy(obj)
+    obj["metadata"].update(name="p", namespace="default", uid="uid-p")
+    try:
+        task = convert_pod(obj, priority_classes={}, scheduler_name=SCHEDULER)
+    except InputError:
+        return  # a malformed pod is named by its error (test_fuzz_objects)
+    if task is None:
+        return
+    warned = [
+        w.message
+        for w in task.warnings
+        if w.reason == "UnusualValue"
+        and ("preemptable]" in w.message or "group-name]" in w.message)
+    ]
+    if task.scheduler_name != SCHEDULER:
+        assert warned == []
+        return
+    meta = obj["metadata"]
+    preemptable = meta["annotations"].get("volcano.sh/preemptable")
+    where = "annotations"
+    if preemptable is None:
+        preemptable, where = meta["labels"].get("volcano.sh/preemptable"), "labels"
+    expected = 0
+    if preemptable is not None and preemptable not in GO_BOOLEANS:
+        expected += 1
+        assert any(
+            f"metadata.{where}[volcano.sh/preemptable]: {preemptable!r} is not a boolean" in m
+            for m in warned
+        ), warned
+        assert not task.preemptable
+    for key in ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name"):
+        if meta["annotations"].get(key) == "":
+            expected += 1
+            assert any(f"metadata.annotations[{key}]: '' is empty" in m for m in warned), warned
+    assert len(warned) == expected, warned

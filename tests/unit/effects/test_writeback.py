@@ -259,11 +259,19 @@ def test_a_message_of_another_cause_is_written() -> None:
     assert wanted["message"] == "0/3 nodes are available: 3 Insufficient memory."
 
 
-def test_counts_are_told_from_names_and_quantities() -> None:
+def test_counts_and_amounts_are_told_from_names() -> None:
     assert cause("0/3 nodes are available: 2 Insufficient cpu.") == (
         "#/# nodes are available: # Insufficient cpu."
     )
-    assert cause("node node-1 has 16Gi left, 2.5 cpu") == "node node-1 has 16Gi left, # cpu"
+    assert cause("node node-1 has 16Gi left, 2.5 cpu") == "node node-1 has # left, # cpu"
+    # a queue refusal's figures move with every allocation: the cause stays
+    assert cause(
+        "queue q has no room left for this pod (proportion: allocated cpu 6500m, memory 12Gi +"
+        " this pod's cpu 2, memory 4Gi exceed its deserved share (cpu 8, memory 16Gi))"
+    ) == (
+        "queue q has no room left for this pod (proportion: allocated cpu #, memory # +"
+        " this pod's cpu #, memory # exceed its deserved share (cpu #, memory #))"
+    )
 
 
 def test_a_gang_condition_follows_its_counts_but_warns_once_per_cause() -> None:

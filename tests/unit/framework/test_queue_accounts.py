@@ -405,7 +405,7 @@ def test_the_accounts_match_the_plugins_code_before_the_component(
         q = session.queues[task.job.queue] if task.job is not None else None
         if q is not None:
             want = old_allows_allocation(old, plugin, q, task)
-            assert accounts.allows_allocation(q, task) is want
+            assert bool(accounts.allows_allocation(q, task)) is want
             assert accounts.allows_reclaim(q, task) is old_allows_reclaim(old, plugin, q, task)
         running = [t for t in tasks if t.status is TaskStatus.RUNNING]
         want_victims = old_reclaimees(session, old, plugin, task, running)

@@ -23,8 +23,8 @@ from vscheduler.live.source import policy_text
 
 NOW = dt.datetime(2026, 5, 1, 12, 0, 0, tzinfo=dt.UTC)
 QUEUE_FULL = (
-    "queue default has no room left for this pod (proportion: the queue is at its deserved "
-    "share or capability)"
+    "0/2 nodes are available: 2 Insufficient cpu. queue default has no room left for this pod"
+    " (proportion: allocated cpu 0 + this pod's cpu 8 exceed its deserved share (cpu 4))"
 )
 RESERVATION_POLICY = """\
 actions: "enqueue, allocate"
@@ -332,8 +332,12 @@ def test_explain_puts_the_live_condition_and_events_beside_the_simulated_cycle()
         "     45s  Warning  FailedScheduling   vscheduler: 0/2 nodes are available: 2 Insufficient "
         "cpu. (x3)"
     )
-    assert text.splitlines()[6] == "explain team/big:"
-    assert "Insufficient cpu" in text.splitlines()[8]
+    assert text.splitlines()[6:8] == [
+        "explain team/big (as allocate decided it, after the cycle's earlier placements):",
+        "  queue: queue default has no room left for this pod (proportion: allocated cpu 0 +"
+        " this pod's cpu 8 exceed its deserved share (cpu 4))",
+    ]
+    assert "Insufficient cpu" in text.splitlines()[9]
 
 
 def test_explaining_a_missing_pod_or_another_schedulers_pod_says_what_to_do() -> None:

@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 
 from vscheduler.errors import PluginArgsError
-from vscheduler.framework.results import Vote
+from vscheduler.framework.results import Refusal, Vote
 from vscheduler.framework.session import Session
 from vscheduler.model.facts import QueueFacts
 from vscheduler.model.resources import Resources
@@ -200,7 +200,10 @@ def test_a_closed_queue_allocates_and_admits_nothing() -> None:
     )
 
     assert not plugin.allows_allocation(session.queues["a"], session.tasks["default/a-job-0"])
-    assert plugin.vote_enqueue(session.jobs["default/later"]) is Vote.REJECT
+    assert plugin.vote_enqueue(session.jobs["default/later"]) == Refusal(
+        reason="its pods are not placed while its status.state is Closed, only when it is Open",
+        headline="is Closed",
+    )
 
 
 def test_capacity_never_reports_a_queue_overused_even_beyond_its_deserved() -> None:
@@ -225,7 +228,10 @@ def test_a_job_whose_min_resources_fit_the_real_capability_is_permitted_else_rej
     )
 
     assert plugin.vote_enqueue(session.jobs["default/fits"]) is Vote.PERMIT
-    assert plugin.vote_enqueue(session.jobs["default/too-big"]) is Vote.REJECT
+    assert plugin.vote_enqueue(session.jobs["default/too-big"]) == Refusal(
+        reason="minResources cpu 3 + what the queue holds and has admitted (cpu 2) exceed its capability (cpu 4)",
+        headline="has no room left for this pod",
+    )
     assert not session.dispatch.is_job_enqueueable(session.jobs["default/too-big"])
 
 
@@ -254,7 +260,10 @@ def test_an_admitted_job_reserves_its_min_resources_for_later_votes() -> None:
     session.dispatch.job_enqueued(first)
 
     assert plugin.accounts["a"].inqueue == res(cpu="3")
-    assert plugin.vote_enqueue(second) is Vote.REJECT
+    assert plugin.vote_enqueue(second) == Refusal(
+        reason="minResources cpu 3 + what the queue holds and has admitted (cpu 3) exceed its capability (cpu 4)",
+        headline="has no room left for this pod",
+    )
 
 
 def test_an_inqueue_job_reserves_only_the_part_of_its_min_resources_it_has_not_allocated() -> None:
@@ -457,7 +466,9 @@ def test_a_cycle_of_parents_is_reported_on_every_queue_in_it() -> None:
         "b": ["cycle detected in queue hierarchy for queue b"],
         "c": ["cycle detected in queue hierarchy for queue a"],
     }
-    assert plugin.vote_enqueue(session.jobs["default/c-job"]) is Vote.REJECT
+    assert plugin.vote_enqueue(session.jobs["default/c-job"]) == Refusal(
+        reason="its place in the queue tree is invalid", headline="runs no pod"
+    )
 
 
 def test_a_guarantee_above_the_parents_capability_is_reported_on_the_child() -> None:

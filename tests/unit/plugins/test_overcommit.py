@@ -6,7 +6,7 @@ import pytest
 
 from vscheduler.errors import PluginArgsError, PolicyError
 from vscheduler.framework import quota
-from vscheduler.framework.results import Vote
+from vscheduler.framework.results import Refusal, Vote
 from vscheduler.framework.session import Session
 from vscheduler.model.resources import Resources
 from vscheduler.model.status import PodGroupPhase
@@ -33,11 +33,16 @@ def open_session(*items: Buildable | Fact, arguments: str = "") -> tuple[Session
     return session, plugin
 
 
+def as_vote(answer: Vote | Refusal) -> Vote:
+    """A `Refusal` is a REJECT (with its reason)."""
+    return Vote.REJECT if isinstance(answer, Refusal) else answer
+
+
 def vote(cpu: str, *items: Buildable | Fact, arguments: str = "") -> Vote:
     """The vote on a Pending PodGroup `new` asking `cpu` CPUs and 1Gi, beside `items`."""
     new = podgroup("new").min_resources(cpu=cpu, memory="1Gi")
     session, plugin = open_session(new, *items, arguments=arguments)
-    return plugin.vote_enqueue(session.jobs["default/new"])
+    return as_vote(plugin.vote_enqueue(session.jobs["default/new"]))
 
 
 # --- the overcommitted idle resources ------------------------------------------------------------
@@ -50,6 +55,15 @@ def test_a_job_that_fits_only_thanks_to_the_factor_of_1_2_is_permitted() -> None
 def test_a_job_beyond_the_overcommitted_cluster_is_rejected() -> None:
     assert vote("9601m") is Vote.REJECT
     assert vote("10") is Vote.REJECT
+
+
+def test_a_rejection_names_the_amounts() -> None:
+    new = podgroup("new").min_resources(cpu="10", memory="1Gi")
+    session, plugin = open_session(new)
+    assert plugin.vote_enqueue(session.jobs["default/new"]) == Refusal(
+        "minResources cpu 10 + what admitted jobs hold (cpu 0) exceed the Ready nodes'"
+        " allocatable times the overcommit factor, less what is in use (cpu 9600m)"
+    )
 
 
 def test_with_a_factor_of_one_nothing_beyond_the_cluster_is_permitted() -> None:
@@ -115,7 +129,7 @@ def test_an_admitted_job_reserves_its_min_resources_for_later_votes() -> None:
     session.dispatch.job_enqueued(jobs["default/first"])
 
     assert plugin.inqueue == res(cpu="5")
-    assert plugin.vote_enqueue(jobs["default/second"]) is Vote.REJECT
+    assert as_vote(plugin.vote_enqueue(jobs["default/second"])) is Vote.REJECT
 
 
 # --- a job its queue will not let progress holds no budget (issue 11) ---------------------------
@@ -212,7 +226,7 @@ def test_a_job_admitted_in_this_session_holds_budget_as_in_volcano() -> None:
     session.dispatch.job_enqueued(session.jobs["default/later"])
 
     assert plugin.inqueue == res(cpu="5")
-    assert plugin.vote_enqueue(session.jobs["default/next"]) is Vote.REJECT  # 5 + 1 > 5.6
+    assert as_vote(plugin.vote_enqueue(session.jobs["default/next"])) is Vote.REJECT  # 5 + 1 > 5.6
 
 
 # --- which resources are compared ----------------------------------------------------------------
@@ -333,4 +347,4 @@ def test_volcano_overcommit_plugin_table(
 
     session.dispatch.job_enqueued(job)
 
-    assert plugin.vote_enqueue(job) is expected, case
+    assert as_vote(plugin.vote_enqueue(job)) is expected, case

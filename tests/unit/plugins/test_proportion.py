@@ -7,7 +7,7 @@ import pytest
 
 from vscheduler.errors import PluginArgsError
 from vscheduler.framework import quota
-from vscheduler.framework.results import Vote
+from vscheduler.framework.results import Refusal, Vote
 from vscheduler.framework.session import Session
 from vscheduler.model.facts import QueueFacts
 from vscheduler.model.resources import Resources
@@ -146,7 +146,10 @@ def test_a_resource_all_guaranteed_elsewhere_does_not_cap_deserved_but_blocks_ad
 
     assert plugin.accounts["a"].real_capability == res(cpu="8")
     assert deserved(plugin) == {"a": res(cpu="1", nvidia_com_gpu=2)}
-    assert plugin.vote_enqueue(session.jobs["default/more"]) is Vote.REJECT
+    assert plugin.vote_enqueue(session.jobs["default/more"]) == Refusal(
+        reason="minResources nvidia.com/gpu 1 + what the queue holds and has admitted (nvidia.com/gpu 0) exceed what the other queues' guarantees leave it (nvidia.com/gpu 0)",
+        headline="has no room left for this pod",
+    )
 
 
 def test_only_ready_nodes_make_the_cluster_total() -> None:
@@ -272,7 +275,10 @@ def test_a_job_whose_min_resources_fit_the_queue_capability_is_permitted() -> No
     )
 
     assert plugin.vote_enqueue(session.jobs["default/fits"]) is Vote.PERMIT
-    assert plugin.vote_enqueue(session.jobs["default/too-big"]) is Vote.REJECT
+    assert plugin.vote_enqueue(session.jobs["default/too-big"]) == Refusal(
+        reason="minResources cpu 3 + what the queue holds and has admitted (cpu 2) exceed its capability (cpu 4)",
+        headline="has no room left for this pod",
+    )
     assert not session.dispatch.is_job_enqueueable(session.jobs["default/too-big"])
 
 
@@ -290,7 +296,10 @@ def test_an_admitted_job_reserves_its_min_resources_for_later_votes() -> None:
     session.dispatch.job_enqueued(first)
 
     assert plugin.accounts["a"].inqueue == res(cpu="3")
-    assert plugin.vote_enqueue(second) is Vote.REJECT
+    assert plugin.vote_enqueue(second) == Refusal(
+        reason="minResources cpu 3 + what the queue holds and has admitted (cpu 3) exceed its capability (cpu 4)",
+        headline="has no room left for this pod",
+    )
 
 
 def test_inqueue_podgroups_and_running_gangs_reserve_what_they_have_not_yet_allocated() -> None:
@@ -334,7 +343,10 @@ def test_a_closed_queue_admits_nothing_and_a_job_without_min_resources_is_permit
         podgroup("free").queue("a"),
     )
 
-    assert plugin.vote_enqueue(session.jobs["default/blocked"]) is Vote.REJECT
+    assert plugin.vote_enqueue(session.jobs["default/blocked"]) == Refusal(
+        reason="its pods are not placed while its status.state is Closed, only when it is Open",
+        headline="is Closed",
+    )
     assert plugin.vote_enqueue(session.jobs["default/free"]) is Vote.PERMIT
 
 
