@@ -1,6 +1,7 @@
 """Bad input on a real API server: objects the CRD schemas and API validation accept but the
-scheduler cannot use. Each time the scheduler keeps running and scheduling the good pods, and the
-pod or its PodGroup (or the bad object) carries a condition or Event naming the problem."""
+scheduler cannot use, or reads as Volcano does with a warning. Each time the scheduler keeps
+running and scheduling the good pods, and the pod or its PodGroup (or the odd object) carries a
+condition or Event naming the problem."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from typing import Any
 from integration import harness
 
 TIMEOUT = 60.0
-PODGROUP = "/apis/scheduling.volcano.sh/v1beta1/namespaces/test/podgroups/{name}"
 
 
 def _ns(cluster: harness.ScopedCluster) -> str:
@@ -68,149 +68,85 @@ def _pending_message(cluster: harness.ScopedCluster, name: str, *needles: str) -
     return message
 
 
-def _invalid_object_event(
+def _warning_event(
     cluster: harness.ScopedCluster, namespace: str, kind: str, name: str, *needles: str
 ) -> str:
+    """The message of the `UnusualValue` Warning Event on the object naming every needle."""
+
     def found() -> list[dict[str, Any]]:
         return [
             e
-            for e in harness.events_about(cluster, namespace, kind, name, reason="InvalidObject")
+            for e in harness.events_about(cluster, namespace, kind, name, reason="UnusualValue")
             if e["type"] == "Warning" and all(n in e["message"] for n in needles)
         ]
 
     events = harness.wait_for(
-        f"an InvalidObject event on {kind} {name} naming {needles}", found, TIMEOUT
+        f"an UnusualValue event on {kind} {name} naming {needles}", found, TIMEOUT
     )
     message: str = events[0]["message"]
     return message
 
 
-def test_a_podgroup_with_a_malformed_min_resources_quantity_is_reported_on_its_pods(
+def _bound(cluster: harness.ScopedCluster, name: str) -> None:
+    harness.wait_for(f"{name} bound", lambda: name in harness.bound(cluster, "test"), TIMEOUT)
+
+
+# Values the CRDs admit that look like mistakes (the quantity pattern admits a sign; minTaskMember
+# is any int32) are read as Volcano reads them and said on the object with a Warning Event
+# `UnusualValue`; the job is scheduled (Volcano schedules it too). No PodGroup or Queue the API
+# server accepts is refused any more (issue 13: what Volcano tolerates must not fail); the
+# refusals left are covered below (missing objects, invalid names) and in the unit suite.
+def test_a_negative_min_resources_amount_is_read_as_zero_warned_and_the_gang_runs(
     cluster: harness.ScopedCluster, start_scheduler: Callable[..., harness.Scheduler]
 ) -> None:
     scheduler = _started(cluster, start_scheduler)
-    # The CRD's quantity pattern admits a sign (it is Kubernetes' own pattern); a negative
-    # amount is no request a gang can make. (A string such as "lots" is refused by the API
-    # server: integration/test_crd_validation.py.)
     harness.create(
         cluster,
         harness.podgroup("bad-quantity", "test", min_member=1, min_resources={"cpu": "-1"}),
     )
     harness.create(cluster, harness.pod("member", "test", group="bad-quantity"))
 
-    message = _pending_message(
-        cluster, "member", f"PodGroup {_ns(cluster)}/bad-quantity", "spec.minResources.cpu", "-1"
+    message = _warning_event(
+        cluster, "test", "PodGroup", "bad-quantity", "spec.minResources.cpu", "-1", "read as 0"
     )
-    event = _invalid_object_event(
-        cluster, "test", "PodGroup", "bad-quantity", "spec.minResources.cpu", "-1"
-    )
-    assert event == message
+    assert message.startswith(f"PodGroup {_ns(cluster)}/bad-quantity: "), message
+    _bound(cluster, "member")
     _still_scheduling(cluster, scheduler, "good")
 
-    # Fixed, the PodGroup is used again: its pod is bound.
-    _merge_patch(
-        cluster, PODGROUP.format(name="bad-quantity"), {"spec": {"minResources": {"cpu": "1"}}}
-    )
-    harness.wait_for(
-        "the member bound once its PodGroup is fixed",
-        lambda: "member" in harness.bound(cluster, "test"),
-        TIMEOUT,
-    )
 
-
-def test_a_podgroup_with_a_negative_min_task_member_is_reported_on_its_pods(
+def test_a_negative_min_task_member_is_warned_and_the_gang_runs(
     cluster: harness.ScopedCluster, start_scheduler: Callable[..., harness.Scheduler]
 ) -> None:
     scheduler = _started(cluster, start_scheduler)
-    # The CRD says int32 only, as Volcano's does; -1 is an int32 but no task size. (A negative
+    # The CRD says int32 only, as Volcano's does; -1 asks for no pod of the task. (A negative
     # minMember is refused by the API server: integration/test_crd_validation.py.)
     negative = harness.podgroup("negative", "test", min_member=1)
     negative["spec"]["minTaskMember"] = {"worker": -1}
     harness.create(cluster, negative)
     harness.create(cluster, harness.pod("member", "test", group="negative"))
 
-    where = "spec.minTaskMember.worker"
-    _pending_message(cluster, "member", f"PodGroup {_ns(cluster)}/negative", where, "-1")
-    _invalid_object_event(cluster, "test", "PodGroup", "negative", where, "-1")
+    _warning_event(
+        cluster, "test", "PodGroup", "negative", "spec.minTaskMember.worker", "-1", "is negative"
+    )
+    _bound(cluster, "member")
     _still_scheduling(cluster, scheduler, "good")
 
 
-def test_a_malformed_queue_is_reported_and_its_jobs_wait(
+def test_a_negative_queue_capability_is_read_as_no_limit_warned_and_its_jobs_run(
     cluster: harness.ScopedCluster, start_scheduler: Callable[..., harness.Scheduler]
 ) -> None:
     scheduler = _started(cluster, start_scheduler)
-    broken = harness.queue("broken")
-    broken["spec"]["capability"] = {"cpu": "-1"}  # the quantity pattern admits a sign
-    harness.create(cluster, broken)
-    harness.create(cluster, harness.podgroup("in-broken", "test", min_member=1, queue="broken"))
-    harness.create(cluster, harness.pod("member", "test", group="in-broken"))
+    odd = harness.queue("odd")
+    odd["spec"]["capability"] = {"cpu": "-1"}  # the quantity pattern admits a sign
+    harness.create(cluster, odd)
+    harness.create(cluster, harness.podgroup("in-odd", "test", min_member=1, queue="odd"))
+    harness.create(cluster, harness.pod("member", "test", group="in-odd"))
 
-    # Events about a cluster-scoped object live in `default`.
-    _invalid_object_event(
-        cluster, "default", "Queue", "broken", "Queue broken", "spec.capability.cpu", "-1"
-    )
-    _pending_message(cluster, "member", "broken", "in-broken")
+    # Events about a cluster-scoped object live in `default`; a cpu capability of 0 is no limit,
+    # as in Volcano.
+    _warning_event(cluster, "default", "Queue", "odd", "Queue odd", "spec.capability.cpu", "-1")
+    _bound(cluster, "member")
     _still_scheduling(cluster, scheduler, "good")
-
-    # Fixed, the queue is used again: its job's pod is bound.
-    _merge_patch(
-        cluster,
-        "/apis/scheduling.volcano.sh/v1beta1/queues/broken",
-        {"spec": {"capability": {"cpu": "2"}}},
-    )
-    harness.wait_for(
-        "the member bound once its queue is fixed",
-        lambda: "member" in harness.bound(cluster, "test"),
-        TIMEOUT,
-    )
-
-
-def test_a_pod_in_a_malformed_queue_is_told_what_is_wrong_with_the_queue(
-    cluster: harness.ScopedCluster, start_scheduler: Callable[..., harness.Scheduler]
-) -> None:
-    scheduler = _started(cluster, start_scheduler)
-    broken = harness.queue("broken")
-    broken["spec"]["capability"] = {"cpu": "-1"}
-    harness.create(cluster, broken)
-    harness.create(cluster, harness.podgroup("in-broken", "test", min_member=1, queue="broken"))
-    harness.create(cluster, harness.pod("member", "test", group="in-broken"))
-    _invalid_object_event(cluster, "default", "Queue", "broken", "spec.capability")
-    _still_scheduling(cluster, scheduler, "good")  # a cycle ran after the queue was seen
-
-    cond = harness.wait_for(
-        "PodScheduled=False on member",
-        lambda: harness.pod_condition(cluster, "test", "member"),
-        TIMEOUT,
-    )
-    assert "not found" not in cond["message"], harness.dump(cond)
-    assert "Queue broken" in cond["message"], harness.dump(cond)
-    assert "spec.capability" in cond["message"], harness.dump(cond)
-
-
-def test_a_malformed_podgroup_is_not_admitted_and_its_condition_names_the_problem(
-    cluster: harness.ScopedCluster, start_scheduler: Callable[..., harness.Scheduler]
-) -> None:
-    scheduler = _started(cluster, start_scheduler)
-    harness.create(
-        cluster,
-        harness.podgroup("bad-quantity", "test", min_member=1, min_resources={"cpu": "-1"}),
-    )
-    harness.create(cluster, harness.pod("member", "test", group="bad-quantity"))
-    problem = _pending_message(
-        cluster, "member", f"PodGroup {_ns(cluster)}/bad-quantity", "spec.minResources"
-    )
-    _still_scheduling(cluster, scheduler, "good")  # later cycles ran too
-
-    def unschedulable() -> dict[str, Any] | None:
-        group = harness.get_podgroup(cluster, "test", "bad-quantity")
-        conditions = group.get("status", {}).get("conditions") or []
-        found = [c for c in conditions if c.get("type") == "Unschedulable"]
-        return {"phase": group["status"].get("phase"), **found[0]} if found else None
-
-    cond = harness.wait_for("the PodGroup's Unschedulable condition", unschedulable, TIMEOUT)
-    assert cond["message"] == problem, harness.dump(cond)
-    assert cond["status"] == "True", harness.dump(cond)
-    assert cond["phase"] == "Pending", harness.dump(cond)
 
 
 def test_a_pod_naming_a_missing_podgroup_says_so(
