@@ -183,3 +183,86 @@ def test_a_held_nomination_keeps_other_queues_off_the_node_too() -> None:
     assert outcome.evictions == []
     assert outcome.result.pipelined == {"default/mine-0": "n1"}
     assert outcome.result.nominated == {"default/mine-0": "n1"}
+
+
+def test_a_higher_priority_pod_may_take_a_lower_priority_pods_nominated_room() -> None:
+    """kube-scheduler counts only nominated pods of higher or equal priority against a pod: a
+    priority-100 pod binds into room nominated for a priority-1 pod; an equal-priority one
+    would not (the test above)."""
+    items: list[Item] = [node("n1").resources(cpu="2", memory="16Gi"), queue("a")]
+    items += [podgroup("mine").queue("a").min_member(1).inqueue()]
+    items += [pod("mine-0").group("mine").requests(cpu="2").priority(1).nominated("n1")]
+    items += [podgroup("urgent").queue("a").min_member(1).inqueue().priority(100)]
+    items += [pod("urgent-0").group("urgent").requests(cpu="2").priority(100)]
+
+    (outcome,) = run(snapshot(*items), policy=RECLAIM)
+
+    assert outcome.binds == {"default/urgent-0": "n1"}
+    assert outcome.result.nominated == {}
+    assert "default/mine-0" in outcome.unschedulable
+
+
+def test_a_gang_that_cannot_be_placed_loses_its_nomination() -> None:
+    """A nominated pod tried and left pending (its gang of two cannot be placed: the second
+    member fits nowhere) loses the nomination, so a gang that will not run does not keep room
+    from others cycle after cycle; the room goes to the next job in the next cycle."""
+    items: list[Item] = [node("n1").resources(cpu="2", memory="16Gi"), queue("a")]
+    items += [podgroup("gang").queue("a").min_member(2).inqueue()]
+    items += [pod("gang-0").group("gang").requests(cpu="2").nominated("n1")]
+    items += [pod("gang-1").group("gang").requests(cpu="8")]
+    items += [podgroup("next").queue("a").min_member(1).inqueue().created(5)]
+    items += [pod("next-0").group("next").requests(cpu="2").created(5)]
+
+    first, second = run(snapshot(*items), policy=RECLAIM, cycles=2)
+
+    assert first.result.nominated == {}
+    assert first.snapshot_after.tasks["default/gang-0"].nominated_node is None
+    assert first.binds == {}  # held for the whole cycle it was nominated in
+    assert second.binds == {"default/next-0": "n1"}
+
+
+def test_the_preemptor_named_in_the_eviction_binds_where_its_victims_were() -> None:
+    """preempt within one queue: h-00 (priority 100, minMember 2, one 1-CPU pod running) evicts
+    two priority-1 pods for its 2-CPU pod and is nominated n1; h-01 (priority 100, arriving
+    next, ahead in drf's job order) does not take that room while the victims release: it
+    evicts victims of its own, named in their reason; once all are gone both bind."""
+    items: list[Item] = [node("n1").resources(cpu="6", memory="16Gi"), queue("q")]
+    items += [podgroup("low").queue("q").min_member(1).inqueue().priority(1)]
+    items += [pod(f"low-{i}").group("low").requests(cpu="1").priority(1).on("n1") for i in range(5)]
+    items += [podgroup("h-00").queue("q").min_member(2).inqueue().priority(100)]
+    items += [pod("h-00-0").group("h-00").requests(cpu="1").priority(100).on("n1")]
+    items += [pod("h-00-1").group("h-00").requests(cpu="2").priority(100).created(1)]
+    later = snapshot(
+        podgroup("h-01").queue("q").min_member(1).inqueue().priority(100).created(5),
+        pod("h-01-0").group("h-01").requests(cpu="2").priority(100).created(5),
+    )
+    first_snap = snapshot(*items)
+
+    def between(i: int, snap: ClusterSnapshot) -> ClusterSnapshot:
+        tasks = dict(snap.tasks)
+        victims = {e.task_uid for e in outcomes_seen[0].result.evictions}
+        for uid in victims:
+            if i == 1:
+                tasks[uid] = dataclasses.replace(first_snap.tasks[uid], status=TaskStatus.RELEASING)
+            else:
+                tasks.pop(uid, None)
+        if i == 1:
+            tasks |= later.tasks
+            jobs = {**snap.jobs, "default/h-01": later.jobs["default/h-01"]}
+            return dataclasses.replace(snap, tasks=tasks, jobs=jobs)
+        return dataclasses.replace(snap, tasks=tasks)
+
+    outcomes_seen = run(first_snap, policy=PREEMPT, cycles=1)
+    first, second, third = run(first_snap, policy=PREEMPT, cycles=3, between=between)
+
+    assert first.evictions == outcomes_seen[0].evictions
+    assert len(first.evictions) == 2
+    assert {e.reason for e in first.result.evictions} == {"preempt by default/h-00-1"}
+    assert first.result.nominated == {"default/h-00-1": "n1"}
+    assert [e.reason for e in second.result.evictions] == ["preempt by default/h-01-0"] * 2
+    assert not set(second.evictions) & set(first.evictions)
+    assert second.binds == {}
+    assert second.result.nominated == {"default/h-00-1": "n1", "default/h-01-0": "n1"}
+    assert third.binds == {"default/h-00-1": "n1", "default/h-01-0": "n1"}
+    assert third.evictions == []
+    assert third.result.nominated == {}

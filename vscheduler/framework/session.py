@@ -136,6 +136,8 @@ class Session:
         """Task uid -> the node row of its honoured nomination (`status.nominatedNodeName`)."""
         self._held: set[str] = set()
         """The nominated tasks whose request is held on their node now."""
+        self._tried: set[str] = set()
+        """Tasks an action tried to place (`own_room`)."""
         self._hold_nominations()
         self.plugins: dict[str, object] = {}
         self._hierarchy: dict[str, bool] = {}
@@ -236,13 +238,25 @@ class Session:
 
     @contextlib.contextmanager
     def own_room(self, task: TaskState) -> Iterator[None]:
-        """While `task` is placed, the room nominated for it is free to it; held again after,
-        unless it was placed."""
+        """While `task` is placed, the room nominated for it, and the room nominated for pods of
+        lower priority, is free to it (kube-scheduler counts only nominated pods of higher or
+        equal priority against a pod); held again after, unless it was placed. `task` counts as
+        tried: left pending, it loses its nomination at close."""
+        self._tried.add(task.uid)
+        others = [
+            self.tasks[uid]
+            for uid in sorted(self._held)
+            if uid != task.uid and self.tasks[uid].priority < task.priority
+        ]
         self._unhold(task)
+        for other in others:
+            self._unhold(other)
         try:
             yield
         finally:
             self._hold(task)
+            for other in others:
+                self._hold(other)
 
     def _class_of(self, facts: TaskFacts) -> int:
         return self._class_ids.setdefault(facts.template_key(), len(self._class_ids))
@@ -464,7 +478,7 @@ class Session:
         nominated = {
             t.key: self.ledger.names[i]
             for uid, i in self.nominations.items()
-            if (t := self.tasks[uid]).status is TaskStatus.PENDING
+            if (t := self.tasks[uid]).status is TaskStatus.PENDING and uid not in self._tried
         }
         nominated |= {
             t.key: t.node or ""
