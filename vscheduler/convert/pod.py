@@ -178,7 +178,7 @@ class PodConverter:
             task_role=task_role(meta.annotations, meta.labels),
             owner=_owner(obj, label),
             started=_started(status, label),
-            nominated_node=_nominated(status) if ours and node_name is None else None,
+            nominated_node=_nominated(status) if ours else None,
             problem=problem,
             warnings=(
                 *clamped(over_ceiling(requested, where=f"{label}: {REQUESTS_FIELD}")),

@@ -212,9 +212,18 @@ def test_an_empty_or_malformed_nomination_reads_as_none(value: object) -> None:
     assert st.nominated_node(raw) is None
 
 
-def test_a_placed_pod_carries_no_nomination() -> None:
-    raw = raw_pod("p", nominated="n1", node="n2")
+def test_a_placed_pods_leftover_nomination_is_read_and_cleared(
+    effects: EffectsExecutor, writer: FakeWriter, cache: SchedulerCache
+) -> None:
+    """A pod bound while its clear was lost still shows the field: it is read (so the effects
+    clear it) but holds nothing, the pod being placed."""
+    raw = raw_pod("p1", nominated="n1", node="n1")
     task = convert_pod(raw, priority_classes={}, scheduler_name="vscheduler")
-
     assert task is not None
-    assert task.nominated_node is None
+    assert task.nominated_node == "n1"
+
+    cache.apply(POD, WatchEvent("MODIFIED", raw))
+    result = CycleResult(nominated={"ns/p2": "n1"})
+    carry_out(effects, result, cache.snapshot())
+
+    assert writer.nominations == [("ns/p1", None)]
