@@ -267,6 +267,7 @@ class App:
             retry=RetryPolicy(jitter=random.Random()),
             may_write=self.is_leading,
             config_maps=self.writer,
+            nominations=self.writer,
         )
         self.cache.on_node_deleted(self.effects.node_deleted)
         self.elector = self._elector()

@@ -88,13 +88,19 @@ def run_cycle(
 
 def next_snapshot(snapshot: ClusterSnapshot, result: CycleResult) -> ClusterSnapshot:
     """The cluster after `result` took effect, as `simulate` assumes between cycles: bound pods
-    run on their node, evicted pods are gone, PodGroup phases and conditions carry over, released
-    reservations are gone from their ConfigMap."""
+    run on their node, evicted pods are gone, pending pods carry the nominations
+    `result.nominated` names (others none, as the effects write `status.nominatedNodeName`),
+    PodGroup phases and conditions carry over, released reservations are gone from their
+    ConfigMap."""
     tasks = dict(snapshot.tasks)
+    for uid, task in snapshot.tasks.items():
+        node = result.nominated.get(task.key)
+        if node != task.nominated_node:
+            tasks[uid] = dataclasses.replace(task, nominated_node=node)
     for bind in result.binds:
         task = tasks[bind.task_uid]
         tasks[bind.task_uid] = dataclasses.replace(
-            task, node_name=bind.node, status=TaskStatus.RUNNING
+            task, node_name=bind.node, status=TaskStatus.RUNNING, nominated_node=None
         )
     for evict in result.evictions:
         tasks.pop(evict.task_uid, None)

@@ -172,6 +172,7 @@ def cycle_json(result: CycleResult) -> Json:
         "evictions": [e.pod for e in result.evictions],
         "evictionDetails": [eviction_json(e) for e in result.evictions],
         "pipelined": dict(result.pipelined),
+        "nominated": dict(result.nominated),
         "podGroups": {
             key: {"phase": s.phase.value, "conditions": [_condition(c) for c in s.conditions]}
             for key, s in result.podgroups.items()

@@ -1,11 +1,13 @@
 """allocate: place pending tasks of admitted jobs, gang by gang, queue by queue.
 
-Queues are taken in queue order (overused queues are skipped), one job per turn in job order,
-tasks in task order. For each task: the queue's allocatable vote, pre-predicates, then the
-placer (predicates, resource fit, scores; idle first, then future idle). A job's placements form
-one statement: committed when the job is ready, kept when it is pipelined, discarded otherwise.
-A job that becomes ready with tasks left goes back into its queue, so other jobs get a turn
-(Volcano's fairness). With no `enqueue` action configured, Pending jobs are treated as Inqueue.
+Queues are taken in queue order (overused queues are skipped), one job per turn in job order, tasks
+in task order. For each task: the queue's allocatable vote, pre-predicates, then the placer
+(predicates, resource fit, scores; idle first, then future idle): a task nominated to a node sees
+the room held there for it free (`Session.own_room`) and takes that node when it fits there, every
+other task sees the room taken. A job's placements form one statement: committed when the job is
+ready, kept when it is pipelined, discarded otherwise. A job that becomes ready with tasks left goes
+back into its queue, so other jobs get a turn (Volcano's fairness). With no `enqueue` action
+configured, Pending jobs are treated as Inqueue.
 
 When a task fits nowhere, its job stops unless tasks of another template could still make the
 gang (Volcano's NeedContinueAllocating, by template rather than by task role); later tasks of a
@@ -95,7 +97,7 @@ class Allocate:
                 session.note_task(task, text)
                 continue
             session.decided(task, queue)
-            if task.class_id in failed:
+            if task.class_id in failed and task.uid not in session.nominations:
                 session.findings.failed_like_its_class(task)
                 continue
             pre = dispatch.prefilter(task)
@@ -104,7 +106,14 @@ class Allocate:
                 if task.uid in dispatch.failed_tasks:
                     continue  # a plugin raised about this task: skip it, not its job
                 break
-            choice = placer.choose(task)
+            with session.own_room(task):
+                choice = placer.choose(task, session.nominations.get(task.uid))
+                if not isinstance(choice, FitFailure):
+                    session.findings.record_schedulable(task)
+                    if choice.fits_idle:
+                        stmt.allocate(task, choice.node)
+                    else:
+                        stmt.pipeline(task, choice.node)
             if isinstance(choice, FitFailure):
                 session.findings.record_fit_failure(task, choice)
                 if task.uid in dispatch.failed_tasks:
@@ -113,11 +122,6 @@ class Allocate:
                 if _may_continue(job, tasks, failed):
                     continue
                 break
-            session.findings.record_schedulable(task)
-            if choice.fits_idle:
-                stmt.allocate(task, choice.node)
-            else:
-                stmt.pipeline(task, choice.node)
             if tasks and dispatch.is_job_ready(job):
                 waiting.push(job)
                 break
@@ -138,7 +142,8 @@ def _check_fit(session: Session, task: TaskState, unfit: set[int], fit: set[int]
     pre = session.dispatch.prefilter(task)
     failure = placer.failure(task, None, None, pre) if pre is not None else None
     if failure is None:
-        choice = placer.choose(task)
+        with session.own_room(task):
+            choice = placer.choose(task)
         failure = choice if isinstance(choice, FitFailure) else None
     if failure is None:
         fit.add(task.class_id)

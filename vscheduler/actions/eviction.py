@@ -164,7 +164,34 @@ class Evictor:
         With `memo` (the same for every call of one job and mask), nodes where a task found no
         plan are not searched again for the job's later tasks of the same template: within one
         job the plugins' answers only narrow (victims' jobs lose members, budgets are spent, the
-        preemptor's share grows) and a node's room only shrinks."""
+        preemptor's share grows) and a node's room only shrinks. A task nominated to a node sees
+        the room held there for it free (`Session.own_room`)."""
+        with self.session.own_room(task):
+            return self._place(
+                txn,
+                task,
+                queue,
+                mask=mask,
+                select=select,
+                reason=reason,
+                rail=rail,
+                held_only=held_only,
+                memo=memo,
+            )
+
+    def _place(
+        self,
+        txn: Transaction,
+        task: TaskState,
+        queue: QueueState,
+        *,
+        mask: BoolArray,
+        select: Select,
+        reason: str,
+        rail: Rail | None,
+        held_only: bool,
+        memo: str,
+    ) -> bool:
         session = self.session
         if session.dispatch.prefilter(task) is not None:
             return False
@@ -215,9 +242,10 @@ class Evictor:
         session = self.session
         if not session.dispatch.allows_allocation(queue, task):
             return False
-        node = session.placer.best_pipelined(task)
+        prefer = session.nominations.get(task.uid)
+        node = session.placer.best_pipelined(task, prefer=prefer)
         if node is not None and held is not None:  # the node table only when some node fits
-            node = session.placer.best_pipelined(task, self.table.holding(held))
+            node = session.placer.best_pipelined(task, self.table.holding(held), prefer)
         if node is None:
             return False
         stmt = session.statement()

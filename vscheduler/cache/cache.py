@@ -11,9 +11,9 @@ which PodGroups belong to other schedulers (`convert.ownership.GroupClaims`, kep
 from every pod, held or not: such a PodGroup is left out of snapshots and problems); the
 `generation` counter and the `changed` event that tell the loop something relevant changed (a
 reservation expiring included); snapshots; the checks a write passes just before it is sent
-(`bind_problem`, `evict_problem`, `condition_problem`: does the decision still hold against the
-latest watched objects?), and telling listeners (`on_node_deleted`, the effects) of each node
-deleted, after its lock is released.
+(`bind_problem`, `evict_problem`, `condition_problem`, `pod_problem`: does the decision still hold
+against the latest watched objects?), and telling listeners (`on_node_deleted`, the effects) of each
+node deleted, after its lock is released.
 Must not: talk to the API server (no `kube`, no `kubernetes`), raise on bad input, or hold its
 lock for long: a relist converts outside it, and a snapshot copies dicts of immutable facts,
 never the facts (structural sharing).
@@ -334,6 +334,13 @@ class SchedulerCache:
         with self._lock:
             task = self._pods.facts.get(task_uid)
         return _pod_problem(task_uid, task)
+
+    def pod_problem(self, key: str, uid: str) -> str | None:
+        """Why a write to the pod `key` (as `uid`) no longer holds (None: it still does): the
+        pod is gone or was replaced."""
+        with self._lock:
+            gone = self._pods.by_key.get(key) != uid or uid not in self._pods.facts
+        return f"pod {key} (uid {uid}) is gone or was replaced" if gone else None
 
     def condition_problem(self, key: str, uid: str) -> str | None:
         """Why writing PodScheduled=False on the pod `key` (as `uid`) no longer holds (None: it

@@ -178,6 +178,7 @@ class PodConverter:
             task_role=task_role(meta.annotations, meta.labels),
             owner=_owner(obj, label),
             started=_started(status, label),
+            nominated_node=_nominated(status) if ours else None,
             problem=problem,
             warnings=(
                 *clamped(over_ceiling(requested, where=f"{label}: {REQUESTS_FIELD}")),
@@ -219,6 +220,13 @@ def _owner(obj: Raw, label: str) -> str:
         if boolean(ref_map, "controller", label, path, default=False):
             return f"{string(ref_map, 'kind', label, path)}/{string(ref_map, 'name', label, path)}"
     return ""
+
+
+def _nominated(status: Raw) -> str | None:
+    """`status.nominatedNodeName`, or None when absent, empty or not a string (the API server
+    writes a string; anything else is read as no nomination rather than refusing the pod)."""
+    node = status.get("nominatedNodeName")
+    return node if isinstance(node, str) and node else None
 
 
 def _started(status: Raw, label: str) -> dt.datetime | None:

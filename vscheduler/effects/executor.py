@@ -14,8 +14,12 @@ PodGroup statuses (written only when they differ from the watched objects and ar
 in flight, with Events when they change), and the reservations released (their keys removed
 from their ConfigMap, one patch per ConfigMap, through the optional `config_maps` writer; not
 repeated while the watch still shows a key, unless `RESEND_AFTER` passed: after a failure, too),
-and a Warning Event on each Queue whose figures carry a warning (`GuaranteeUnsatisfiable`, or
-the figures' own `warning_reason`: `InvalidQueueHierarchy`), once per change.
+pods' `status.nominatedNodeName` (`result.nominated` set where the watched pod shows another
+node, and cleared on every pod of the snapshot carrying one that is no longer nominated: bound,
+or its nomination dropped; through the optional `nominations` writer, not repeated while in
+flight), and a Warning Event on each Queue whose figures carry a warning
+(`GuaranteeUnsatisfiable`, or the figures' own `warning_reason`: `InvalidQueueHierarchy`), once
+per change.
 
 Checked just before sending, not when queued: every bind, eviction and status write is checked
 against the cache before each attempt and, through `check_send` (which the composition root
@@ -35,11 +39,11 @@ many Events as the grace leaves time for, and logs what was not sent.
 Must not: raise out of a worker or out of `submit`, retry anything but through `retry`, import
 `kube` (the writer is a port), or report the cache's `problems()` (the runtime's reporter does).
 
-`submit` is called from one thread (the loop); `on_outcome(action, outcome)` is told of every
-write (`bind`: success | conflict | error | dropped | unconfirmed; `evict`: success | blocked |
-conflict | error | dropped; `pod_condition`: success | error | dropped; `podgroup_status`:
-success | conflict (the PodGroup is gone) | error | dropped; `reservation_release`: success |
-error | dropped) for metrics, and `on_eviction(evict, outcome)` of every eviction again with its
+`submit` is called from one thread (the loop); `on_outcome(action, outcome)` is told of every write
+(`bind`: success | conflict | error | dropped | unconfirmed; `evict`: success | blocked | conflict |
+error | dropped; `pod_condition`, `pod_nomination`: success | error | dropped; `podgroup_status`:
+success | conflict (the PodGroup is gone) | error | dropped; `reservation_release`: success | error
+| dropped) for metrics, and `on_eviction(evict, outcome)` of every eviction again with its
 `Evict` (the asking action and the strategy that chose the victim label the eviction metrics).
 `on_duration(kind, seconds)` times, for metrics: `bind` (one bind sent, retries included,
 whatever its outcome; not for a bind dropped before it was sent), `task` (a pod bound, `seconds`
@@ -61,7 +65,7 @@ from typing import Final, ParamSpec
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import Clock
 from vscheduler.effects import queue_warnings as qw, status as st
-from vscheduler.effects.ports import ClusterWriter, ConfigMapWriter, ObjectRef
+from vscheduler.effects.ports import ClusterWriter, ConfigMapWriter, NominationWriter, ObjectRef
 from vscheduler.effects.retry import RetryPolicy, call_with_retry
 from vscheduler.effects.sent import SentLog
 from vscheduler.effects.terms import Check, QueuedBind, Terms
@@ -132,6 +136,7 @@ class EffectsExecutor:
         retry: RetryPolicy | None = None,
         may_write: Callable[[], bool] = lambda: True,
         config_maps: ConfigMapWriter | None = None,
+        nominations: NominationWriter | None = None,
     ) -> None:
         self._writer, self._cache, self._clock = writer, cache, clock
         self._on_outcome = on_outcome
@@ -161,6 +166,8 @@ class EffectsExecutor:
         self._groups_sent = SentLog(clock, RESEND_AFTER)
         self._blocked_sent = SentLog(clock, RESEND_AFTER)
         self._config_maps = config_maps
+        self._nominations = nominations
+        self._nominated_sent = SentLog(clock, RESEND_AFTER)
         self._released_sent = SentLog(clock, RESEND_AFTER)
         self._terms = Terms()
         self._draining = False
@@ -184,7 +191,7 @@ class EffectsExecutor:
         except Exception:
             logger.exception("assuming the cycle's decisions failed")
         tickets = self._terms.queue(result.binds)  # from now on a node deletion drops them
-        dispatch = functools.partial(self._dispatch, result, tickets, created)
+        dispatch = functools.partial(self._dispatch, result, snapshot, tickets, created)
         if not self._queue("dispatch", dispatch, self._dispatcher):
             for ticket in tickets:
                 self._terms.take(ticket)
@@ -270,7 +277,11 @@ class EffectsExecutor:
         return self._pending["binds"] + self._pending["evictions"] + self._pending[""] == 0
 
     def _dispatch(
-        self, result: CycleResult, tickets: list[QueuedBind], created: Mapping[str, dt.datetime]
+        self,
+        result: CycleResult,
+        snapshot: ClusterSnapshot,
+        tickets: list[QueuedBind],
+        created: Mapping[str, dt.datetime],
     ) -> None:
         if self._terms.thread_term() != self._terms.current:  # submitted before a step-down
             for evict in result.evictions:  # its binds were dropped by the step-down
@@ -282,6 +293,7 @@ class EffectsExecutor:
             ("binds", lambda: self._submit_binds(tickets, created)),
             ("evictions", lambda: self._submit_evictions(result.evictions)),
             ("pod conditions", lambda: self._update_pods(result.unschedulable)),
+            ("nominations", lambda: self._update_nominations(result, snapshot)),
             ("podgroup statuses", lambda: self._update_podgroups(result.podgroups, created)),
             ("reservation releases", lambda: self._release(result.reservations_released)),
             ("queue warnings", lambda: self._warn_queues(result.queues)),
@@ -535,6 +547,59 @@ class EffectsExecutor:
             return
         self._outcome("pod_condition", "success")
         self._event(ref, "Warning", "FailedScheduling", condition["message"])
+
+    # --- nominations --------------------------------------------------------------------------
+    def _update_nominations(self, result: CycleResult, snapshot: ClusterSnapshot) -> None:
+        """Write `status.nominatedNodeName` where `result.nominated` wants another node than
+        the watched pod shows, and clear it on every other pod of the snapshot carrying one
+        (bound, no longer nominated)."""
+        if self._nominations is None:
+            return
+        wanted: dict[str, str | None] = dict(result.nominated)
+        for task in snapshot.tasks.values():
+            if task.nominated_node is not None and task.key not in wanted:
+                wanted[task.key] = None
+        for key, node in wanted.items():
+            raw = self._cache.object_raw("Pod", key)
+            if raw is None:
+                continue
+            if st.nominated_node(raw) == node:
+                self._nominated_sent.discard(key)
+            elif self._nominated_sent.claim(key, node):
+                self._spawn_status(
+                    f"status nominatedNodeName of {key}", self._write_nomination, key, raw, node
+                )
+        self._nominated_sent.prune(wanted.keys())
+
+    def _write_nomination(self, key: str, raw: st.Raw, node: str | None) -> None:
+        writer = self._nominations
+        assert writer is not None
+        ref = st.object_ref("Pod", raw)
+        if ref is None or self._skipped_in_shutdown():
+            return
+        what = (
+            f"set nominatedNodeName {node} on {key}"
+            if node
+            else f"clear nominatedNodeName on {key}"
+        )
+        outcome = "success"
+        try:
+            self._call(
+                what,
+                lambda: writer.set_nominated_node(ref.namespace, ref.name, node),
+                check=lambda: self._cache.pod_problem(key, ref.uid),
+            )
+        except NotSentError as err:
+            self._nominated_sent.release(key, node)
+            outcome = "dropped"
+            logger.info("%s not sent: %s", what, err)
+        except NotFoundError:
+            outcome = "dropped"  # the pod is gone: nothing to nominate
+        except Exception as err:
+            self._nominated_sent.release(key, node)
+            outcome = "error"
+            _log_failure(f"{what} failed: %s", err)
+        self._outcome("pod_nomination", outcome)
 
     # --- PodGroup statuses --------------------------------------------------------------------
     def _update_podgroups(

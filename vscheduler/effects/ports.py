@@ -61,3 +61,12 @@ class ConfigMapWriter(Protocol):
         """Remove `keys` from the ConfigMap's `data` (a JSON merge patch without preconditions:
         a key already gone stays gone)."""
         ...
+
+
+class NominationWriter(Protocol):
+    """The write of a pod's `status.nominatedNodeName` (a port of its own, so writers that do
+    not serve it need not implement it)."""
+
+    def set_nominated_node(self, namespace: str, name: str, node: str | None) -> None:
+        """Set the pod's `status.nominatedNodeName` to `node`, or clear it (None)."""
+        ...

@@ -1,14 +1,14 @@
 """What to write back to the cluster, as differences from what it holds.
 
-Owns: the PodScheduled=False condition (kube-scheduler's shape) and when it needs writing (its
-status or reason changed, or its message's cause: `cause` reads a message with its counts left
-out, so a gang whose pods arrive one by one, or a cluster whose node count moves, does not
-rewrite every pending pod's condition and post an Event per pod per change of a count — one
-write and one Event per pod per change of cause); a PodGroup status in Volcano's JSON field
-names and the merge patch from the current one (only the fields that differ; a condition whose
-type, status, reason and message are unchanged keeps its old transitionID and
-lastTransitionTime); the Events
-a PodGroup status change calls for; ObjectRefs of raw objects.
+Owns: a pod's `status.nominatedNodeName` as written (`nominated_node`); the PodScheduled=False
+condition (kube-scheduler's shape) and when it needs writing (its status or reason changed, or its
+message's cause: `cause` reads a message with its counts left out, so a gang whose pods arrive one
+by one, or a cluster whose node count moves, does not rewrite every pending pod's condition and post
+an Event per pod per change of a count — one write and one Event per pod per change of cause); a
+PodGroup status in Volcano's JSON field names and the merge patch from the current one (only the
+fields that differ; a condition whose type, status, reason and message are unchanged keeps its old
+transitionID and lastTransitionTime); the Events a PodGroup status change calls for; ObjectRefs of
+raw objects.
 Must not: call the API server, or raise on a malformed raw object (a malformed field reads as
 absent, so writing repairs it).
 """
@@ -66,6 +66,12 @@ def pod_scheduled_condition(message: str, pod: Raw, now: str) -> dict[str, str] 
         since = now
     wanted["lastTransitionTime"] = since
     return wanted
+
+
+def nominated_node(pod: Raw) -> str | None:
+    """The pod's `status.nominatedNodeName` as written (None: absent, empty or malformed)."""
+    node = _status(pod).get("nominatedNodeName")
+    return node if isinstance(node, str) and node else None
 
 
 # --- PodGroups ----------------------------------------------------------------------------------

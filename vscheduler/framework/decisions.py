@@ -71,6 +71,7 @@ class Decisions:
     def result(
         self,
         pipelined: dict[str, str],
+        nominated: dict[str, str],
         podgroups: dict[str, PodGroupStatus],
         unschedulable: dict[str, str],
     ) -> CycleResult:
@@ -80,6 +81,7 @@ class Decisions:
             binds=tuple(self._binds),
             evictions=tuple(self._evictions),
             pipelined=pipelined,
+            nominated=nominated,
             podgroups=podgroups,
             unschedulable=unschedulable,
             reservations_released=tuple(self._releases),

@@ -1,6 +1,7 @@
 """The session's node accounting, as NumPy arrays: one row per node, one column per resource.
 
-    idle      = allocatable - used            (kept explicitly; `idle + used == allocatable`)
+    idle      = allocatable - used            (kept explicitly; `idle + used == allocatable`,
+                                               less what nominated pipelined tasks keep)
     used      = requests of tasks in OCCUPYING statuses (Allocated, Binding, Bound, Running)
     releasing = requests of tasks being evicted or deleted (still part of `used`)
     pipelined = requests of tasks waiting for releasing resources (not part of `used`)
@@ -244,6 +245,13 @@ class Ledger:
         self.future[i] -= sign * req
         self.pods_used[i] += sign
         self._slots(i, -sign, now=True)
+        self._log.append(i)
+
+    def keep_idle(self, i: int, req: IntArray, sign: int = 1) -> None:
+        """Keep (sign 1) or give back (sign -1) `req` of node `i`'s idle from other tasks: a
+        nominated task pipelined there waits for that room too (its future is already taken
+        by `pipeline`; `used` is left alone, so scores see the node as it runs)."""
+        self.idle[i] -= sign * req
         self._log.append(i)
 
     def release(self, i: int, req: IntArray, sign: int = 1) -> None:

@@ -219,9 +219,11 @@ class Placer:
         result[failing] = passes
         return result
 
-    def choose(self, task: TaskState) -> Choice | FitFailure:
+    def choose(self, task: TaskState, prefer: int | None = None) -> Choice | FitFailure:
         """The best node for `task`, or why there is none (none for a task a plugin raised
-        about, now or earlier in the session)."""
+        about, now or earlier in the session). `prefer` (the node nominated for the task) is
+        taken when it passes every predicate and fits now, or when the task fits nowhere now
+        and it fits in the future (kube-scheduler tries the nominated node first)."""
         if not len(self.ledger):
             return self.failure(task, None, None, None)  # no node at all
         c = self._evaluate(task)
@@ -229,6 +231,18 @@ class Placer:
         failed = self.failed_tasks.get(task.uid)
         if failed is not None:
             return self.failure(task, None, None, Status(Code.ERROR, failed))
+        if prefer is None or (isinstance(choice, Choice) and choice.node == prefer):
+            return choice
+        _c, ok = self.feasible(task)
+        if ok[prefer] and c.fit_idle[prefer]:
+            return Choice(prefer, True)
+        if (
+            isinstance(choice, Choice)
+            and not choice.fits_idle
+            and ok[prefer]
+            and c.fit_future[prefer]
+        ):
+            return Choice(prefer, False)
         return choice
 
     def _choose(self, task: TaskState, c: ClassEval) -> Choice | FitFailure:
@@ -251,16 +265,21 @@ class Placer:
             return Choice(self._best(task, c, mask), fits_idle)
         return self.failure(task, c, ok, None)
 
-    def best_pipelined(self, task: TaskState, among: BoolArray | None = None) -> int | None:
-        """The node preempt and reclaim pipeline `task` onto without evicting: the best-scored
-        of the nodes passing every predicate whose future idle fits it (within `among`), or
-        None (also for a task a plugin raised about)."""
+    def best_pipelined(
+        self, task: TaskState, among: BoolArray | None = None, prefer: int | None = None
+    ) -> int | None:
+        """The node preempt and reclaim pipeline `task` onto without evicting: `prefer` (the
+        node nominated for it) when it is one of them, else the best-scored of the nodes passing
+        every predicate whose future idle fits it (within `among`), or None (also for a task a
+        plugin raised about)."""
         c, ok = self.feasible(task)
         mask = ok & c.fit_future
         if among is not None:
             mask &= among
         if task.uid in self.failed_tasks or not mask.any():
             return None
+        if prefer is not None and mask[prefer]:
+            return prefer
         return self._best(task, c, mask)
 
     def _best(self, task: TaskState, c: ClassEval, mask: BoolArray) -> int:

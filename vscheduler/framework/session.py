@@ -11,6 +11,17 @@ written only through methods), the `dispatch` (the plugins' hooks, combined per 
 I/O and reads time only from the clock it is handed (and, to time each plugin's session open
 and close for the metrics, from the optional `timer`; no decision reads it).
 
+Nominations (kube-scheduler's `status.nominatedNodeName`): a pending pod of ours that carries one
+has its request held on that node from the session's open (counted as used, as kube-scheduler's
+`addNominatedPods` counts a nominated pod when filtering others), so no other pod, of its queue or
+another, takes the room freed for it; the pod itself sees the room free while it is placed
+(`own_room`), and takes its nominated node when it fits there; pipelined again, it keeps the node's
+idle room too (`Ledger.keep_idle`), so nothing binds into room freed meanwhile. A nomination is
+honoured, by priority then age, while the node exists and its room once the releasing pods are gone
+still holds the pod; otherwise it is dropped (the nominated node no longer helps, as kube-scheduler
+drops it). `close` reports the nominations each pending pod should carry: where it is pipelined,
+else its honoured nomination.
+
 `contained(action, job, undo)` is the actions' boundary around one job: an exception while an
 action works on one job undoes that job's statement, reports the job (its pending pods carry the
 error) and lets the action go on with the next job; `action_errors` lists each one.
@@ -121,6 +132,13 @@ class Session:
         self._class_ids: dict[tuple[object, ...], int] = {}
         self._rows: dict[int, IntArray] = {}
         self._load_tasks(snapshot)
+        self.nominations: dict[str, int] = {}
+        """Task uid -> the node row of its honoured nomination (`status.nominatedNodeName`)."""
+        self._held: set[str] = set()
+        """The nominated tasks whose request is held on their node now."""
+        self._tried: set[str] = set()
+        """Tasks an action tried to place (`own_room`)."""
+        self._hold_nominations()
         self.plugins: dict[str, object] = {}
         self._hierarchy: dict[str, bool] = {}
         for tier in tiers:
@@ -184,6 +202,62 @@ class Session:
                 releasing[1].append(req)
         ledger.load(occupying, pipelined, releasing)
 
+    def _hold_nominations(self) -> None:
+        """Hold each nominated pending pod's request on its node, by priority then age, while
+        the node's room once its releasing pods are gone still takes it."""
+        ledger = self.ledger
+        nominated = [
+            t
+            for t in self.tasks.values()
+            if t.facts.nominated_node is not None
+            and t.status is TaskStatus.PENDING
+            and t.job is not None
+            and not t.facts.problem
+        ]
+        nominated.sort(key=lambda t: (-t.priority, t.facts.created, t.key))
+        for task in nominated:
+            i = ledger.index.get(task.facts.nominated_node or "", -1)
+            req = self.request_row(task)
+            if i < 0 or (req > ledger.future[i]).any() or ledger.pods_free_future[i] <= 0:
+                continue
+            ledger.occupy(i, req)
+            self.nominations[task.uid] = i
+            self._held.add(task.uid)
+
+    def _hold(self, task: TaskState) -> None:
+        """Hold `task`'s nominated room again (it is pending once more)."""
+        i = self.nominations.get(task.uid)
+        if i is not None and task.uid not in self._held and task.status is TaskStatus.PENDING:
+            self.ledger.occupy(i, self.request_row(task))
+            self._held.add(task.uid)
+
+    def _unhold(self, task: TaskState) -> None:
+        if task.uid in self._held:
+            self._held.discard(task.uid)
+            self.ledger.occupy(self.nominations[task.uid], self.request_row(task), -1)
+
+    @contextlib.contextmanager
+    def own_room(self, task: TaskState) -> Iterator[None]:
+        """While `task` is placed, the room nominated for it, and the room nominated for pods of
+        lower priority, is free to it (kube-scheduler counts only nominated pods of higher or
+        equal priority against a pod); held again after, unless it was placed. `task` counts as
+        tried: left pending, it loses its nomination at close."""
+        self._tried.add(task.uid)
+        others = [
+            self.tasks[uid]
+            for uid in sorted(self._held)
+            if uid != task.uid and self.tasks[uid].priority < task.priority
+        ]
+        self._unhold(task)
+        for other in others:
+            self._unhold(other)
+        try:
+            yield
+        finally:
+            self._hold(task)
+            for other in others:
+                self._hold(other)
+
     def _class_of(self, facts: TaskFacts) -> int:
         return self._class_ids.setdefault(facts.template_key(), len(self._class_ids))
 
@@ -237,6 +311,8 @@ class Session:
         self._move(task, TaskStatus.PIPELINED)
         task.node_index, task.node = node, self.ledger.names[node]
         self.ledger.pipeline(node, self.request_row(task))
+        if task.uid in self.nominations:  # it waits for the idle room there too
+            self.ledger.keep_idle(node, self.request_row(task))
         self.dispatch.allocated(task)
 
     def apply_evict(self, task: TaskState) -> None:
@@ -251,13 +327,17 @@ class Session:
         self.ledger.occupy(task.node_index, self.request_row(task), -1)
         self.dispatch.deallocated(task)  # handlers still see the node it leaves, as in Volcano
         task.node_index, task.node = -1, None
+        self._hold(task)
 
     def undo_pipeline(self, task: TaskState) -> None:
         """Pipelined -> Pending."""
         self._move(task, TaskStatus.PENDING)
         self.ledger.pipeline(task.node_index, self.request_row(task), -1)
+        if task.uid in self.nominations:
+            self.ledger.keep_idle(task.node_index, self.request_row(task), -1)
         self.dispatch.deallocated(task)  # handlers still see the node it leaves, as in Volcano
         task.node_index, task.node = -1, None
+        self._hold(task)
 
     def undo_evict(self, task: TaskState) -> None:
         """Releasing -> Running (the eviction is abandoned)."""
@@ -395,8 +475,19 @@ class Session:
             for t in self.tasks.values()
             if t.status in (TaskStatus.PIPELINED, TaskStatus.ALLOCATED)
         }
+        nominated = {
+            t.key: self.ledger.names[i]
+            for uid, i in self.nominations.items()
+            if (t := self.tasks[uid]).status is TaskStatus.PENDING and uid not in self._tried
+        }
+        nominated |= {
+            t.key: t.node or ""
+            for t in self.tasks.values()
+            if t.status is TaskStatus.PIPELINED and t.facts.node_name is None
+        }
         return self.decisions.result(
             pipelined,
+            nominated,
             podgroup_statuses(self.jobs.values(), self.findings, self.uid),
             messages.unschedulable(self, self.findings, self.dispatch, self.placer),
         )

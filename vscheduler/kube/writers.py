@@ -6,6 +6,9 @@
 - evict: POST `pods/{name}/eviction` with a policy/v1 Eviction preconditioned on the UID; the
   API server enforces PodDisruptionBudgets (refusal: `DisruptionBudgetError`).
 - set_pod_condition: PATCH `pods/{name}/status`, strategic merge (`conditions` merge by `type`).
+- set_nominated_node: PATCH `pods/{name}/status`, JSON merge patch
+  `{"status": {"nominatedNodeName": node}}` (null clears it), as kube-scheduler writes it
+  (`effects.ports.NominationWriter`).
 - patch_podgroup_status: PATCH `podgroups/{name}/status`, JSON merge patch `{"status": ...}`.
   Volcano's own PodGroup CRD has no status subresource: there that PATCH answers 404 though the
   PodGroup exists. Then the same patch goes to the PodGroup itself (`podgroups/{name}`; a 404
@@ -84,6 +87,12 @@ class KubeWriter:
         body = {"status": {"conditions": [dict(condition)]}}
         path = pod_path(namespace, name, "status")
         self._api.request("PATCH", path, body=body, content_type=STRATEGIC_MERGE_PATCH)
+
+    def set_nominated_node(self, namespace: str, name: str, node: str | None) -> None:
+        """Merge-patch the pod's `status.nominatedNodeName` (None: remove it)."""
+        body = {"status": {"nominatedNodeName": node}}
+        path = pod_path(namespace, name, "status")
+        self._api.request("PATCH", path, body=body, content_type=MERGE_PATCH)
 
     def patch_podgroup_status(
         self, namespace: str, name: str, status: Mapping[str, object]

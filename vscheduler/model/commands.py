@@ -99,6 +99,9 @@ class CycleResult:
     """The outcome of one scheduling cycle.
 
     `binds` and `evictions` are commands; `pipelined` tasks wait for resources being released;
+    `nominated` maps every pending pod that should carry `status.nominatedNodeName` to that node
+    (pipelined ones, and those whose nomination the session honoured; any other pod carrying
+    one has it cleared);
     `podgroups` holds the status of every real PodGroup the session saw; `unschedulable` maps
     every pod left pending to the message written to its PodScheduled condition;
     `reservations_released` are reservations to remove from their ConfigMap (the reservation
@@ -108,6 +111,7 @@ class CycleResult:
     binds: tuple[Bind, ...] = ()
     evictions: tuple[Evict, ...] = ()
     pipelined: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    nominated: Mapping[str, str] = dataclasses.field(default_factory=dict)
     podgroups: Mapping[str, PodGroupStatus] = dataclasses.field(default_factory=dict)
     unschedulable: Mapping[str, str] = dataclasses.field(default_factory=dict)
     reservations_released: tuple[ReservationRelease, ...] = ()

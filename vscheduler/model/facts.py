@@ -165,6 +165,11 @@ class TaskFacts:
     pod nothing recreates."""
     started: dt.datetime | None = None
     """`status.startTime`: when the kubelet accepted the pod, or None if not started."""
+    nominated_node: str | None = None
+    """`status.nominatedNodeName` of a pod of this scheduler: the node preempt or reclaim freed
+    room on for it (written by this scheduler, read back so a restarted one keeps the
+    nomination), or None. The session holds its room there while the pod is pending
+    (`Session.nominations`); on a placed pod it is a leftover the effects clear."""
     problem: str = ""
     """Why this pod cannot be scheduled whatever the nodes (e.g. a malformed annotation)."""
     warnings: tuple[FieldWarning, ...] = ()

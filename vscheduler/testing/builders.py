@@ -170,6 +170,11 @@ class PodBuilder(_Builder[TaskFacts]):
         self._set(node_name=node, status=status)
         return self
 
+    def nominated(self, node: str) -> PodBuilder:
+        """`status.nominatedNodeName`: room freed on `node` for this pending pod."""
+        self._set(nominated_node=node)
+        return self
+
     def status(self, status: TaskStatus) -> PodBuilder:
         """Sets the status."""
         self._set(status=status)

@@ -374,7 +374,8 @@ def nodes() -> st.SearchStrategy[Raw]:
 @functools.cache
 def pods() -> st.SearchStrategy[Raw]:
     """A pod (named by `clusters`) of this scheduler, sometimes of another or already on a node,
-    odd in every field vscheduler reads; it names PodGroups, queues, nodes and classes from
+    odd in every field vscheduler reads (a `status.nominatedNodeName` naming a node, a missing
+    one, nothing, or not a string); it names PodGroups, queues, nodes and classes from
     the cluster's vocabulary (which may not exist)."""
     group_annotations: st.SearchStrategy[dict[str, str]] = st.one_of(
         st.just({}),
@@ -415,8 +416,13 @@ def pods() -> st.SearchStrategy[Raw]:
         st.just({}),
         st.sampled_from(("worker", "ps", "")).map(lambda r: {"volcano.sh/task-spec": r}),
     )
+    nominated: st.SearchStrategy[dict[str, object]] = st.one_of(
+        st.just({}),
+        st.sampled_from((*NODE_NAMES, "gone-node", "")).map(lambda n: {"nominatedNodeName": n}),
+        st.just({"nominatedNodeName": 7}),
+    )
     return st.builds(
-        lambda lbls, role, ann, scoring, grp, que, sp, phase, ts: {
+        lambda lbls, role, ann, scoring, grp, que, sp, phase, ts, nom: {
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": {
@@ -425,7 +431,10 @@ def pods() -> st.SearchStrategy[Raw]:
                 "annotations": {**ann, **scoring, **grp, **que},
             },
             "spec": sp,
-            "status": {"phase": "Running" if sp.get("nodeName") and phase == "Pending" else phase},
+            "status": {
+                "phase": "Running" if sp.get("nodeName") and phase == "Pending" else phase,
+                **nom,
+            },
         },
         labels(),
         role_label,
@@ -436,6 +445,7 @@ def pods() -> st.SearchStrategy[Raw]:
         spec,
         st.sampled_from(("Pending", "Pending", "Running", "Succeeded", "Failed")),
         st.integers(0, 59),
+        nominated,
     )
 
 

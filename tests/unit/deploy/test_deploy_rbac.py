@@ -153,6 +153,7 @@ WRITES: dict[str, Callable[[KubeWriter], None]] = {
     "bind": lambda w: w.bind("team-a", "worker-0", "uid-1", "node-1"),
     "evict": lambda w: w.evict("team-a", "worker-0", "uid-1"),
     "set_pod_condition": lambda w: w.set_pod_condition("team-a", "worker-0", {"type": "X"}),
+    "set_nominated_node": lambda w: w.set_nominated_node("team-a", "worker-0", "node-1"),
     "patch_podgroup_status": patch_podgroup_statuses,
     "remove_config_map_keys": lambda w: w.remove_config_map_keys(
         reservation.DEFAULT_NAMESPACE, reservation.DEFAULT_NAME, ["team-a/worker-0"]

@@ -128,12 +128,25 @@ def through_cache(objects: list[dict[str, Any]]) -> SchedulerCache:
 
 def cycles(snap: ClusterSnapshot, pipeline: Pipeline, count: int = 2) -> None:
     """Run `count` cycles; after each, every pending pod of ours is bound, pipelined or named
-    with a message, and a pod the converter rejected carries its problem."""
+    with a message, a pod the converter rejected carries its problem, and every nomination
+    names an existing node for a pending pod of ours that was not bound."""
     clock = FixedClock(NOW)
     for i in range(count):
         report = cycle.run_cycle(snap, pipeline, clock=clock, uid=f"cycle-{i + 1}")
         result = report.result
         placed = {b.pod for b in result.binds} | set(result.pipelined)
+        ours_pending = {
+            t.key
+            for t in snap.tasks.values()
+            if t.scheduler_name == SCHEDULER
+            and t.status is TaskStatus.PENDING
+            and t.node_name is None
+        }
+        names = {n.name for n in snap.nodes}
+        for key, node in result.nominated.items():
+            assert key in ours_pending, key
+            assert key not in {b.pod for b in result.binds}, key
+            assert node in names, (key, node)
         for task in snap.tasks.values():
             if task.scheduler_name != SCHEDULER or task.status is not TaskStatus.PENDING:
                 continue

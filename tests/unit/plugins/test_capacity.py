@@ -545,7 +545,7 @@ def test_with_hierarchy_every_queue_reports_its_figures() -> None:
     )
     plugin.on_session_close()
 
-    figures = session.decisions.result({}, {}, {}).queues
+    figures = session.decisions.result({}, {}, {}, {}).queues
     assert sorted(figures) == ["default", "org", "team"]
     assert figures["org"].allocated == res(cpu="1")
     assert figures["team"].capability == res(cpu="4")
