@@ -232,17 +232,19 @@ class Ledger:
 
     def occupy(self, i: int, req: IntArray, sign: int = 1) -> None:
         """A task starts (sign 1) or stops (sign -1) using `req` on node `i`."""
-        self.used[i] += sign * req
-        self.idle[i] -= sign * req
-        self.future[i] -= sign * req
+        delta = req if sign == 1 else sign * req  # the hot path allocates no product
+        self.used[i] += delta
+        self.idle[i] -= delta
+        self.future[i] -= delta
         self.pods_used[i] += sign
         self._slots(i, -sign, now=True)
         self._log.append(i)
 
     def pipeline(self, i: int, req: IntArray, sign: int = 1) -> None:
         """A task is pipelined onto (sign 1) or taken off (sign -1) node `i`."""
-        self.pipelined[i] += sign * req
-        self.future[i] -= sign * req
+        delta = req if sign == 1 else sign * req
+        self.pipelined[i] += delta
+        self.future[i] -= delta
         self.pods_used[i] += sign
         self._slots(i, -sign, now=True)
         self._log.append(i)
@@ -256,8 +258,9 @@ class Ledger:
 
     def release(self, i: int, req: IntArray, sign: int = 1) -> None:
         """A running task starts (sign 1) or stops (sign -1) releasing `req` on node `i`."""
-        self.releasing[i] += sign * req
-        self.future[i] += sign * req
+        delta = req if sign == 1 else sign * req
+        self.releasing[i] += delta
+        self.future[i] += delta
         self.pods_releasing[i] += sign
         self._slots(i, sign, now=False)
         self._log.append(i)

@@ -96,6 +96,10 @@ class PluginEntry:
     factory: PluginFactory[object]
 
 
+_NOTHING_HELD: contextlib.nullcontext[None] = contextlib.nullcontext()
+"""`Session.own_room` when no pod is nominated: entered and left for free."""
+
+
 class Session:
     """One cycle: the snapshot's tasks, jobs, queues and nodes, and the plugins' hooks."""
 
@@ -236,12 +240,18 @@ class Session:
             self._held.discard(task.uid)
             self.ledger.occupy(self.nominations[task.uid], self.request_row(task), -1)
 
-    @contextlib.contextmanager
-    def own_room(self, task: TaskState) -> Iterator[None]:
+    def own_room(self, task: TaskState) -> contextlib.AbstractContextManager[None]:
         """While `task` is placed, the room nominated for it, and the room nominated for pods of
         lower priority, is free to it (kube-scheduler counts only nominated pods of higher or
         equal priority against a pod); held again after, unless it was placed. `task` counts as
-        tried: left pending, it loses its nomination at close."""
+        tried: left pending, it loses its nomination at close. Without any nomination in the
+        session (the common case) there is nothing to free: a shared no-op (the hot path)."""
+        if not self.nominations:
+            return _NOTHING_HELD
+        return self._own_room(task)
+
+    @contextlib.contextmanager
+    def _own_room(self, task: TaskState) -> Iterator[None]:
         self._tried.add(task.uid)
         others = [
             self.tasks[uid]
