@@ -1,10 +1,10 @@
 """What a plugin factory declares it needs of the rest of the policy and of the scheduler.
 
 Owns `Needs` (an optional `needs` attribute of a plugin factory, read with `needs_of`) and the
-rules it can declare: the node-usage periods the plugin reads, and the plugins it conflicts with
-in one tier when one of its flags is on. `framework.registry.build` collects every factory's
-needs in one place, so the config layer never names a plugin. Must not know any plugin by name:
-each plugin declares its own needs.
+rules it can declare: the node-usage periods the plugin reads, the ConfigMaps it reads from the
+snapshot, and the plugins it conflicts with in one tier when one of its flags is on.
+`framework.registry.build` collects every factory's needs in one place, so the config layer
+never names a plugin. Must not know any plugin by name: each plugin declares its own needs.
 """
 
 from __future__ import annotations
@@ -31,10 +31,13 @@ class Needs:
 
     `usage_periods`: the averaging periods of node usage the plugin reads (the collector queries
     each; one that is not a PromQL duration is left out: the plugin reports its own argument
-    error, or finds no value). `conflicts`: rules checked once per tier by `registry.build`.
+    error, or finds no value). `config_maps`: the (namespace, name) of every ConfigMap the plugin
+    reads from the snapshot (the runtime watches them, `snapshot` and `simulate` load them).
+    `conflicts`: rules checked once per tier by `registry.build`.
     """
 
     usage_periods: tuple[str, ...] = ()
+    config_maps: tuple[tuple[str, str], ...] = ()
     conflicts: tuple[TierConflict, ...] = ()
 
 

@@ -95,12 +95,14 @@ class Registry:
 class Pipeline:
     """A built policy: the actions to run, in order, and the plugin tiers; for the node-usage
     collector, the `metrics` block and every usage period the policy's plugins read (the block's
-    `period` first, then each plugin's declared `Needs.usage_periods`)."""
+    `period` first, then each plugin's declared `Needs.usage_periods`); for the ConfigMap watches,
+    every ConfigMap a plugin declares it reads (`Needs.config_maps`, sorted, once each)."""
 
     actions: tuple[Action, ...]
     tiers: tuple[tuple[PluginEntry, ...], ...]
     metrics: MetricsConfig | None = None
     usage_periods: tuple[str, ...] = ()
+    config_maps: tuple[tuple[str, str], ...] = ()
 
 
 def build(policy: PolicyLike, registry: Registry, *, source: str = "policy") -> Pipeline:
@@ -144,12 +146,14 @@ def build(policy: PolicyLike, registry: Registry, *, source: str = "policy") -> 
         tiers.append(tuple(entries))
     if errors:
         raise PolicyError(errors, source=source)
-    asked = [period for tier in tiers for e in tier for period in needs_of(e.factory).usage_periods]
+    needs = [needs_of(entry.factory) for tier in tiers for entry in tier]
+    asked = [period for each in needs for period in each.usage_periods]
     return Pipeline(
         tuple(actions),
         tuple(tiers),
         metrics=policy.metrics,
         usage_periods=usage_periods(policy.metrics, asked),
+        config_maps=tuple(sorted({cm for each in needs for cm in each.config_maps})),
     )
 
 

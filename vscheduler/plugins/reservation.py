@@ -29,7 +29,7 @@ snapshot; otherwise every pod sees the same reservations and the session may cac
 
 Arguments (not a Volcano plugin; Volcano's removed `reservation` plugin was another thing):
 `configMapNamespace` ("kube-system") and `configMapName` ("vscheduler-reservations"). The factory
-says which ConfigMap it reads in `config_maps_read`. Docs: docs/reservation.md.
+declares the ConfigMap it reads in its `needs` (`Needs.config_maps`). Docs: docs/reservation.md.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from vscheduler.plugin_api import (
     DeallocateEvent,
     IntArray,
     LedgerView,
+    Needs,
     PluginArgsError,
     PluginSession,
     Predicate,
@@ -245,11 +246,8 @@ class Factory:
     def __init__(self, namespace: str, config_map: str) -> None:
         self.namespace = namespace
         self.config_map = config_map
-
-    @property
-    def config_maps_read(self) -> tuple[tuple[str, str], ...]:
-        """The ConfigMaps (namespace, name) this plugin reads: the runtime watches them."""
-        return ((self.namespace, self.config_map),)
+        self.needs = Needs(config_maps=((namespace, config_map),))
+        """The ConfigMap it reads: the runtime watches it."""
 
     def open(self, session: PluginSession) -> Releases | Inert:
         """A fresh plugin for `session`: with hooks only when the ConfigMap holds entries."""

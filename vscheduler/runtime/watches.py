@@ -1,7 +1,8 @@
 """ConfigMapWatches: the ConfigMaps the policy's plugins read, watched into the cache.
 
-A plugin factory that reads ConfigMaps from the snapshot says which in `config_maps_read`
-((namespace, name) pairs; the reservation plugin's arguments name its ConfigMap). Each policy
+A plugin factory that reads ConfigMaps from the snapshot declares them in its `needs`
+(`Needs.config_maps`: (namespace, name) pairs, collected in `Pipeline.config_maps`; the
+reservation plugin's arguments name its ConfigMap). Each policy
 that comes into force is asked again: an informer starts for every ConfigMap newly named (by
 name, in its namespace only, so the scheduler needs read access to that ConfigMap alone) and
 stops for every one no longer named, whose object then leaves the cache. A new informer joins the
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Protocol
 
 from vscheduler.framework.registry import Pipeline
@@ -38,13 +39,8 @@ class Running(Protocol):
 
 
 def config_maps_read(pipeline: Pipeline) -> tuple[ConfigMapId, ...]:
-    """Every ConfigMap a plugin of `pipeline` reads, sorted, once each."""
-    found: set[ConfigMapId] = set()
-    for tier in pipeline.tiers:
-        for entry in tier:
-            read: Iterable[ConfigMapId] = getattr(entry.factory, "config_maps_read", ())
-            found.update(read)
-    return tuple(sorted(found))
+    """Every ConfigMap a plugin of `pipeline` reads, sorted, once each (`Needs.config_maps`)."""
+    return pipeline.config_maps
 
 
 class ConfigMapWatches:

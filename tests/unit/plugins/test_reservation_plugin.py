@@ -63,13 +63,13 @@ def passes(session: Session, plugin: Reserved, key: str) -> list[bool]:
 def test_the_default_config_map_is_kube_system_vscheduler_reservations() -> None:
     factory = reservation.build({})
 
-    assert factory.config_maps_read == (("kube-system", "vscheduler-reservations"),)
+    assert factory.needs.config_maps == (("kube-system", "vscheduler-reservations"),)
 
 
 def test_the_arguments_name_the_config_map() -> None:
     factory = reservation.build({"configMapNamespace": "batch", "configMapName": "holds.v1"})
 
-    assert factory.config_maps_read == (("batch", "holds.v1"),)
+    assert factory.needs.config_maps == (("batch", "holds.v1"),)
 
 
 def test_bad_arguments_are_all_reported_naming_plugin_and_argument() -> None:
