@@ -135,14 +135,14 @@ class Session:
         `simulate --explain` reads the nodes as they stood then. None in the live scheduler."""
         self._class_ids: dict[tuple[object, ...], int] = {}
         self._rows: dict[int, IntArray] = {}
-        self._load_tasks(snapshot)
+        nominated = self._load_tasks(snapshot)
         self.nominations: dict[str, int] = {}
         """Task uid -> the node row of its honoured nomination (`status.nominatedNodeName`)."""
         self._held: set[str] = set()
         """The nominated tasks whose request is held on their node now."""
         self._tried: set[str] = set()
         """Tasks an action tried to place (`own_room`)."""
-        self._hold_nominations()
+        self._hold_nominations(nominated)
         self.plugins: dict[str, object] = {}
         self._hierarchy: dict[str, bool] = {}
         for tier in tiers:
@@ -178,8 +178,11 @@ class Session:
         )
 
     # --- opening ------------------------------------------------------------------------------
-    def _load_tasks(self, snapshot: ClusterSnapshot) -> None:
+    def _load_tasks(self, snapshot: ClusterSnapshot) -> list[TaskState]:
+        """Every task into the session and the ledger; returns the pending ones that carry a
+        nomination (found in the same pass, for `_hold_nominations`)."""
         ledger = self.ledger
+        nominated: list[TaskState] = []
         occupying: Placed = ([], [])
         pipelined: Placed = ([], [])
         releasing: Placed = ([], [])
@@ -192,6 +195,8 @@ class Session:
             elif facts.job and facts.status is TaskStatus.PENDING:
                 self.findings.note_task(facts.uid, f"podgroup {facts.job} not found")
             if facts.node_name is None:
+                if facts.nominated_node is not None:
+                    nominated.append(task)
                 continue
             i = ledger.index.get(facts.node_name, -1)
             task.node_index = i
@@ -205,18 +210,16 @@ class Session:
                 releasing[0].append(i)
                 releasing[1].append(req)
         ledger.load(occupying, pipelined, releasing)
+        return nominated
 
-    def _hold_nominations(self) -> None:
+    def _hold_nominations(self, candidates: list[TaskState]) -> None:
         """Hold each nominated pending pod's request on its node, by priority then age, while
         the node's room once its releasing pods are gone still takes it."""
         ledger = self.ledger
         nominated = [
             t
-            for t in self.tasks.values()
-            if t.facts.nominated_node is not None
-            and t.status is TaskStatus.PENDING
-            and t.job is not None
-            and not t.facts.problem
+            for t in candidates
+            if t.status is TaskStatus.PENDING and t.job is not None and not t.facts.problem
         ]
         nominated.sort(key=lambda t: (-t.priority, t.facts.created, t.key))
         for task in nominated:
