@@ -216,21 +216,20 @@ class Dispatcher:
 
     def allows_allocation(self, queue: QueueState, task: TaskState) -> bool:
         """Every allocatable plugin agrees."""
-        return self._all_true("allocatable", queue, task)
+        return self.allocation_refuser(queue, task) is None
 
     def allocation_refuser(self, queue: QueueState, task: TaskState) -> tuple[str, Refusal] | None:
         """The first allocatable plugin that refuses `task` in `queue` and its `Refusal` (an
-        empty reason when it said a plain False, or raised), or None."""
-        for hook in self.hooks("allocatable"):
-            try:
-                answer = hook.fn(queue, task)
-            except Exception as exc:
-                self._failed(hook, "allocatable", exc, task)
-                return hook.plugin, Refusal("")
-            if isinstance(answer, Refusal):
-                return hook.plugin, answer
-            if not answer:
-                return hook.plugin, Refusal("")
+        empty reason when it said a plain False, or raised), or None: all must agree."""
+        for tier in self.tiers["allocatable"]:
+            for hook in tier:
+                try:
+                    answer = hook.fn(queue, task)
+                except Exception as exc:
+                    self._failed(hook, "allocatable", exc, task)
+                    return hook.plugin, Refusal("")
+                if not answer:
+                    return hook.plugin, answer if isinstance(answer, Refusal) else Refusal("")
         return None
 
     def allows_reclaim(self, queue: QueueState, task: TaskState) -> bool:
