@@ -219,23 +219,29 @@ class Grant:
                         yield verb, group, resource, name
 
 
-def grants() -> list[Grant]:
+def bound_grants(
+    roles_docs: list[dict[str, Any]], bindings: list[dict[str, Any]], account: tuple[str, str]
+) -> list[Grant]:
+    """The rules of every Role/ClusterRole of `roles_docs` that `bindings` give to `account`."""
     roles = {
         (d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"]): d
-        for d in documents("rbac.yaml")
+        for d in roles_docs
         if d["kind"] in ("Role", "ClusterRole")
     }
     found: list[Grant] = []
-    for binding in documents("bindings.yaml"):
+    for binding in bindings:
         subjects = {(s.get("namespace"), s["name"]) for s in binding["subjects"]}
-        if SERVICE_ACCOUNT not in subjects:
+        if account not in subjects:
             continue
         namespace = binding["metadata"].get("namespace")
         ref = binding["roleRef"]
         role = roles[(ref["kind"], namespace if ref["kind"] == "Role" else None, ref["name"])]
-        for rule in role["rules"]:
-            found.append(Grant(rule, namespace, f"{ref['kind']} {ref['name']}"))
+        found += [Grant(rule, namespace, f"{ref['kind']} {ref['name']}") for rule in role["rules"]]
     return found
+
+
+def grants() -> list[Grant]:
+    return bound_grants(documents("rbac.yaml"), documents("bindings.yaml"), SERVICE_ACCOUNT)
 
 
 # --- the tests ---------------------------------------------------------------------------------
@@ -363,21 +369,8 @@ def readonly_accesses() -> set[Access]:
 
 def readonly_grants() -> list[Grant]:
     docs = [d for d in yaml.safe_load_all((READONLY / "rbac.yaml").read_text()) if d]
-    roles = {
-        (d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"]): d
-        for d in docs
-        if d["kind"] in ("Role", "ClusterRole")
-    }
-    found: list[Grant] = []
-    for binding in (d for d in docs if d["kind"] in ("RoleBinding", "ClusterRoleBinding")):
-        subjects = {(s.get("namespace"), s["name"]) for s in binding["subjects"]}
-        if READONLY_ACCOUNT not in subjects:
-            continue
-        namespace = binding["metadata"].get("namespace")
-        ref = binding["roleRef"]
-        role = roles[(ref["kind"], namespace if ref["kind"] == "Role" else None, ref["name"])]
-        found += [Grant(rule, namespace, f"{ref['kind']} {ref['name']}") for rule in role["rules"]]
-    return found
+    bindings = [d for d in docs if d["kind"] in ("RoleBinding", "ClusterRoleBinding")]
+    return bound_grants(docs, bindings, READONLY_ACCOUNT)
 
 
 def test_the_read_only_role_allows_every_request_of_the_live_tools_and_a_dry_run() -> None:
