@@ -36,7 +36,6 @@ from vscheduler.framework.results import Refusal
 from vscheduler.framework.session import Session
 from vscheduler.framework.state import JobState, QueueState, TaskState
 from vscheduler.framework.statement import Statement
-from vscheduler.model.status import TaskStatus
 
 NAME: Final = "allocate"
 
@@ -49,7 +48,7 @@ class Allocate:
     def execute(self, session: Session) -> None:
         """Place what fits."""
         dispatch = session.dispatch
-        by_queue = _with_work(session, admitted_jobs(session))
+        by_queue = admitted_jobs(session)
         queues: PriorityQueue[QueueState] = PriorityQueue(
             dispatch.compare_queues, (session.queues[name] for name in sorted(by_queue))
         )
@@ -178,23 +177,6 @@ def _note_overused(session: Session, queue: QueueState, jobs: list[JobState]) ->
         session.decided(task, queue, text)
         _check_fit(session, task, unfit, fit)
         session.note_task(task, text)
-
-
-def _with_work(
-    session: Session, by_queue: Mapping[str, list[JobState]]
-) -> dict[str, list[JobState]]:
-    """Only the jobs with a pending task, by queue.
-
-    A job without one does nothing when its turn comes (no note, no placement), so leaving it
-    out of the heaps changes no decision; it keeps an idle cycle's cost in proportion to the
-    pending work, not to the jobs running (10,000 lone running pods made every cycle order
-    10,000 jobs twice)."""
-    out: dict[str, list[JobState]] = {}
-    for name, jobs in by_queue.items():
-        busy = [j for j in jobs if j.count(TaskStatus.PENDING)]
-        if busy:
-            out[name] = busy
-    return out
 
 
 def _may_continue(job: JobState, tasks: deque[TaskState], failed: set[int]) -> bool:

@@ -59,6 +59,7 @@ from vscheduler.informer.ports import WatchEvent
 from vscheduler.model.cluster import (
     DEFAULT_SCHEDULER_NAME,
     ClusterSnapshot,
+    ImplicitJobs,
     complete_jobs,
     default_queues,
 )
@@ -121,6 +122,8 @@ class SchedulerCache:
         self._jobs: Table[JobFacts] = Table()
         self._pods = PodTable()
         self._claims = GroupClaims()
+        self._implicit_jobs: ImplicitJobs = {}
+        """The lone pods' implicit jobs of the last snapshot (see `complete_jobs`)."""
         slots: list[_Slot[Any]] = [
             _Slot("PriorityClass", self._classes, Converters.priority_class, False),
             _Slot("Namespace", self._namespaces, Converters.namespace, False),
@@ -437,6 +440,7 @@ class SchedulerCache:
             tasks.update(self._assumed.overlay(tasks))
             tasks.update(self._refusals.overlay(tasks))
             jobs = self._claims.keep_ours(self._jobs.sorted_facts(_by_key))
+            jobs = complete_jobs(tasks, jobs, self._implicit_jobs)
             queues = {q.name: q for q in self._queues.sorted_facts(_by_name)}
             classes = {pc.name: pc for pc in self._classes.sorted_facts(_by_name)}
             nodes = self._nodes.sorted_facts(_by_name)
@@ -450,7 +454,7 @@ class SchedulerCache:
         return ClusterSnapshot(
             nodes=nodes,
             tasks=tasks,
-            jobs=complete_jobs(tasks, jobs),
+            jobs=jobs,
             queues=default_queues(queues),
             priority_classes=classes,
             namespaces=namespaces,

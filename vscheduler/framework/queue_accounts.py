@@ -76,7 +76,7 @@ from typing import TYPE_CHECKING, Final
 from vscheduler.framework import queue_refusals, quota
 from vscheduler.framework.results import Refusal, Vote
 from vscheduler.model.commands import QueueFigures
-from vscheduler.model.resources import EMPTY, Resources, format_resources
+from vscheduler.model.resources import EMPTY, Resources, format_resources, total
 from vscheduler.model.status import TaskStatus
 
 if TYPE_CHECKING:
@@ -162,17 +162,20 @@ class QueueAccount:
             held = held + child.held()
         return held
 
-    def add_job(self, job: JobState, *, less_allocated: bool) -> None:
-        """The job's tasks and reservation count in this queue."""
-        pending = EMPTY
-        for task in job.with_status(TaskStatus.PENDING):
-            pending = pending + task.resreq
-        self.allocated = self.allocated + job.allocated
-        self.request = self.request + job.allocated + pending
-        self.inqueue = self.inqueue + quota.reserved(job, less_allocated=less_allocated)
-        facts = job.facts
-        minimum = EMPTY if facts.min_resources is None else quota.counted(facts.min_resources)
-        self.elastic = self.elastic + (job.allocated - minimum).clamp_min_zero()
+    def add_jobs(self, jobs: Sequence[JobState], *, less_allocated: bool) -> None:
+        """The jobs' tasks and reservations count in this queue (each figure summed once over
+        the jobs, not amount by amount: a queue may hold thousands of lone pods' jobs)."""
+        if not jobs:
+            return
+        allocated = total(job.allocated for job in jobs)
+        pending = total(t.resreq for job in jobs for t in job.with_status(TaskStatus.PENDING))
+        self.allocated = self.allocated + allocated
+        self.request = self.request + allocated + pending
+        reserving = [job for job in jobs if job.facts.min_resources is not None]
+        self.inqueue = self.inqueue + total(
+            quota.reserved(job, less_allocated=less_allocated) for job in reserving
+        )
+        self.elastic = self.elastic + total(_elastic(job) for job in jobs)
         self.active = True
 
     def settle(self) -> None:
@@ -189,6 +192,25 @@ class QueueAccount:
     def is_overused(self) -> bool:
         """Active, and allocated has reached deserved in every resource."""
         return self.active and self.deserved.fits_in(self.allocated)
+
+
+def _elastic(job: JobState) -> Resources:
+    """What the job holds beyond its minResources."""
+    minimum = job.facts.min_resources
+    if minimum is None:
+        return job.allocated.clamp_min_zero()
+    return (job.allocated - quota.counted(minimum)).clamp_min_zero()
+
+
+def _by_queue(session: PluginSession) -> dict[str, list[JobState]]:
+    """The jobs of each existing queue, in job order."""
+    queues = session.queues
+    out: dict[str, list[JobState]] = {}
+    for job in session.jobs.values():
+        name = job.facts.queue
+        if name in queues:
+            out.setdefault(name, []).append(job)
+    return out
 
 
 def _new_account(queue: QueueState, total: Resources, guarantees: Resources) -> QueueAccount:
@@ -377,16 +399,11 @@ class QueueAccounts:
             parent = self.accounts.get(_parent_name(queues[name]), root)
             account.parent = parent
             parent.children.append(account)
-        for job in session.jobs.values():
-            queue = session.queue_of(job)
-            if queue is None:
-                continue
-            account = self.accounts[queue.name]
-            account.add_job(job, less_allocated=self.rules.inqueue_less_allocated)
+        for name, jobs in _by_queue(session).items():
+            account = self.accounts[name]
+            account.add_jobs(jobs, less_allocated=self.rules.inqueue_less_allocated)
             if account.children:
-                self._refuse(
-                    queue.name, f"The Queue <{queue.name}> of Job <{job.key}> is not leaf queue"
-                )
+                self._refuse(name, f"The Queue <{name}> of Job <{jobs[0].key}> is not leaf queue")
         self._sum_up(root)
         root.real_capability = EMPTY if root.capability is None else root.capability
         root.bounded = frozenset(() if root.capability is None else root.capability.names())
@@ -508,10 +525,8 @@ class QueueAccounts:
 
     def _add_jobs(self, session: PluginSession) -> None:
         less_allocated = self.rules.inqueue_less_allocated
-        for job in session.jobs.values():
-            queue = session.queue_of(job)
-            if queue is not None:
-                self.accounts[queue.name].add_job(job, less_allocated=less_allocated)
+        for name, jobs in _by_queue(session).items():
+            self.accounts[name].add_jobs(jobs, less_allocated=less_allocated)
 
     def _find_deserved(self) -> None:
         if_nothing = self.rules.share_if_nothing_deserved

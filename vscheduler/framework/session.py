@@ -116,6 +116,7 @@ class Session:
         self.snapshot = snapshot
         self.clock = clock
         self.now: dt.datetime = clock.now()
+        self._now_text: str | None = None
         self.uid = uid
         self.actions = tuple(actions)
         self.ledger = Ledger(snapshot.nodes, _requested_dims(snapshot.tasks.values()))
@@ -477,7 +478,9 @@ class Session:
 
     def now_rfc3339(self) -> str:
         """The session's clock as RFC3339 (for condition timestamps)."""
-        return self.now.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        if self._now_text is None:
+            self._now_text = self.now.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return self._now_text
 
     # --- closing ------------------------------------------------------------------------------
     def close(self) -> CycleResult:

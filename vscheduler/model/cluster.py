@@ -76,14 +76,33 @@ def implicit_job(task: TaskFacts) -> JobFacts:
     )
 
 
+ImplicitJobs = dict[str, tuple[TaskFacts, JobFacts]]
+"""Implicit jobs made before, by job key, with the task each was made from."""
+
+
 def complete_jobs(
-    tasks: Mapping[str, TaskFacts], jobs: Mapping[str, JobFacts]
+    tasks: Mapping[str, TaskFacts],
+    jobs: Mapping[str, JobFacts],
+    memo: ImplicitJobs | None = None,
 ) -> dict[str, JobFacts]:
-    """`jobs` plus an implicit job for every task without a PodGroup (`group_name` None)."""
+    """`jobs` plus an implicit job for every task without a PodGroup (`group_name` None).
+
+    With a `memo` (kept by the caller from one call to the next), a job made from the very same
+    task facts object before is taken from it, not made again; the memo is left holding only
+    the implicit jobs of this call, so it never outgrows the cluster."""
     out = dict(jobs)
+    made: ImplicitJobs = {}
+    earlier = memo if memo is not None else {}
     for task in tasks.values():
-        if task.group_name is None and task.job and task.job not in out:
-            out[task.job] = implicit_job(task)
+        key = task.job
+        if task.group_name is None and key and key not in out:
+            seen = earlier.get(key)
+            job = seen[1] if seen is not None and seen[0] is task else implicit_job(task)
+            out[key] = job
+            made[key] = (task, job)
+    if memo is not None:
+        memo.clear()
+        memo.update(made)
     return out
 
 

@@ -103,8 +103,11 @@ class Resources:
         return Resources({name: int(amount * factor) for name, amount in self._v.items()})
 
     def clamp_min_zero(self) -> Resources:
-        """Negative amounts become zero."""
-        return Resources._raw({n: a for n, a in self._v.items() if a > 0})
+        """Negative amounts become zero (itself when none is negative)."""
+        for amount in self._v.values():
+            if amount < 0:
+                return Resources._raw({n: a for n, a in self._v.items() if a > 0})
+        return self
 
     def max(self, other: Resources) -> Resources:
         """The per-resource maximum."""

@@ -153,6 +153,8 @@ class Gang(
         self._session = session
         self._invalid_at_open: dict[str, tuple[str, str]] = {}
         for job in session.jobs.values():
+            if job.facts.synthetic:
+                continue  # read only for the PodGroup's condition, which it has not
             found = invalid_reason(job)
             if found is not None:
                 self._invalid_at_open[job.key] = found
@@ -193,8 +195,11 @@ class Gang(
         return keep_gangs(candidates)
 
     def on_session_close(self) -> None:
-        """Write each job's gang condition."""
+        """Write each PodGroup's gang condition (a lone pod's implicit job has no PodGroup to
+        carry one, and its minMember of 1 gives its pod no gang message)."""
         for job in self._session.jobs.values():
+            if job.facts.synthetic:
+                continue
             condition = self._condition(job)
             if condition is not None:
                 self._session.set_job_condition(job, condition)
