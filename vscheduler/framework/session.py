@@ -55,7 +55,7 @@ from vscheduler.model.commands import (
     QueueFigures,
     ReservationRelease,
 )
-from vscheduler.model.facts import PodGroupCondition, TaskFacts
+from vscheduler.model.facts import PodGroupCondition, TaskFacts, TemplateKey
 from vscheduler.model.status import TaskStatus
 
 Plugin_co = TypeVar("Plugin_co", covariant=True)
@@ -134,7 +134,7 @@ class Session:
         self.watch: Watch | None = None
         """Told each time allocate decides a task, with its queue's verdict (`decided`):
         `simulate --explain` reads the nodes as they stood then. None in the live scheduler."""
-        self._class_ids: dict[tuple[object, ...], int] = {}
+        self._class_ids: dict[TemplateKey, int] = {}
         self._rows: dict[int, IntArray] = {}
         nominated = self._load_tasks(snapshot)
         self.nominations: dict[str, int] = {}

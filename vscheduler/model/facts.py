@@ -112,6 +112,32 @@ class ScoringOverride:
     """(resource name, weight), by name; only these resources are scored."""
 
 
+class TemplateKey:
+    """A pod's placement template (`TaskFacts.template_key`) with its hash made once: the
+    session looks every task's class up by it each cycle."""
+
+    __slots__ = ("_hash", "parts")
+
+    def __init__(self, parts: tuple[object, ...]) -> None:
+        self.parts = parts
+        self._hash = hash(parts)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        return (
+            isinstance(other, TemplateKey)
+            and self._hash == other._hash
+            and self.parts == other.parts
+        )
+
+    def __repr__(self) -> str:
+        return f"TemplateKey{self.parts!r}"
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class TaskFacts:
     """One pod, as the scheduler sees it."""
@@ -176,6 +202,10 @@ class TaskFacts:
     """What was read other than as written (an amount above the scheduler's ceiling, held at
     it; an unusual value, read as Volcano reads it), each naming the field; reported as Warning
     Events, the object is still scheduled."""
+    _template: TemplateKey | None = dataclasses.field(
+        default=None, init=False, compare=False, repr=False
+    )
+    """`template_key()`, once made."""
 
     @property
     def key(self) -> str:
@@ -187,12 +217,21 @@ class TaskFacts:
         """Requests no resource at all (placed by backfill, not allocate)."""
         return self.resreq.is_empty()
 
-    def template_key(self) -> tuple[object, ...]:
+    def template_key(self) -> TemplateKey:
         """Everything about this pod that can change a placement decision but its identity.
 
         Tasks with equal keys are interchangeable for predicates and scores, so the session
-        evaluates nodes once per key (an equivalence class) and updates incrementally.
+        evaluates nodes once per key (an equivalence class) and updates incrementally. Made
+        once per facts object (facts are immutable and the cache hands the same object to every
+        cycle until the pod changes), with its hash.
         """
+        made = self._template
+        if made is None:
+            made = TemplateKey(self._template_parts())
+            object.__setattr__(self, "_template", made)
+        return made
+
+    def _template_parts(self) -> tuple[object, ...]:
         key = (
             self.resreq,
             tuple(sorted(self.node_selector.items())),

@@ -48,7 +48,21 @@ SHARE_DELTA: Final = 0.000001
 
 def dominant_share(allocated: Resources, total: Resources) -> float:
     """The largest allocated/total ratio over the cluster's resources (0 when it has none)."""
-    return max((allocated.get(n) / a for n, a in total.items() if a > 0), default=0.0)
+    return _share(allocated, _divisors(total))
+
+
+Divisors = tuple[tuple[str, int], ...]
+"""The cluster's resources with a positive total, and the totals."""
+
+
+def _divisors(total: Resources) -> Divisors:
+    return tuple((n, a) for n, a in total.items() if a > 0)
+
+
+def _share(allocated: Resources, divisors: Divisors) -> float:
+    if allocated.is_empty():
+        return 0.0
+    return max((allocated.get(n) / a for n, a in divisors), default=0.0)
 
 
 class JobAttr:
@@ -56,9 +70,9 @@ class JobAttr:
 
     __slots__ = ("allocated", "share")
 
-    def __init__(self, allocated: Resources, total: Resources) -> None:
+    def __init__(self, allocated: Resources, divisors: Divisors) -> None:
         self.allocated = allocated
-        self.share = dominant_share(allocated, total)
+        self.share = _share(allocated, divisors)
 
 
 class Drf(JobOrder, Preemptable, AllocateEvent, DeallocateEvent):
@@ -66,8 +80,9 @@ class Drf(JobOrder, Preemptable, AllocateEvent, DeallocateEvent):
 
     def __init__(self, session: PluginSession) -> None:
         self.total = cluster_total(session)
+        self._divisors = divisors = _divisors(self.total)
         self.jobs: dict[str, JobAttr] = {
-            key: JobAttr(job.allocated, self.total) for key, job in session.jobs.items()
+            key: JobAttr(job.allocated, divisors) for key, job in session.jobs.items()
         }
 
     def _share(self, job: JobState) -> float:
@@ -85,7 +100,7 @@ class Drf(JobOrder, Preemptable, AllocateEvent, DeallocateEvent):
     ) -> tuple[TaskState, ...]:
         """Candidates whose job would still hold at least the preemptor job's share."""
         own = self._allocated(preemptor) + preemptor.resreq
-        bar = dominant_share(own, self.total)
+        bar = _share(own, self._divisors)
         left: dict[str, Resources] = {}
         victims: list[TaskState] = []
         for task in candidates:
@@ -94,7 +109,7 @@ class Drf(JobOrder, Preemptable, AllocateEvent, DeallocateEvent):
             key = task.job.key
             remaining = left.get(key, self._allocated(task)) - task.resreq
             left[key] = remaining
-            after = dominant_share(remaining, self.total)
+            after = _share(remaining, self._divisors)
             if bar < after or abs(bar - after) <= SHARE_DELTA:
                 victims.append(task)
         return tuple(victims)
@@ -116,7 +131,7 @@ class Drf(JobOrder, Preemptable, AllocateEvent, DeallocateEvent):
             return
         attr = self.jobs.get(task.job.key)
         if attr is not None:
-            self.jobs[task.job.key] = JobAttr(attr.allocated + delta, self.total)
+            self.jobs[task.job.key] = JobAttr(attr.allocated + delta, self._divisors)
 
 
 class Factory:
