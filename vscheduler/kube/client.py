@@ -31,8 +31,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -139,9 +141,42 @@ def build_api_client(
     configuration.connection_pool_maxsize = pool_maxsize
     configuration.retries = False  # ours are the only retries (effects.retry)
     configuration.client_go_retries = False  # 37's GET retries on Retry-After: ours too
+    hook = getattr(configuration, "refresh_api_key_hook", None)
+    if hook is not None:
+        configuration.refresh_api_key_hook = throttled(hook, REFRESH_PERIOD)
     api_client = k8s_client.ApiClient(configuration)
     api_client.user_agent = user_agent
     return api_client
+
+
+REFRESH_PERIOD = 1.0
+"""Seconds between two runs of the client's credential refresh hook."""
+
+
+def throttled(
+    hook: Callable[[Any], None],
+    period: float,
+    monotonic: Callable[[], float] = time.monotonic,
+) -> Callable[[Any], None]:
+    """`hook`, run at most once per `period` seconds (the other calls return at once).
+
+    The kubeconfig loader's refresh hook runs before every request: it checks the token's
+    expiry (refreshing 5 minutes early) and then copies the whole loaded configuration into the
+    client's again, each time looking the proxy settings up in the environment. That was about
+    a millisecond of CPU per request, two thirds of a bind's cost in the client; once a second
+    is as good for a token that is refreshed minutes before it expires."""
+    lock = threading.Lock()
+    last = [-math.inf]
+
+    def run(configuration: Any) -> None:
+        now = monotonic()
+        with lock:
+            if now - last[0] < period:
+                return
+            last[0] = now
+        hook(configuration)
+
+    return run
 
 
 class KubeApi:

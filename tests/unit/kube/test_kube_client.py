@@ -8,7 +8,13 @@ import pytest
 from vscheduler.clock import FixedClock
 from vscheduler.errors import ClusterError, TransientClusterError
 from vscheduler.informer.kinds import NODE
-from vscheduler.kube.client import KubeApi, build_api_client, load_configuration, pool_size
+from vscheduler.kube.client import (
+    KubeApi,
+    build_api_client,
+    load_configuration,
+    pool_size,
+    throttled,
+)
 from vscheduler.kube.lister import KubeLister
 from vscheduler.kube.ratelimit import TokenBucket
 from vscheduler.kube.writers import KubeWriter
@@ -159,3 +165,35 @@ current-context: x
             KubeLister(api).list(NODE)
     finally:
         api.close()
+
+
+def test_the_credential_refresh_hook_runs_at_most_once_a_period() -> None:
+    calls: list[object] = []
+    now = [100.0]
+    hook = throttled(calls.append, 1.0, monotonic=lambda: now[0])
+    hook("a")
+    hook("b")
+    now[0] = 100.9
+    hook("c")
+    now[0] = 101.0
+    hook("d")
+    assert calls == ["a", "d"]
+
+
+def test_the_kubeconfig_refresh_hook_is_throttled_and_the_token_still_sent(
+    kubeconfig: Path, apiserver: FakeApiServer, clock: FixedClock
+) -> None:
+    api_client = build_api_client(str(kubeconfig), pool_maxsize=1)
+    try:
+        hook = api_client.configuration.refresh_api_key_hook
+        assert hook is not None
+        assert hook.__qualname__ == "throttled.<locals>.run"
+        api = KubeApi(api_client, TokenBucket(0, 0, clock=clock))
+        for _ in range(2):
+            apiserver.reply(
+                "GET", "/api/v1/nodes", 200, {"metadata": {"resourceVersion": "1"}, "items": []}
+            )
+            KubeLister(api).list(NODE)
+    finally:
+        api_client.close()
+    assert [r.headers["authorization"] for r in apiserver.requests()] == ["Bearer secret-token"] * 2
