@@ -56,6 +56,7 @@ from vscheduler.model.commands import (
     ReservationRelease,
 )
 from vscheduler.model.facts import PodGroupCondition, TaskFacts, TemplateKey
+from vscheduler.model.resources import Resources
 from vscheduler.model.status import TaskStatus
 
 Plugin_co = TypeVar("Plugin_co", covariant=True)
@@ -511,6 +512,10 @@ class Session:
 
 def _requested_dims(tasks: Iterable[TaskFacts]) -> set[str]:
     names: set[str] = set()
+    seen: set[Resources] = set()  # most pods share a handful of requests
     for task in tasks:
-        names.update(task.resreq.names())
+        request = task.resreq
+        if request not in seen:
+            seen.add(request)
+            names.update(request.names())
     return names

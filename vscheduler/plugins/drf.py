@@ -70,9 +70,9 @@ class JobAttr:
 
     __slots__ = ("allocated", "share")
 
-    def __init__(self, allocated: Resources, divisors: Divisors) -> None:
+    def __init__(self, allocated: Resources, share: float) -> None:
         self.allocated = allocated
-        self.share = _share(allocated, divisors)
+        self.share = share
 
 
 class Drf(JobOrder, Preemptable, AllocateEvent, DeallocateEvent):
@@ -81,9 +81,14 @@ class Drf(JobOrder, Preemptable, AllocateEvent, DeallocateEvent):
     def __init__(self, session: PluginSession) -> None:
         self.total = cluster_total(session)
         self._divisors = divisors = _divisors(self.total)
-        self.jobs: dict[str, JobAttr] = {
-            key: JobAttr(job.allocated, divisors) for key, job in session.jobs.items()
-        }
+        shares: dict[Resources, float] = {}  # lone pods' jobs: thousands of equal allocations
+        self.jobs: dict[str, JobAttr] = {}
+        for key, job in session.jobs.items():
+            allocated = job.allocated
+            share = shares.get(allocated)
+            if share is None:
+                share = shares[allocated] = _share(allocated, divisors)
+            self.jobs[key] = JobAttr(allocated, share)
 
     def _share(self, job: JobState) -> float:
         """The job's dominant share now."""
@@ -131,7 +136,8 @@ class Drf(JobOrder, Preemptable, AllocateEvent, DeallocateEvent):
             return
         attr = self.jobs.get(task.job.key)
         if attr is not None:
-            self.jobs[task.job.key] = JobAttr(attr.allocated + delta, self._divisors)
+            allocated = attr.allocated + delta
+            self.jobs[task.job.key] = JobAttr(allocated, _share(allocated, self._divisors))
 
 
 class Factory:
