@@ -26,6 +26,11 @@ class TaskStatus(enum.Enum):
     FAILED = "Failed"
     UNKNOWN = "Unknown"
 
+    __hash__ = object.__hash__
+    """Members are singletons compared by identity: hashed by identity too, in C, not by
+    `Enum.__hash__`'s Python-level hash of the name (every task's status is looked up in a
+    status set several times a cycle)."""
+
 
 S = TaskStatus
 
