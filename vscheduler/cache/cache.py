@@ -570,12 +570,16 @@ _PLACED: Final = frozenset({TaskStatus.BOUND, TaskStatus.RUNNING})
 
 def _quiet(before: TaskFacts | None, after: TaskFacts | None) -> bool:
     """Whether a pod's change, as snapshots show it, is only a placed pod's bound/running
-    status: nothing any decision reads (its node, request and job are the same)."""
+    status and its start time: nothing allocation reads (its node, request and job are the
+    same; the start time orders only shuffle's candidates). The kubelet (or kwok) reports a
+    placed pod running with its `status.startTime` in the same update: counted as a change a
+    decision reads, every bound pod woke an idle cycle over the whole cluster while the binds of
+    a backlog were still being sent."""
     if before is None or after is None or before is after:
         return False  # a pod added or dropped, or a change elsewhere (its PodGroup claim)
     if before.status not in _PLACED or after.status not in _PLACED:
         return False
-    return dataclasses.replace(before, status=after.status) == after
+    return dataclasses.replace(before, status=after.status, started=after.started) == after
 
 
 def _kept(kind: str) -> ConvertFn[Raw]:

@@ -458,6 +458,20 @@ def test_a_placed_pod_starting_to_run_is_a_quiet_change(cache: SchedulerCache) -
     assert cache.snapshot().tasks["uid-p1"].status is TaskStatus.RUNNING
 
 
+def test_a_placed_pod_reported_running_with_its_start_time_is_a_quiet_change(
+    cache: SchedulerCache,
+) -> None:
+    cache.apply(POD, event("ADDED", raw_pod("p1", node="n1", version="1")))
+    before, quiet = cache.generation, cache.quiet_generation
+    cache.changed.clear()
+    running = raw_pod("p1", node="n1", phase="Running", version="2")
+    running["status"]["startTime"] = "2026-11-28T04:50:35Z"
+    cache.apply(POD, event("MODIFIED", running))
+    assert (cache.generation, cache.changed.is_set()) == (before, False)
+    assert cache.quiet_generation == quiet + 1
+    assert cache.snapshot().tasks["uid-p1"].started is not None
+
+
 @pytest.mark.parametrize(
     "change",
     [
