@@ -205,15 +205,25 @@ class SchedulerCache:
         key = who.uid if pods else who.key
         gone = event.type == "DELETED"
         claim = group_claim(event.obj, self._scheduler_name) if pods and not gone else None
+        groups = slot.table is self._jobs
         with self._lock:
             before = self._shown_pod(key) if pods else None
+            group_before = self._jobs.facts.get(key) if groups else None
             changed = pods and self._claims.claim(key, claim)
             if gone:
                 changed |= self._forget(slot, key)
             elif not same_version(slot.table.raw.get(key), event.obj):
                 result = slot.convert(self._converters, event.obj, who)
                 changed |= self._store(slot, key, who, event.obj, result)
-            if changed and pods and not gone and _quiet(before, self._shown_pod(key)):
+            quiet = (
+                changed
+                and not gone
+                and (
+                    (pods and _quiet(before, self._shown_pod(key)))
+                    or (groups and _quiet_group(group_before, key, self._jobs))
+                )
+            )
+            if quiet:
                 self._quiet_generation += 1
             elif changed:
                 self._touch()
@@ -580,6 +590,17 @@ def _quiet(before: TaskFacts | None, after: TaskFacts | None) -> bool:
     if before.status not in _PLACED or after.status not in _PLACED:
         return False
     return dataclasses.replace(before, status=after.status, started=after.started) == after
+
+
+def _quiet_group(before: JobFacts | None, key: str, table: Table[JobFacts]) -> bool:
+    """Whether a PodGroup's change moved only its conditions: what this scheduler writes after
+    each cycle (the echo of its own write); no decision reads them but the next status write. A
+    phase change is not quiet: an Inqueue job turning Running frees the admission budget its
+    minResources held for the jobs waiting behind it."""
+    after = table.facts.get(key)
+    if before is None or after is None or before is after:
+        return False
+    return dataclasses.replace(before, conditions=after.conditions) == after
 
 
 def _kept(kind: str) -> ConvertFn[Raw]:

@@ -458,6 +458,28 @@ def test_a_placed_pod_starting_to_run_is_a_quiet_change(cache: SchedulerCache) -
     assert cache.snapshot().tasks["uid-p1"].status is TaskStatus.RUNNING
 
 
+def test_a_podgroup_whose_conditions_alone_change_is_a_quiet_change(
+    cache: SchedulerCache,
+) -> None:
+    cache.apply(PODGROUP, event("ADDED", raw_podgroup("pg1")))
+    before, quiet = cache.generation, cache.quiet_generation
+    cache.changed.clear()
+    written = raw_podgroup("pg1")
+    written["metadata"]["resourceVersion"] = "2"
+    written["status"]["conditions"] = [
+        {"type": "Scheduled", "status": "True", "reason": "tasks in gang are ready"}
+    ]
+    cache.apply(PODGROUP, event("MODIFIED", written))
+    assert (cache.generation, cache.changed.is_set()) == (before, False)
+    assert cache.quiet_generation == quiet + 1
+    running = raw_podgroup("pg1")
+    running["metadata"]["resourceVersion"] = "3"
+    running["status"]["phase"] = "Running"
+    cache.apply(PODGROUP, event("MODIFIED", running))
+    assert cache.generation != before  # a phase change frees admission budget: it wakes
+    assert cache.changed.is_set()
+
+
 def test_a_placed_pod_reported_running_with_its_start_time_is_a_quiet_change(
     cache: SchedulerCache,
 ) -> None:
