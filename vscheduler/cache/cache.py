@@ -220,7 +220,7 @@ class SchedulerCache:
                 and not gone
                 and (
                     (pods and _quiet(before, self._shown_pod(key)))
-                    or (groups and _quiet_group(group_before, key, self._jobs))
+                    or (groups and _quiet_group(group_before, self._jobs.facts.get(key)))
                 )
             )
             if quiet:
@@ -592,12 +592,11 @@ def _quiet(before: TaskFacts | None, after: TaskFacts | None) -> bool:
     return dataclasses.replace(before, status=after.status, started=after.started) == after
 
 
-def _quiet_group(before: JobFacts | None, key: str, table: Table[JobFacts]) -> bool:
+def _quiet_group(before: JobFacts | None, after: JobFacts | None) -> bool:
     """Whether a PodGroup's change moved only its conditions: what this scheduler writes after
     each cycle (the echo of its own write); no decision reads them but the next status write. A
     phase change is not quiet: an Inqueue job turning Running frees the admission budget its
     minResources held for the jobs waiting behind it."""
-    after = table.facts.get(key)
     if before is None or after is None or before is after:
         return False
     return dataclasses.replace(before, conditions=after.conditions) == after

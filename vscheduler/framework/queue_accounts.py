@@ -204,12 +204,11 @@ def _elastic(job: JobState) -> Resources:
 
 def _by_queue(session: PluginSession) -> dict[str, list[JobState]]:
     """The jobs of each existing queue, in job order."""
-    queues = session.queues
     out: dict[str, list[JobState]] = {}
     for job in session.jobs.values():
-        name = job.facts.queue
-        if name in queues:
-            out.setdefault(name, []).append(job)
+        queue = session.queue_of(job)
+        if queue is not None:
+            out.setdefault(queue.name, []).append(job)
     return out
 
 

@@ -117,7 +117,7 @@ class Session:
         self.snapshot = snapshot
         self.clock = clock
         self.now: dt.datetime = clock.now()
-        self._now_text: str | None = None
+        self._now_text = self.now.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         self.uid = uid
         self.actions = tuple(actions)
         self.ledger = Ledger(snapshot.nodes, _requested_dims(snapshot.tasks.values()))
@@ -479,8 +479,6 @@ class Session:
 
     def now_rfc3339(self) -> str:
         """The session's clock as RFC3339 (for condition timestamps)."""
-        if self._now_text is None:
-            self._now_text = self.now.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         return self._now_text
 
     # --- closing ------------------------------------------------------------------------------

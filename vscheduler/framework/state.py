@@ -86,8 +86,7 @@ class JobState:
         self._by_status.setdefault(task.status, {})[task.uid] = task
         self._count(task, task.status, 1)
         if task.status in st.OCCUPYING or task.status is TaskStatus.PIPELINED:
-            allocated = self.allocated
-            self.allocated = task.resreq if allocated is EMPTY else allocated + task.resreq
+            self.allocated = self.allocated + task.resreq
 
     def _count(self, task: TaskState, status: TaskStatus, sign: int) -> None:
         if status in st.READY_FOR_GANG:

@@ -76,6 +76,10 @@ class Resources:
 
     # --- algebra ------------------------------------------------------------------------------
     def __add__(self, other: Resources) -> Resources:
+        if not other._v:
+            return self  # immutable: the operand itself is the sum
+        if not self._v:
+            return other
         out = dict(self._v)
         for name, amount in other._v.items():
             total = out.get(name, 0) + amount
