@@ -10,7 +10,7 @@ from __future__ import annotations
 from vscheduler.framework.session import Session
 from vscheduler.framework.state import JobState
 from vscheduler.framework.statement import Statement
-from vscheduler.model.status import PodGroupPhase, TaskStatus
+from vscheduler.model.status import PodGroupPhase
 
 
 def admitted_jobs(session: Session) -> dict[str, list[JobState]]:
@@ -24,12 +24,13 @@ def admitted_jobs(session: Session) -> dict[str, list[JobState]]:
     backfill, were a third of a cycle that placed one pod)."""
     treat_pending_as_inqueue = "enqueue" not in session.actions
     by_queue: dict[str, list[JobState]] = {}
-    for job in session.jobs.values():
+    jobs = session.jobs.values() if treat_pending_as_inqueue else session.jobs_with_pending
+    for job in jobs:
         if job.is_pending():
             if not treat_pending_as_inqueue:
                 continue
             job.phase = PodGroupPhase.INQUEUE
-        if not job.count(TaskStatus.PENDING):
+        if not job.has_pending():
             continue
         if job.facts.problem:
             session.note_job(job, job.facts.problem)

@@ -167,15 +167,22 @@ class QueueAccount:
         the jobs, not amount by amount: a queue may hold thousands of lone pods' jobs)."""
         if not jobs:
             return
-        allocated = total(job.allocated for job in jobs)
-        pending = total(t.resreq for job in jobs for t in job.with_status(TaskStatus.PENDING))
+        reserving = [job for job in jobs if job.facts.min_resources is not None]
+        plain = total(job.allocated for job in jobs if job.facts.min_resources is None)
+        allocated = plain + total(job.allocated for job in reserving)
+        pending = total(
+            t.resreq
+            for job in jobs
+            if job.has_pending()
+            for t in job.with_status(TaskStatus.PENDING)
+        )
         self.allocated = self.allocated + allocated
         self.request = self.request + allocated + pending
-        reserving = [job for job in jobs if job.facts.min_resources is not None]
         self.inqueue = self.inqueue + total(
             quota.reserved(job, less_allocated=less_allocated) for job in reserving
         )
-        self.elastic = self.elastic + total(_elastic(job) for job in jobs)
+        # a job without minResources is elastic in all it holds (requests are never negative)
+        self.elastic = self.elastic + plain + total(_elastic(job) for job in reserving)
         self.active = True
 
     def settle(self) -> None:

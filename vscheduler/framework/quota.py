@@ -17,6 +17,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Final
 
+import numpy as np
+
 from vscheduler.model import status as task_status
 from vscheduler.model.resources import CPU, EMPTY, MEMORY, Resources, format_amount
 from vscheduler.model.status import PodGroupPhase
@@ -56,23 +58,19 @@ def exceeds(used: Resources, limit: Resources, asked: Resources) -> tuple[str, .
 
 def cluster_total(session: PluginSession) -> Resources:
     """The allocatable of the Ready nodes (Volcano's snapshot holds only those)."""
-    total = EMPTY
-    for node in session.snapshot.nodes:
-        if node.ready:
-            total = total + node.allocatable
-    return total
+    return cluster_total_and_used(session)[0]
 
 
 def cluster_total_and_used(session: PluginSession) -> tuple[Resources, Resources]:
     """`cluster_total` and what the pods on the Ready nodes hold (Volcano's `node.Used`: every
-    non-pipelined pod placed there, releasing ones included), in one pass."""
+    non-pipelined pod placed there, releasing ones included), summed over the ledger's rows
+    (its dimensions cover every resource a node has allocatable)."""
     ledger = session.ledger
-    total, used = EMPTY, EMPTY
-    for i, node in enumerate(ledger.nodes):
-        if node.ready:
-            total = total + node.allocatable
-            used = used + ledger.resources_of(ledger.used[i])
-    return total, used
+    ready = np.fromiter((node.ready for node in ledger.nodes), dtype=bool, count=len(ledger))
+    return (
+        ledger.resources_of(ledger.allocatable[ready].sum(axis=0)),
+        ledger.resources_of(ledger.used[ready].sum(axis=0)),
+    )
 
 
 def reserved(job: JobState, *, less_allocated: bool = False) -> Resources:

@@ -56,7 +56,6 @@ from vscheduler.model.commands import (
     ReservationRelease,
 )
 from vscheduler.model.facts import PodGroupCondition, TaskFacts, TemplateKey
-from vscheduler.model.resources import Resources
 from vscheduler.model.status import TaskStatus
 
 Plugin_co = TypeVar("Plugin_co", covariant=True)
@@ -137,6 +136,9 @@ class Session:
         `simulate --explain` reads the nodes as they stood then. None in the live scheduler."""
         self._class_ids: dict[TemplateKey, int] = {}
         self._rows: dict[int, IntArray] = {}
+        self.jobs_with_pending: tuple[JobState, ...] = ()
+        """The jobs that had a pending task at open, in job order (no task becomes pending in a
+        session unless it was pending at open: a job with a pending task now is one of these)."""
         nominated = self._load_tasks(snapshot)
         self.nominations: dict[str, int] = {}
         """Task uid -> the node row of its honoured nomination (`status.nominatedNodeName`)."""
@@ -188,6 +190,7 @@ class Session:
         occupying: Placed = ([], [])
         pipelined: Placed = ([], [])
         releasing: Placed = ([], [])
+        pending: set[str] = set()
         for facts in snapshot.tasks.values():
             job = self.jobs.get(facts.job)
             task = TaskState(facts, job, self._class_of(facts))
@@ -196,6 +199,8 @@ class Session:
                 job.add(task)
             elif facts.job and facts.status is TaskStatus.PENDING:
                 self.findings.note_task(facts.uid, f"podgroup {facts.job} not found")
+            if facts.status is TaskStatus.PENDING:
+                pending.add(facts.job)
             if facts.node_name is None:
                 if facts.nominated_node is not None:
                     nominated.append(task)
@@ -212,6 +217,8 @@ class Session:
                 releasing[0].append(i)
                 releasing[1].append(req)
         ledger.load(occupying, pipelined, releasing)
+        if pending:
+            self.jobs_with_pending = tuple(j for k, j in self.jobs.items() if k in pending)
         return nominated
 
     def _hold_nominations(self, candidates: list[TaskState]) -> None:
@@ -510,10 +517,10 @@ class Session:
 
 def _requested_dims(tasks: Iterable[TaskFacts]) -> set[str]:
     names: set[str] = set()
-    seen: set[Resources] = set()  # most pods share a handful of requests
+    seen: set[TemplateKey] = set()  # most pods share a handful of templates, each one object
     for task in tasks:
-        request = task.resreq
-        if request not in seen:
-            seen.add(request)
-            names.update(request.names())
+        template = task.template_key()
+        if template not in seen:
+            seen.add(template)
+            names.update(task.resreq.names())
     return names

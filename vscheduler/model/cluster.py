@@ -18,6 +18,7 @@ from vscheduler.model.facts import (
 from vscheduler.model.reservation import ReservationBook
 from vscheduler.model.resourcequota import ResourceQuotaFacts
 from vscheduler.model.selector import DisruptionBudget
+from vscheduler.model.status import PodGroupPhase
 
 DEFAULT_SCHEDULER_NAME = "vscheduler"
 DEFAULT_QUEUE = "default"
@@ -61,7 +62,9 @@ QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 
 def implicit_job(task: TaskFacts) -> JobFacts:
     """The job of one for a pod without a PodGroup (as Volcano's controller would create it):
-    min member 1, the queue from the pod's `scheduling.volcano.sh/queue-name` annotation."""
+    min member 1, the queue from the pod's `scheduling.volcano.sh/queue-name` annotation, phase
+    Running once the pod is on a node (its one member placed, as the controller's PodGroup would
+    read), else Pending (enqueue admits it; it has no minResources to hold)."""
     namespace, _, name = task.job.partition("/")
     return JobFacts(
         uid=task.job,
@@ -72,6 +75,7 @@ def implicit_job(task: TaskFacts) -> JobFacts:
         priority=task.priority,
         priority_class_name=task.priority_class_name,
         created=task.created,
+        phase=PodGroupPhase.PENDING if task.node_name is None else PodGroupPhase.RUNNING,
         synthetic=True,
     )
 

@@ -138,6 +138,21 @@ class TemplateKey:
         return f"TemplateKey{self.parts!r}"
 
 
+_TEMPLATES: dict[TemplateKey, TemplateKey] = {}
+_TEMPLATES_HELD = 65_536
+"""Distinct templates remembered at most; past that the table starts again."""
+
+
+def _intern(key: TemplateKey) -> TemplateKey:
+    """The one `TemplateKey` object of its value: pods of one template share it, so the
+    session's class lookups (every task, every cycle) match by identity, without comparing
+    the parts. Only an optimisation: a key made again after the table was cleared still
+    compares equal."""
+    if len(_TEMPLATES) >= _TEMPLATES_HELD:
+        _TEMPLATES.clear()
+    return _TEMPLATES.setdefault(key, key)
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class TaskFacts:
     """One pod, as the scheduler sees it."""
@@ -227,7 +242,7 @@ class TaskFacts:
         """
         made = self._template
         if made is None:
-            made = TemplateKey(self._template_parts())
+            made = _intern(TemplateKey(self._template_parts()))
             object.__setattr__(self, "_template", made)
         return made
 

@@ -2,14 +2,15 @@
 
 A job's share is its dominant share: the largest `allocated / total` over the resources of the
 cluster total (the allocatable of the Ready nodes), where `allocated` is what its tasks hold
-(Allocated, Binding, Bound, Running or Pipelined), kept in step by the event handlers.
+(Allocated, Binding, Bound, Running or Pipelined): the job's `allocated`, which the session keeps
+in step with every allocation, pipelining and eviction (Volcano's drf follows them with event
+handlers; reading the job's own figure gives the same share without a per-job map).
 
 Registers (Volcano's drf plugin, without hierarchy):
     compare_jobs        the job of lower share first
     select_preemptees   the candidates whose job, after losing them (one after another, per job),
                         keeps a share at least the preemptor job's share once it holds the
                         preemptor (within 1e-6); the tasks of jobs that would drop below it are kept
-    on_allocate / on_deallocate keep every job's share in step
 
 It takes no arguments. Not supported, and said so:
 - `enableHierarchy: true` (hierarchical DRF: Volcano then also registers a queue order and a
@@ -27,9 +28,7 @@ from typing import Final
 
 from vscheduler.plugin_api import (
     EMPTY,
-    AllocateEvent,
     ArgumentReader,
-    DeallocateEvent,
     JobOrder,
     JobState,
     Needs,
@@ -65,46 +64,38 @@ def _share(allocated: Resources, divisors: Divisors) -> float:
     return max((allocated.get(n) / a for n, a in divisors), default=0.0)
 
 
-class JobAttr:
-    """One job's allocation and dominant share."""
+class Drf(JobOrder, Preemptable):
+    """The per-session plugin: every job's dominant share, read from its allocation.
 
-    __slots__ = ("allocated", "share")
-
-    def __init__(self, allocated: Resources, share: float) -> None:
-        self.allocated = allocated
-        self.share = share
-
-
-class Drf(JobOrder, Preemptable, AllocateEvent, DeallocateEvent):
-    """The per-session plugin: every job's dominant share."""
+    The session keeps each job's `allocated` in step with every allocation, pipelining,
+    eviction and their undoing (the moves Volcano's event handlers follow), so the share is
+    computed from it when asked, once per distinct allocation: no per-job map is built at
+    open (a cluster of lone pods has a job per running pod, and only the jobs with pending
+    tasks are ever compared)."""
 
     def __init__(self, session: PluginSession) -> None:
         self.total = cluster_total(session)
-        self._divisors = divisors = _divisors(self.total)
-        shares: dict[Resources, float] = {}  # lone pods' jobs: thousands of equal allocations
-        self.jobs: dict[str, JobAttr] = {}
-        for key, job in session.jobs.items():
-            allocated = job.allocated
-            share = shares.get(allocated)
-            if share is None:
-                share = shares[allocated] = _share(allocated, divisors)
-            self.jobs[key] = JobAttr(allocated, share)
+        self._divisors = _divisors(self.total)
+        self._shares: dict[Resources, float] = {}
 
-    def _share(self, job: JobState) -> float:
+    def _share_of(self, job: JobState) -> float:
         """The job's dominant share now."""
-        attr = self.jobs.get(job.key)
-        return 0.0 if attr is None else attr.share
+        allocated = job.allocated
+        share = self._shares.get(allocated)
+        if share is None:
+            share = self._shares[allocated] = _share(allocated, self._divisors)
+        return share
 
     def compare_jobs(self, a: JobState, b: JobState) -> int:
         """The job of lower dominant share first."""
-        left, right = self._share(a), self._share(b)
+        left, right = self._share_of(a), self._share_of(b)
         return (left > right) - (left < right)
 
     def select_preemptees(
         self, preemptor: TaskState, candidates: Sequence[TaskState]
     ) -> tuple[TaskState, ...]:
         """Candidates whose job would still hold at least the preemptor job's share."""
-        own = self._allocated(preemptor) + preemptor.resreq
+        own = _allocated(preemptor) + preemptor.resreq
         bar = _share(own, self._divisors)
         left: dict[str, Resources] = {}
         victims: list[TaskState] = []
@@ -112,32 +103,16 @@ class Drf(JobOrder, Preemptable, AllocateEvent, DeallocateEvent):
             if task.job is None:
                 continue
             key = task.job.key
-            remaining = left.get(key, self._allocated(task)) - task.resreq
+            remaining = left.get(key, task.job.allocated) - task.resreq
             left[key] = remaining
             after = _share(remaining, self._divisors)
             if bar < after or abs(bar - after) <= SHARE_DELTA:
                 victims.append(task)
         return tuple(victims)
 
-    def _allocated(self, task: TaskState) -> Resources:
-        attr = None if task.job is None else self.jobs.get(task.job.key)
-        return EMPTY if attr is None else attr.allocated
 
-    def on_allocate(self, task: TaskState) -> None:
-        """The task's job holds its request."""
-        self._change(task, task.resreq)
-
-    def on_deallocate(self, task: TaskState) -> None:
-        """The task's job gives its request back."""
-        self._change(task, -task.resreq)
-
-    def _change(self, task: TaskState, delta: Resources) -> None:
-        if task.job is None:
-            return
-        attr = self.jobs.get(task.job.key)
-        if attr is not None:
-            allocated = attr.allocated + delta
-            self.jobs[task.job.key] = JobAttr(allocated, _share(allocated, self._divisors))
+def _allocated(task: TaskState) -> Resources:
+    return EMPTY if task.job is None else task.job.allocated
 
 
 class Factory:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from vscheduler.model.cluster import ImplicitJobs, complete_jobs
+from vscheduler.model.status import PodGroupPhase
 from vscheduler.testing.builders import pod, snapshot
 
 
@@ -32,3 +33,17 @@ def test_the_memo_keeps_only_the_jobs_of_the_last_call() -> None:
     del tasks[gone]
     complete_jobs(tasks, {}, memo)
     assert len(memo) == 1
+
+
+def test_a_lone_pod_on_a_node_makes_a_running_job_and_a_pending_one_a_pending_job() -> None:
+    tasks = snapshot(pod("placed").on("n1"), pod("waiting")).tasks
+    jobs = complete_jobs(tasks, {})
+    phase = {task.name: jobs[task.job].phase for task in tasks.values()}
+    assert phase == {"placed": PodGroupPhase.RUNNING, "waiting": PodGroupPhase.PENDING}
+
+
+def test_pods_of_one_template_share_one_template_key_object() -> None:
+    tasks = list(snapshot(pod("a"), pod("b"), pod("c").requests(cpu="3")).tasks.values())
+    keys = {task.name: task.template_key() for task in tasks}
+    assert keys["a"] is keys["b"]
+    assert keys["c"] != keys["a"]

@@ -50,15 +50,15 @@ def job(
 
 # --- dominant share and job order ----------------------------------------------------------------
 def test_a_jobs_share_is_its_largest_fraction_of_any_cluster_resource() -> None:
-    _, plugin = open_session(
+    session, plugin = open_session(
         cluster(),
         *job("cpu-heavy", running=2, cpu="1", memory="1Gi"),
         *job("memory-heavy", running=1, cpu="1", memory="8Gi"),
     )
 
     assert plugin.total == res(cpu="8", memory="16Gi")
-    assert plugin.jobs["default/cpu-heavy"].share == 0.25
-    assert plugin.jobs["default/memory-heavy"].share == 0.5
+    assert plugin._share_of(session.jobs["default/cpu-heavy"]) == 0.25
+    assert plugin._share_of(session.jobs["default/memory-heavy"]) == 0.5
 
 
 def test_the_job_of_lower_dominant_share_comes_first() -> None:
@@ -90,21 +90,21 @@ def test_allocations_and_their_undoing_keep_the_order_in_step() -> None:
 
     stmt.allocate(session.tasks["default/a-1"], 0)
     stmt.allocate(session.tasks["default/a-2"], 0)
-    assert plugin._share(a) == 0.375
+    assert plugin._share_of(a) == 0.375
     assert session.dispatch.compare_jobs(b, a) == -1
 
     stmt.discard()
-    assert plugin._share(a) == 0.125
+    assert plugin._share_of(a) == 0.125
     assert session.dispatch.compare_jobs(a, b) == -1
 
 
 def test_only_ready_nodes_make_the_cluster_total() -> None:
-    _, plugin = open_session(
+    session, plugin = open_session(
         cluster(), node("down").resources(cpu="8", memory="16Gi").not_ready(), *job("a", running=2)
     )
 
     assert plugin.total == res(cpu="8", memory="16Gi")
-    assert plugin.jobs["default/a"].share == 0.25
+    assert plugin._share_of(session.jobs["default/a"]) == 0.25
 
 
 # --- preemptees ----------------------------------------------------------------------------------
