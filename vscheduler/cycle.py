@@ -12,7 +12,7 @@ from vscheduler.clock import Clock, perf_counter
 from vscheduler.framework.registry import Pipeline
 from vscheduler.framework.session import Session, Watch
 from vscheduler.model.cluster import ClusterSnapshot
-from vscheduler.model.commands import CycleResult
+from vscheduler.model.commands import Bind, CycleResult
 from vscheduler.model.reservation import ReservationBook
 from vscheduler.model.status import TaskStatus
 
@@ -62,12 +62,15 @@ def run_cycle(
     clock: Clock,
     uid: str = "cycle-1",
     watch: Watch | None = None,
+    on_bind: Callable[[Bind], None] | None = None,
 ) -> CycleReport:
     """Open a session, run every action in order, close it (`watch` is told of each task
-    allocate decides, as `Session.watch`)."""
+    allocate decides, as `Session.watch`; `on_bind` of each bind as its statement commits, as
+    `Session.on_bind`: the result still lists every bind)."""
     started = perf_counter()
     session = open_session(snapshot, pipeline, clock=clock, uid=uid, timer=perf_counter)
     session.watch = watch
+    session.on_bind = on_bind
     timings: dict[str, float] = {"openSession": perf_counter() - started}
     for action in pipeline.actions:
         t0 = perf_counter()

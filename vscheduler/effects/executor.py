@@ -1,18 +1,19 @@
 """The effects executor: a cycle's `CycleResult` carried out on the cluster, off the cycle thread.
 
-Owns: turning decisions into `ClusterWriter` calls on bounded worker pools (binds and
-evictions on one; status writes and reservation releases on a smaller one of their own, so they
-never delay a later cycle's binds; Events on a third), in this order per submit: binds (assumed
-in the cache before they are queued, so the next cycle never binds a pod twice; a conflict or a
-missing pod forgets the assumption, other failures also get a Warning
+Owns: turning decisions into `ClusterWriter` calls on bounded worker pools (binds and evictions
+on one, each bind queued as its statement commits when the loop streams it (`stream`), else with
+its cycle's `submit`; status writes and reservation releases on a smaller one of their own, so
+they never delay a later cycle's binds; Events on a third), in this order per submit: binds
+(assumed in the cache before they are queued, so the next cycle never binds a pod twice; a
+conflict or a missing pod forgets the assumption, other failures also get a Warning
 `FailedScheduling`; success a Normal `Scheduled`), evictions (assumed releasing; a disruption
 budget's refusal puts the pod in backoff as a victim, honouring the API server's Retry-After
 (`SchedulerCache.refuse_evict`), with a Warning `EvictionBlocked`, never retried within the
-cycle; success a Normal `Evicted`; the evictions of one plan, `Evict.plan`, all or none: each
-is dry-run first, and one refusal sends none of them), pods' PodScheduled=False conditions and
-PodGroup statuses (written only when they differ from the watched objects and are not already
-in flight, with Events when they change), and the reservations released (their keys removed
-from their ConfigMap, one patch per ConfigMap, through the optional `config_maps` writer; not
+cycle; success a Normal `Evicted`; the evictions of one plan, `Evict.plan`, all or none: each is
+dry-run first, and one refusal sends none of them), pods' PodScheduled=False conditions and
+PodGroup statuses (written only when they differ from the watched objects and are not already in
+flight, with Events when they change), and the reservations released (their keys removed from
+their ConfigMap, one patch per ConfigMap, through the optional `config_maps` writer; not
 repeated while the watch still shows a key, unless `RESEND_AFTER` passed: after a failure, too),
 pods' `status.nominatedNodeName` (`result.nominated` set where the watched pod shows another
 node, and cleared on every pod of the snapshot carrying one that is no longer nominated: bound,
@@ -178,24 +179,41 @@ class EffectsExecutor:
         self._pending: collections.Counter[str] = collections.Counter()
         """Calls queued or running, by kind (`_KINDS`; "" for the dispatcher's), under `_idle`."""
         self._queue_warnings = qw.QueueWarnings()  # the dispatcher's only
+        self._streamed: set[str] = set()
+        """The binds `stream` queued since the last `submit` (the loop thread's only)."""
 
     # --- the public face ----------------------------------------------------------------------
-    def submit(self, result: CycleResult, snapshot: ClusterSnapshot) -> None:
-        """Assume the binds and evictions in the cache, queue the rest, and return (never
-        raises). Submits are carried out in order by one dispatcher thread, which diffs and
-        queues the writes on the pool."""
-        created = _created(result, snapshot)  # the raw objects are diffed from the cache
+    def stream(self, bind: Bind, snapshot: ClusterSnapshot) -> None:
+        """One bind of a cycle still running (its statement committed): assumed in the cache
+        and queued on the pool at once (never raises); that cycle's `submit` leaves it out.
+        Called from the loop's thread, like `submit`."""
+        task = snapshot.tasks.get(bind.task_uid)
         try:
-            self._cache.assume_binds(((b.task_uid, b.node) for b in result.binds), held=True)
+            self._cache.assume_binds(((bind.task_uid, bind.node),), held=True)
+        except Exception:
+            logger.exception("assuming the bind of %s failed", bind.pod)
+        self._streamed.add(bind.task_uid)
+        tickets = self._terms.queue((bind,))  # from now on a node deletion drops it
+        self._submit_binds(tickets, {} if task is None else {bind.task_uid: task.created})
+
+    def submit(self, result: CycleResult, snapshot: ClusterSnapshot) -> None:
+        """Assume the binds (but those streamed) and evictions in the cache, queue the rest,
+        and return (never raises). Submits are carried out in order by one dispatcher thread,
+        which diffs and queues the writes on the pool."""
+        created = _created(result, snapshot)  # the raw objects are diffed from the cache
+        streamed, self._streamed = self._streamed, set()
+        binds = tuple(b for b in result.binds if b.task_uid not in streamed)
+        try:
+            self._cache.assume_binds(((b.task_uid, b.node) for b in binds), held=True)
             self._cache.assume_evicts(e.task_uid for e in result.evictions)
         except Exception:
             logger.exception("assuming the cycle's decisions failed")
-        tickets = self._terms.queue(result.binds)  # from now on a node deletion drops them
+        tickets = self._terms.queue(binds)  # from now on a node deletion drops them
         dispatch = functools.partial(self._dispatch, result, snapshot, tickets, created)
         if not self._queue("dispatch", dispatch, self._dispatcher):
             for ticket in tickets:
                 self._terms.take(ticket)
-            self._forget_all(result)
+            self._forget_all(binds, result.evictions)
 
     def node_deleted(self, node: str) -> None:
         """The watch saw `node` deleted: the binds to it still queued are dropped now (their
@@ -305,10 +323,10 @@ class EffectsExecutor:
             except Exception:
                 logger.exception("queueing %s failed", what)
 
-    def _forget_all(self, result: CycleResult) -> None:
-        for bind in result.binds:
+    def _forget_all(self, binds: Iterable[Bind], evictions: Iterable[Evict]) -> None:
+        for bind in binds:
             self._cache.forget_bind(bind.task_uid)
-        for evict in result.evictions:
+        for evict in evictions:
             self._cache.forget_evict(evict.task_uid)
 
     # --- binds and evictions ------------------------------------------------------------------

@@ -37,9 +37,11 @@ class Decisions:
         self._releases: list[ReservationRelease] = []
         self._queue_figures: dict[str, QueueFigures] = {}
 
-    def bind(self, task: TaskState) -> None:
-        """A committed allocation of `task` to its node."""
-        self._binds.append(Bind(task_uid=task.uid, pod=task.key, node=task.node or ""))
+    def bind(self, task: TaskState) -> Bind:
+        """A committed allocation of `task` to its node (the Bind recorded)."""
+        bind = Bind(task_uid=task.uid, pod=task.key, node=task.node or "")
+        self._binds.append(bind)
+        return bind
 
     def evict(self, task: TaskState, reason: str, *, action: str, strategy: str, plan: str) -> None:
         """A committed eviction (`plan`: see `Evict`)."""

@@ -50,6 +50,7 @@ from vscheduler.framework.view import PluginSession
 from vscheduler.model import status as st
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import (
+    Bind,
     CycleResult,
     Evict,
     QueueFigures,
@@ -131,6 +132,10 @@ class Session:
         self.decisions = Decisions()
         """Binds, evictions, releases and queue figures: recorded by committed Statements and
         the plugins' reports, through this session's methods."""
+        self.on_bind: Callable[[Bind], None] | None = None
+        """Told of each bind as its statement commits, while the cycle goes on (the runtime
+        sends it at once: a backlog's first binds leave before the cycle ends). A committed
+        bind is final: nothing later in the session undoes it."""
         self.watch: Watch | None = None
         """Told each time allocate decides a task, with its queue's verdict (`decided`):
         `simulate --explain` reads the nodes as they stood then. None in the live scheduler."""
@@ -370,7 +375,9 @@ class Session:
     def record_bind(self, task: TaskState) -> None:
         """A committed allocation: Allocated -> Binding, and a Bind decision."""
         self._move(task, TaskStatus.BINDING)
-        self.decisions.bind(task)
+        bind = self.decisions.bind(task)
+        if self.on_bind is not None:
+            self.on_bind(bind)
 
     def record_evict(
         self, task: TaskState, reason: str, *, action: str = "", strategy: str = "", plan: str = ""

@@ -25,7 +25,7 @@ from typing import IO, Literal
 from vscheduler.clock import Clock
 from vscheduler.effects.ports import ObjectRef
 from vscheduler.model.cluster import ClusterSnapshot
-from vscheduler.model.commands import CycleResult
+from vscheduler.model.commands import Bind, CycleResult
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +39,9 @@ class DecisionRecorder:
         self._lock = threading.Lock()
         self._file: IO[str] | None = open(path, "a", encoding="utf-8") if path else None  # noqa: SIM115
         self.cycles = 0
+
+    def stream(self, bind: Bind, snapshot: ClusterSnapshot) -> None:
+        """Nothing: `submit` records the cycle's binds with the rest of its decisions."""
 
     def submit(self, result: CycleResult, snapshot: ClusterSnapshot) -> None:
         """Record one cycle's decisions."""

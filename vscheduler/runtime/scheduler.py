@@ -4,8 +4,11 @@
 policy changed since the last cycle, or `QUIET_PERIOD` passed since the last cycle and the
 cache changed quietly: a placed pod now running, a bind confirmed); `run` loops until stopped:
 it waits for the period or for the cache to signal a change (then waits `debounce` more, so a
-burst of watch events becomes one cycle). A replica that stops leading mid-cycle drops that
-cycle's decisions. A cycle that raises is reported to the observer (`observe_cycle_failed`, with
+burst of watch events becomes one cycle). Each bind goes to the carrier as its statement
+commits (`DecisionCarrier.stream`), so a backlog's first binds leave while the cycle still runs;
+the rest of the result follows at the cycle's end. A replica that stops leading mid-cycle drops
+the rest of that cycle's decisions (the binds streamed meet the effects' fence: none leaves once
+the lease is lost). A cycle that raises is reported to the observer (`observe_cycle_failed`, with
 the pending pods it left unplaced) and logged; the loop goes on, and the next cycle tries again.
 Every failed cycle, and every cycle that runs, is told to the `CycleHealth` (the consecutive
 failures behind `/readyz`).
@@ -22,7 +25,7 @@ from vscheduler import cycle
 from vscheduler.clock import Clock, perf_counter
 from vscheduler.cycle import CycleReport
 from vscheduler.model.cluster import ClusterSnapshot
-from vscheduler.model.commands import CycleResult
+from vscheduler.model.commands import Bind, CycleResult
 from vscheduler.model.status import TaskStatus
 from vscheduler.runtime.health import CycleHealth
 from vscheduler.runtime.policy import PolicyHolder
@@ -65,8 +68,13 @@ class DecisionCarrier(Protocol):
     """What the loop needs of whatever carries its decisions out (the effects executor, or the
     dry run's recorder)."""
 
+    def stream(self, bind: Bind, snapshot: ClusterSnapshot) -> None:
+        """Carry out one bind of a cycle still running (its statement committed; asynchronously,
+        never raises): `submit` then leaves it out."""
+        ...
+
     def submit(self, result: CycleResult, snapshot: ClusterSnapshot) -> None:
-        """Carry the decisions out (asynchronously)."""
+        """Carry the decisions out (asynchronously), but the binds already streamed."""
         ...
 
     def busy(self) -> bool:
@@ -86,8 +94,9 @@ class Observer(Protocol):
         ...
 
     def observe_cycle_failed(self, pending_pods: int) -> None:
-        """A cycle raised; nothing of it was carried out. `pending_pods`: the pods it was to
-        place (0 when the snapshot itself could not be taken)."""
+        """A cycle raised; nothing of it was carried out but the binds it had committed.
+        `pending_pods`: the pods it was to place (0 when the snapshot itself could not be
+        taken)."""
         ...
 
 
@@ -141,9 +150,13 @@ class Scheduler:
         self.cycles += 1
         snapshot: ClusterSnapshot | None = None
         try:
-            snapshot = self._cache.snapshot()
+            taken = snapshot = self._cache.snapshot()
             report = cycle.run_cycle(
-                snapshot, self._policy.current, clock=self._clock, uid=f"cycle-{self.cycles}"
+                snapshot,
+                self._policy.current,
+                clock=self._clock,
+                uid=f"cycle-{self.cycles}",
+                on_bind=lambda bind: self._effects.stream(bind, taken),
             )
         except Exception as exc:
             self._observer.observe_cycle_failed(pending_pods(snapshot))
@@ -177,7 +190,10 @@ class Scheduler:
             try:
                 self.run_once()
             except Exception:
-                logger.exception("cycle %d failed; nothing of it was carried out", self.cycles)
+                logger.exception(
+                    "cycle %d failed; only the binds it committed before were carried out",
+                    self.cycles,
+                )
             if self._wait(stop):
                 stop.wait(self._debounce)
 

@@ -192,6 +192,23 @@ def test_a_bind_is_assumed_before_it_is_written_and_stays_until_the_watch_confir
     assert status_of(cache, "uid-p1") == (TaskStatus.BOUND, "n1")
 
 
+def test_a_streamed_bind_is_assumed_and_sent_at_once_and_its_cycles_submit_sends_it_no_more(
+    effects: EffectsExecutor, writer: FakeWriter, cache: SchedulerCache
+) -> None:
+    writer.hold("bind")
+    effects.stream(BIND, ClusterSnapshot())
+    assert status_of(cache, "uid-p1") == (TaskStatus.BOUND, "n1")
+    assert writer.entered.wait(WAIT)  # sent before the cycle's submit
+    other = Bind(task_uid="uid-p2", pod="ns/p2", node="n1")
+    effects.submit(CycleResult(binds=(BIND, other)), ClusterSnapshot())
+    writer.release("bind")
+    assert effects.drain(WAIT)
+    assert sorted(writer.of("bind")) == [("ns/p1", "uid-p1", "n1"), ("ns/p2", "uid-p2", "n1")]
+    effects.submit(CycleResult(binds=(BIND,)), ClusterSnapshot())  # a later cycle's is its own
+    assert effects.drain(WAIT)
+    assert len(writer.of("bind")) == 3
+
+
 @pytest.mark.parametrize("error", [ConflictError("already bound"), NotFoundError("pod gone")])
 def test_a_conflicting_bind_is_forgotten_without_retry(
     effects: EffectsExecutor,

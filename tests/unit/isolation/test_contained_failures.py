@@ -110,6 +110,9 @@ def test_the_loop_logs_the_plugin_and_the_pod(caplog: pytest.LogCaptureFixture) 
             return snapshot(node("n1"), pod("bad").requests(cpu="1"))
 
     class Carrier:
+        def stream(self, *_args: object) -> None:
+            pass
+
         def submit(self, *_args: object) -> None:
             pass
 
@@ -294,6 +297,9 @@ def test_simulate_and_the_loop_tell_the_action_error_with_the_job(
             return snapshot(node("n1"), pod("p").requests(cpu="1"))
 
     class Carrier:
+        def stream(self, *_args: object) -> None:
+            pass
+
         def submit(self, *_args: object) -> None:
             pass
 

@@ -14,7 +14,7 @@ from prometheus_client import CollectorRegistry
 from vscheduler import cli
 from vscheduler.clock import FixedClock
 from vscheduler.model.cluster import ClusterSnapshot
-from vscheduler.model.commands import CycleResult
+from vscheduler.model.commands import Bind, CycleResult
 from vscheduler.obs.http import ObsServer
 from vscheduler.obs.metrics import SchedulerMetrics
 from vscheduler.runtime.health import CycleHealth
@@ -46,6 +46,9 @@ class BrokenCache:
 
 
 class NoEffects:
+    def stream(self, bind: Bind, snapshot: ClusterSnapshot) -> None:
+        pass
+
     def submit(self, result: CycleResult, snapshot: ClusterSnapshot) -> None:
         pass
 

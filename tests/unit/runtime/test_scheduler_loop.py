@@ -11,7 +11,7 @@ from vscheduler import cycle
 from vscheduler.clock import FixedClock
 from vscheduler.cycle import CycleReport
 from vscheduler.model.cluster import ClusterSnapshot
-from vscheduler.model.commands import CycleResult
+from vscheduler.model.commands import Bind, CycleResult
 from vscheduler.obs.metrics import SchedulerMetrics
 from vscheduler.runtime.policy import PolicyHolder
 from vscheduler.runtime.scheduler import Scheduler
@@ -32,6 +32,10 @@ class FakeCache:
 class FakeEffects:
     def __init__(self) -> None:
         self.submitted: list[CycleResult] = []
+        self.streamed: list[Bind] = []
+
+    def stream(self, bind: Bind, snapshot: ClusterSnapshot) -> None:
+        self.streamed.append(bind)
 
     def submit(self, result: CycleResult, snapshot: ClusterSnapshot) -> None:
         self.submitted.append(result)
@@ -80,6 +84,22 @@ def test_a_cycle_runs_and_its_binds_go_to_the_effects() -> None:
     assert report is not None
     assert [(b.pod, b.node) for b in effects.submitted[0].binds] == [("default/p1", "n1")]
     assert len(observer.cycles) == 1
+
+
+def test_each_bind_is_streamed_as_it_commits_and_the_result_still_lists_it() -> None:
+    scheduler, _, effects, _ = make()
+    submitted_when_streamed: list[int] = []
+    stream = effects.stream
+
+    def watch(bind: Bind, snap: ClusterSnapshot) -> None:
+        submitted_when_streamed.append(len(effects.submitted))
+        stream(bind, snap)
+
+    effects.stream = watch  # type: ignore[method-assign]
+    scheduler.run_once()
+    assert [(b.pod, b.node) for b in effects.streamed] == [("default/p1", "n1")]
+    assert submitted_when_streamed == [0]  # before the cycle's result was submitted
+    assert effects.submitted[0].binds == tuple(effects.streamed)
 
 
 def test_no_cycle_runs_before_the_informers_have_synced() -> None:
