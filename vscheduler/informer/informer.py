@@ -1,14 +1,17 @@
 """`Informer`: keeps one sink in step with one kind, in a thread of its own, until stopped.
 
 list -> `sink.replace` -> the kind is synced on the `SyncGate` -> watch from the list's
-resourceVersion, handing ADDED / MODIFIED / DELETED to `sink.apply` and remembering the
-resourceVersion of every event and BOOKMARK. A watch that ends normally is reopened from the
-last resourceVersion; `ExpiredError` (410) lists again at once; any other failure waits a
-capped exponential backoff with jitter, which resets after a success (a list, or a watch that
-delivered something). A watch that ends within `short_watch` seconds having delivered nothing
-counts as a failure, so a server that closes at once cannot spin us. Nothing kills the loop:
-every exception is logged and retried. A sink that fails on an event leaves its state in doubt,
-so the informer lists again (after the backoff).
+resourceVersion. Lists ask for resourceVersion "0", which the API server answers from its watch
+cache (client-go's reflector does the same: listing 10,000 pods page by page from etcd took
+seconds before the first cycle); the list after a 410 asks for the latest state instead. Then,
+handing ADDED / MODIFIED / DELETED to `sink.apply` and remembering the resourceVersion of every
+event and BOOKMARK. A watch that ends normally is reopened from the last resourceVersion;
+`ExpiredError` (410) lists again at once; any other failure waits a capped exponential backoff
+with jitter, which resets after a success (a list, or a watch that delivered something). A watch
+that ends within `short_watch` seconds having delivered nothing counts as a failure, so a server
+that closes at once cannot spin us. Nothing kills the loop: every exception is logged and
+retried. A sink that fails on an event leaves its state in doubt, so the informer lists again
+(after the backoff).
 
 Watch timeouts are `min_watch_timeout * [1, 2)` seconds (client-go's 5..10 minutes), so the
 watches of many kinds do not all reopen at once.
@@ -91,6 +94,8 @@ class Informer:
         self._short_watch = short_watch
         self._resource_version: str | None = None
         self._listed = False
+        self._consistent = False
+        """The next list must be a consistent read (after a 410), not the server's cache."""
         self._failures = 0
         self._thread: threading.Thread | None = None
         if gate is not None:
@@ -146,11 +151,12 @@ class Informer:
                     return
 
     def _list(self) -> None:
-        listing = self._lister.list(self._kind)
+        listing = self._lister.list(self._kind, resource_version="" if self._consistent else "0")
         if self._stop.is_set():
             return
         self._deliver(lambda: self._sink.replace(self._kind, listing.items))
         self._resource_version = listing.resource_version
+        self._consistent = False
         self._failures = 0
         self._observe(self._kind.name, RELIST if self._listed else LIST)
         if not self._listed and self._gate is not None:
@@ -206,6 +212,7 @@ class Informer:
             return
         logger.info("%s: %s; listing again", self.thread_name, exc)
         self._resource_version = None
+        self._consistent = True
 
     def _fail(self, exc: Exception) -> bool:
         """Log, count and back off; True when stopped during the wait."""

@@ -36,8 +36,10 @@ class Listing:
 class Lister(Protocol):
     """List and watch one kind."""
 
-    def list(self, kind: Kind) -> Listing:
-        """Every object of `kind` (paginated by the implementation)."""
+    def list(self, kind: Kind, *, resource_version: str = "") -> Listing:
+        """Every object of `kind` (paginated by the implementation). `resource_version` "0":
+        any state the server holds (its watch cache: client-go's first list); "": the latest
+        (a consistent read, after a 410)."""
         ...
 
     def watch(

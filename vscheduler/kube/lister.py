@@ -72,8 +72,9 @@ class KubeLister:
         self._idle_margin = idle_margin
         self._stop_poll = stop_poll
 
-    def list(self, kind: Kind) -> Listing:
-        """Every object of `kind`, page by page; items carry `kind` and `apiVersion`."""
+    def list(self, kind: Kind, *, resource_version: str = "") -> Listing:
+        """Every object of `kind`, page by page; items carry `kind` and `apiVersion`.
+        `resource_version` goes with the first page only (a continue token carries it)."""
         path = collection_path(kind)
         items: list[Raw] = []
         token = ""
@@ -81,6 +82,8 @@ class KubeLister:
             query = [("limit", str(self._page_size)), *_selectors(kind)]
             if token:
                 query.append(("continue", token))
+            elif resource_version:
+                query.append(("resourceVersion", resource_version))
             page = self._api.request("GET", path, query=query)
             items.extend(_items(page, kind, path))
             metadata = page.get("metadata")

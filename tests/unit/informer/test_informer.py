@@ -47,12 +47,14 @@ class ScriptedLister:
         self.watched_from: list[str] = []
         self.timeouts: list[int] = []
         self.list_calls = 0
+        self.listed_at: list[str] = []
         self.exhausted = threading.Event()
         self.stop: threading.Event | None = None
         """When set, a list past the script blocks until stopped instead of failing at once."""
 
-    def list(self, kind: Kind) -> Listing:
+    def list(self, kind: Kind, *, resource_version: str = "") -> Listing:
         self.list_calls += 1
+        self.listed_at.append(resource_version)
         if not self.lists:
             self._idle(self.stop)
             raise TransientClusterError("out of script")
@@ -199,6 +201,7 @@ def test_an_expired_watch_lists_again_at_once_and_watches_from_the_new_list() ->
         ("replace", ["a", "b"]),
     ]
     assert lister.watched_from == ["10", "41"]
+    assert lister.listed_at == ["0", ""]  # the server's cache first, the latest after a 410
     assert harness.pauses == []
     assert [harness.counts(w) for w in ("list", "relist", "expired")] == [1, 1, 1]
 

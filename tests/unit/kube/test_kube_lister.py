@@ -60,6 +60,19 @@ def test_list_follows_continue_tokens_and_watches_from_the_last_pages_resource_v
 
 
 @pytest.mark.timeout(10)
+def test_a_resource_version_goes_with_the_first_page_only(
+    apiserver: FakeApiServer, api: KubeApi
+) -> None:
+    apiserver.reply("GET", PODS, 200, page([pod("a", "5")], "100", token="t1"))
+    apiserver.reply("GET", PODS, 200, page([pod("c", "7")], "101"))
+    KubeLister(api, page_size=1).list(POD, resource_version="0")
+
+    first, second = apiserver.requests("GET")
+    assert first.query == {"limit": ["1"], "resourceVersion": ["0"]}
+    assert second.query == {"limit": ["1"], "continue": ["t1"]}
+
+
+@pytest.mark.timeout(10)
 def test_listed_items_carry_their_kind_and_api_version(
     apiserver: FakeApiServer, api: KubeApi
 ) -> None:
