@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 
 from vscheduler.clock import Clock, perf_counter
 from vscheduler.framework.registry import Pipeline
-from vscheduler.framework.session import Session, Watch
+from vscheduler.framework.session import Carried, Session, Watch
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import Bind, CycleResult
 from vscheduler.model.reservation import ReservationBook
@@ -33,6 +33,8 @@ class CycleReport:
     """`(plugin, "OnSessionOpen" | "OnSessionClose", seconds)`: each plugin's session open, and
     its session close when it has a `sessionClose` hook, in policy order (Volcano's plugin
     latency)."""
+    carried: Carried | None = None
+    """The session's records, for the next cycle to start from (`Session.carried`)."""
 
 
 def open_session(
@@ -42,9 +44,11 @@ def open_session(
     clock: Clock,
     uid: str = "cycle-1",
     timer: Callable[[], float] | None = None,
+    carried: Carried | None = None,
 ) -> Session:
     """A session on `snapshot` with the pipeline's plugins, before any action runs (`timer`
-    times each plugin's open and close, see `Session`)."""
+    times each plugin's open and close, see `Session`; `carried`: the last session's records,
+    see `Carried`)."""
     return Session(
         snapshot,
         pipeline.tiers,
@@ -52,6 +56,7 @@ def open_session(
         actions=tuple(a.name for a in pipeline.actions),
         uid=uid,
         timer=timer,
+        carried=carried,
     )
 
 
@@ -63,12 +68,16 @@ def run_cycle(
     uid: str = "cycle-1",
     watch: Watch | None = None,
     on_bind: Callable[[Bind], None] | None = None,
+    carried: Carried | None = None,
 ) -> CycleReport:
     """Open a session, run every action in order, close it (`watch` is told of each task
     allocate decides, as `Session.watch`; `on_bind` of each bind as its statement commits, as
-    `Session.on_bind`: the result still lists every bind)."""
+    `Session.on_bind`: the result still lists every bind; `carried`: the last cycle's
+    `CycleReport.carried`, whose records this cycle takes again where nothing changed)."""
     started = perf_counter()
-    session = open_session(snapshot, pipeline, clock=clock, uid=uid, timer=perf_counter)
+    session = open_session(
+        snapshot, pipeline, clock=clock, uid=uid, timer=perf_counter, carried=carried
+    )
     session.watch = watch
     session.on_bind = on_bind
     timings: dict[str, float] = {"openSession": perf_counter() - started}
@@ -85,7 +94,13 @@ def run_cycle(
         (name, "OnSessionClose", s) for name, s in session.dispatch.close_seconds.items()
     )
     return CycleReport(
-        result, perf_counter() - started, timings, errors, tuple(session.action_errors), plugins
+        result,
+        perf_counter() - started,
+        timings,
+        errors,
+        tuple(session.action_errors),
+        plugins,
+        session.carried(),
     )
 
 

@@ -113,10 +113,17 @@ def simulate(request: Request) -> Json:
     all_details: list[Json] = []
     all_released: list[Json] = []
     warned: set[tuple[str, str]] = set()
+    carried = None
     for i in range(request.cycles):
         report = cycle.run_cycle(
-            snap, pipeline, clock=clock, uid=f"cycle-{i + 1}", watch=watch if i == 0 else None
+            snap,
+            pipeline,
+            clock=clock,
+            uid=f"cycle-{i + 1}",
+            watch=watch if i == 0 else None,
+            carried=carried,
         )
+        carried = report.carried
         if watch is not None and i == 0:
             explained = {key: watch.found.get(key, explained[key]) for key in explained}
         for name, figures in sorted(report.result.queues.items()):

@@ -10,7 +10,6 @@ from __future__ import annotations
 from vscheduler.framework.session import Session
 from vscheduler.framework.state import JobState
 from vscheduler.framework.statement import Statement
-from vscheduler.model.status import PodGroupPhase
 
 
 def admitted_jobs(session: Session) -> dict[str, list[JobState]]:
@@ -29,7 +28,7 @@ def admitted_jobs(session: Session) -> dict[str, list[JobState]]:
         if job.is_pending():
             if not treat_pending_as_inqueue:
                 continue
-            job.phase = PodGroupPhase.INQUEUE
+            session.admit(job)
         if not job.has_pending():
             continue
         if job.facts.problem:

@@ -19,7 +19,6 @@ from vscheduler.conf.arguments import ArgumentReader
 from vscheduler.framework.results import Refusal
 from vscheduler.framework.session import Session
 from vscheduler.framework.state import JobState, QueueState
-from vscheduler.model.status import PodGroupPhase
 
 NAME: Final = "enqueue"
 
@@ -47,7 +46,7 @@ class Enqueue:
                 by_queue.setdefault(job.queue, []).append(job)
         for job in lone:  # a lone pod's job has no minResources: always admitted, in any order
             dispatch.job_enqueued(job)
-            job.phase = PodGroupPhase.INQUEUE
+            session.admit(job)
         queues: PriorityQueue[QueueState] = PriorityQueue(
             dispatch.compare_queues, (session.queues[name] for name in sorted(by_queue))
         )
@@ -62,7 +61,7 @@ class Enqueue:
                 refused = None if job.facts.min_resources is None else dispatch.enqueue_refuser(job)
                 if refused is None:
                     dispatch.job_enqueued(job)
-                    job.phase = PodGroupPhase.INQUEUE
+                    session.admit(job)
                 else:
                     note = _not_admitted(job, queue, *refused) + session.queue_note(job.queue)
                     session.note_job(job, note)

@@ -57,7 +57,7 @@ from vscheduler.model.commands import (
     ReservationRelease,
 )
 from vscheduler.model.facts import PodGroupCondition, TaskFacts, TemplateKey
-from vscheduler.model.status import TaskStatus
+from vscheduler.model.status import PodGroupPhase, TaskStatus
 
 Plugin_co = TypeVar("Plugin_co", covariant=True)
 
@@ -113,6 +113,7 @@ class Session:
         actions: Sequence[str] = (),
         uid: str = "session",
         timer: Callable[[], float] | None = None,
+        carried: Carried | None = None,
     ) -> None:
         self.snapshot = snapshot
         self.clock = clock
@@ -124,7 +125,15 @@ class Session:
         self.queues: dict[str, QueueState] = {
             name: QueueState(q) for name, q in snapshot.queues.items()
         }
-        self.jobs: dict[str, JobState] = {k: JobState(j) for k, j in snapshot.jobs.items()}
+        if carried is not None and not carried.usable():
+            carried = None
+        self._touched_tasks: set[str] = set()
+        """Tasks whose record this session changed (moved): the next session makes them anew."""
+        self._touched_jobs: set[str] = set()
+        """Jobs whose record this session changed (a task moved, its phase set)."""
+        self._class_ids: dict[TemplateKey, int] = {} if carried is None else carried.class_ids
+        self._rows: dict[int, IntArray] = {}
+        self.jobs: dict[str, JobState] = {}
         self.tasks: dict[str, TaskState] = {}
         self.findings = Findings()
         """What the cycle found out (pending reasons, conditions, fit failures, ...): written
@@ -139,12 +148,10 @@ class Session:
         self.watch: Watch | None = None
         """Told each time allocate decides a task, with its queue's verdict (`decided`):
         `simulate --explain` reads the nodes as they stood then. None in the live scheduler."""
-        self._class_ids: dict[TemplateKey, int] = {}
-        self._rows: dict[int, IntArray] = {}
         self.jobs_with_pending: tuple[JobState, ...] = ()
         """The jobs that had a pending task at open, in job order (no task becomes pending in a
         session unless it was pending at open: a job with a pending task now is one of these)."""
-        nominated = self._load_tasks(snapshot)
+        nominated = self._load_tasks(snapshot, carried)
         self.nominations: dict[str, int] = {}
         """Task uid -> the node row of its honoured nomination (`status.nominatedNodeName`)."""
         self._held: set[str] = set()
@@ -187,22 +194,25 @@ class Session:
         )
 
     # --- opening ------------------------------------------------------------------------------
-    def _load_tasks(self, snapshot: ClusterSnapshot) -> list[TaskState]:
-        """Every task into the session and the ledger; returns the pending ones that carry a
-        nomination (found in the same pass, for `_hold_nominations`)."""
+    def _load_tasks(self, snapshot: ClusterSnapshot, carried: Carried | None) -> list[TaskState]:
+        """Every job and task into the session and every task into the ledger; returns the
+        pending ones that carry a nomination (found in the same pass, for
+        `_hold_nominations`). The records `carried` from the last session are taken again
+        where nothing of theirs changed (see `Carried`)."""
         ledger = self.ledger
+        old_tasks, remade = self._load_jobs(snapshot, carried)
         nominated: list[TaskState] = []
         occupying: Placed = ([], [])
         pipelined: Placed = ([], [])
         releasing: Placed = ([], [])
         pending: set[str] = set()
-        for facts in snapshot.tasks.values():
-            job = self.jobs.get(facts.job)
-            task = TaskState(facts, job, self._class_of(facts))
-            self.tasks[facts.uid] = task
-            if job is not None:
-                job.add(task)
-            elif facts.job and facts.status is TaskStatus.PENDING:
+        for uid, facts in snapshot.tasks.items():
+            task = old_tasks.get(uid)
+            if task is None or task.facts is not facts or facts.job in remade:
+                task = self._record(facts, task)
+            job = task.job
+            self.tasks[uid] = task
+            if job is None and facts.job and facts.status is TaskStatus.PENDING:
                 self.findings.note_task(facts.uid, f"podgroup {facts.job} not found")
             if facts.status is TaskStatus.PENDING:
                 pending.add(facts.job)
@@ -225,6 +235,36 @@ class Session:
         if pending:
             self.jobs_with_pending = tuple(j for k, j in self.jobs.items() if k in pending)
         return nominated
+
+    def _load_jobs(
+        self, snapshot: ClusterSnapshot, carried: Carried | None
+    ) -> tuple[dict[str, TaskState], set[str]]:
+        """Every job into the session, its record taken from `carried` when nothing of it
+        changed; returns the task records that may be taken again and the jobs made anew."""
+        old_tasks, remade = _reusable(snapshot, carried)
+        old_jobs = carried.jobs if carried is not None else {}
+        jobs = self.jobs
+        for key, facts in snapshot.jobs.items():
+            old = old_jobs.get(key)
+            if old is None or key in remade or old.facts is not facts:
+                jobs[key] = JobState(facts)
+                remade.add(key)
+            else:
+                jobs[key] = old
+        return old_tasks, remade
+
+    def _record(self, facts: TaskFacts, kept: TaskState | None) -> TaskState:
+        """The task's record, added to its job's: `kept` (a carried record of these very facts,
+        whose job was made anew), else a new one."""
+        job = self.jobs.get(facts.job)
+        if kept is not None and kept.facts is facts:
+            kept.job = job
+            task = kept
+        else:
+            task = TaskState(facts, job, self._class_of(facts))
+        if job is not None:
+            job.add(task)
+        return task
 
     def _hold_nominations(self, candidates: list[TaskState]) -> None:
         """Hold each nominated pending pod's request on its node, by priority then age, while
@@ -322,9 +362,23 @@ class Session:
     # --- mutations (Statement only) -----------------------------------------------------------
     def _move(self, task: TaskState, new: TaskStatus) -> None:
         st.check_transition(task.key, task.status, new)
+        self._touched_tasks.add(task.uid)
         if task.job is not None:
+            self._touched_jobs.add(task.job.key)
             task.job.move(task, new)
         task.status = new
+
+    def admit(self, job: JobState) -> None:
+        """The job's PodGroup is admitted: phase Inqueue (enqueue, or the placing actions when
+        no enqueue is configured)."""
+        self._touched_jobs.add(job.key)
+        job.phase = PodGroupPhase.INQUEUE
+
+    def carried(self) -> Carried:
+        """What the next session may take from this one (once this one is done)."""
+        return Carried(
+            self.tasks, self.jobs, self._class_ids, self._touched_tasks, self._touched_jobs
+        )
 
     def apply_allocate(self, task: TaskState, node: int) -> None:
         """Task Pending -> Allocated on `node`."""
@@ -520,6 +574,62 @@ class Session:
             podgroup_statuses(self.jobs.values(), self.findings, self.uid),
             messages.unschedulable(self, self.findings, self.dispatch, self.placer),
         )
+
+
+class Carried:
+    """A session's task and job records, for the next session to take again where nothing of
+    theirs changed: a record is taken when its facts are the very same object (the cache hands
+    every cycle the same facts until the object changes) and the session did not move it; a job
+    is made anew when its facts changed, the session changed it, or one of its tasks was
+    added, changed, moved or gone (its tasks are then added to the new record). A cycle over
+    thousands of running pods so makes records only for what changed since the last one; the
+    ledger, the plugins and the actions still read every record, as before."""
+
+    __slots__ = ("class_ids", "jobs", "tasks", "touched_jobs", "touched_tasks")
+
+    CLASSES_HELD = 65_536
+    """Distinct task classes a chain of sessions numbers at most; past that it starts again."""
+
+    def __init__(
+        self,
+        tasks: dict[str, TaskState],
+        jobs: dict[str, JobState],
+        class_ids: dict[TemplateKey, int],
+        touched_tasks: set[str],
+        touched_jobs: set[str],
+    ) -> None:
+        self.tasks, self.jobs, self.class_ids = tasks, jobs, class_ids
+        self.touched_tasks, self.touched_jobs = touched_tasks, touched_jobs
+
+    def usable(self) -> bool:
+        """Whether a session may start from these records."""
+        return len(self.class_ids) < self.CLASSES_HELD
+
+
+def _reusable(
+    snapshot: ClusterSnapshot, carried: Carried | None
+) -> tuple[dict[str, TaskState], set[str]]:
+    """The carried task records that may be taken again, and the job keys whose records must
+    be made anew (a task of theirs added, changed, moved or gone, or the job itself changed in
+    the last session or gone)."""
+    if carried is None:
+        return {}, set()
+    tasks = snapshot.tasks
+    touched = carried.touched_tasks
+    remade = set(carried.touched_jobs)
+    kept: dict[str, TaskState] = {}
+    for uid, old in carried.tasks.items():
+        facts = tasks.get(uid)
+        if facts is old.facts and uid not in touched:
+            kept[uid] = old
+            continue
+        remade.add(old.facts.job)
+        if facts is not None:
+            remade.add(facts.job)
+    if len(kept) != len(tasks):
+        remade.update(facts.job for uid, facts in tasks.items() if uid not in kept)
+    remade.update(key for key in carried.jobs if key not in snapshot.jobs)
+    return kept, remade
 
 
 def _requested_dims(tasks: Iterable[TaskFacts]) -> set[str]:

@@ -24,6 +24,7 @@ from typing import Protocol
 from vscheduler import cycle
 from vscheduler.clock import Clock, perf_counter
 from vscheduler.cycle import CycleReport
+from vscheduler.framework.session import Carried
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import Bind, CycleResult
 from vscheduler.model.status import TaskStatus
@@ -133,6 +134,7 @@ class Scheduler:
         self._last_quiet = 0
         self._quiet_period = quiet_period
         self.cycles = 0
+        self._carried: Carried | None = None
 
     def run_once(self) -> CycleReport | None:
         """One cycle, if the scheduler may and should run one."""
@@ -157,12 +159,15 @@ class Scheduler:
                 clock=self._clock,
                 uid=f"cycle-{self.cycles}",
                 on_bind=lambda bind: self._effects.stream(bind, taken),
+                carried=self._carried,
             )
         except Exception as exc:
+            self._carried = None  # records a failed session may have left half moved
             self._observer.observe_cycle_failed(pending_pods(snapshot))
             self.health.failed(f"{type(exc).__name__}: {exc}")
             raise
         self.health.succeeded()
+        self._carried = report.carried
         self._last, self._last_quiet = seen, quiet
         self._last_cycle_end, self._last_cycle_seconds = perf_counter(), report.seconds
         for error in report.plugin_errors:

@@ -56,10 +56,12 @@ def run(
     pipeline = catalog.load_pipeline(policy)
     clock = FixedClock(now)
     out: list[Outcome] = []
+    carried = None
     for i in range(cycles):
         if i and between is not None:
             snap = between(i, snap)
-        report = cycle.run_cycle(snap, pipeline, clock=clock, uid=f"cycle-{i + 1}")
+        report = cycle.run_cycle(snap, pipeline, clock=clock, uid=f"cycle-{i + 1}", carried=carried)
+        carried = report.carried
         snap = cycle.next_snapshot(snap, report.result)
         out.append(Outcome(report.result, snap))
         clock.advance(step)

@@ -31,6 +31,7 @@ from vscheduler.informer.kinds import (
     RESOURCE_QUOTA,
     Kind,
 )
+from vscheduler.informer.ports import WatchEvent
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.status import TaskStatus
 from vscheduler.testing.strategies import SCHEDULER, clusters
@@ -218,3 +219,34 @@ def test_simulates_path_either_names_the_object_it_rejects_or_runs_every_cycle(
     assert rejected.startswith(f"cluster.yaml#{number}: {label(objects[number - 1])}"), rejected
     # what Volcano's CRDs let through (odd values included) is read, never rejected
     assert objects[number - 1]["kind"] not in ("PodGroup", "Queue"), rejected
+
+
+@FUZZ
+@given(clusters(max_pods=12), st.sampled_from(sorted(PIPELINES)), st.data())
+def test_cycles_that_take_the_last_sessions_records_decide_as_cycles_that_start_afresh(
+    objects: list[dict[str, Any]], policy: str, data: st.DataObject
+) -> None:
+    """The runtime's cycles start from the last session's records (`Session.carried`): on the
+    same snapshots, with the cluster moving between cycles as the cache sees it (binds and
+    evictions assumed, pods deleted), they decide exactly what fresh sessions decide."""
+    cache = through_cache(objects)
+    pipeline = PIPELINES[policy]
+    fresh_clock, kept_clock = FixedClock(NOW), FixedClock(NOW)
+    carried = None
+    pods = [o for o in objects if o["kind"] == "Pod"]
+    for i in range(3):
+        snap = cache.snapshot()
+        fresh = cycle.run_cycle(snap, pipeline, clock=fresh_clock, uid=f"cycle-{i + 1}")
+        kept = cycle.run_cycle(
+            snap, pipeline, clock=kept_clock, uid=f"cycle-{i + 1}", carried=carried
+        )
+        assert kept.result == fresh.result
+        carried = kept.carried
+        cache.assume_binds(((b.task_uid, b.node) for b in fresh.result.binds), held=True)
+        cache.assume_evicts(e.task_uid for e in fresh.result.evictions)
+        if pods and data.draw(st.booleans()):
+            cache.apply(
+                POD, WatchEvent("DELETED", pods.pop(data.draw(st.integers(0, len(pods) - 1))))
+            )
+        fresh_clock.advance(1.0)
+        kept_clock.advance(1.0)
