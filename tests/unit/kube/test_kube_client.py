@@ -194,6 +194,8 @@ def test_the_kubeconfig_refresh_hook_is_throttled_and_the_token_still_sent(
                 "GET", "/api/v1/nodes", 200, {"metadata": {"resourceVersion": "1"}, "items": []}
             )
             KubeLister(api).list(NODE)
+        # the loader's refresh installs its own hook again; the throttle stays in its place
+        assert api_client.configuration.refresh_api_key_hook is hook
     finally:
         api_client.close()
     assert [r.headers["authorization"] for r in apiserver.requests()] == ["Bearer secret-token"] * 2
