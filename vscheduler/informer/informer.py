@@ -2,16 +2,15 @@
 
 list -> `sink.replace` -> the kind is synced on the `SyncGate` -> watch from the list's
 resourceVersion. Lists ask for resourceVersion "0", which the API server answers from its watch
-cache (client-go's reflector does the same: listing 10,000 pods page by page from etcd took
-seconds before the first cycle); the list after a 410 asks for the latest state instead. Then,
-handing ADDED / MODIFIED / DELETED to `sink.apply` and remembering the resourceVersion of every
-event and BOOKMARK. A watch that ends normally is reopened from the last resourceVersion;
-`ExpiredError` (410) lists again at once; any other failure waits a capped exponential backoff
-with jitter, which resets after a success (a list, or a watch that delivered something). A watch
-that ends within `short_watch` seconds having delivered nothing counts as a failure, so a server
-that closes at once cannot spin us. Nothing kills the loop: every exception is logged and
-retried. A sink that fails on an event leaves its state in doubt, so the informer lists again
-(after the backoff).
+cache without a read of etcd (client-go's reflector does the same); the list after a 410 asks
+for the latest state instead. The watch hands ADDED / MODIFIED / DELETED to `sink.apply`, and
+the resourceVersion of every event and BOOKMARK is remembered. A watch that ends normally is
+reopened from the last resourceVersion; `ExpiredError` (410) lists again at once; any other
+failure waits a capped exponential backoff with jitter, which resets after a success (a list, or
+a watch that delivered something). A watch that ends within `short_watch` seconds having
+delivered nothing counts as a failure, so a server that closes at once cannot spin us. Nothing
+kills the loop: every exception is logged and retried. A sink that fails on an event leaves its
+state in doubt, so the informer lists again (after the backoff).
 
 Watch timeouts are `min_watch_timeout * [1, 2)` seconds (client-go's 5..10 minutes), so the
 watches of many kinds do not all reopen at once.

@@ -1,13 +1,13 @@
 """The connection to the API server: an ApiClient from a kubeconfig or the in-cluster service
 account, and `KubeApi`, the one door every request of `vscheduler.kube` goes through.
 
-`KubeApi` takes a rate-limiter token (see `ratelimit.TokenBucket`), sends the request through
-the client's `call_api` without preloading the answer (so the client's auth handling — bearer
-tokens, their refresh, client certificates — applies but its model classes are never built),
-reads raw JSON, and turns every failure into a `vscheduler.errors.ClusterError` (see
-`kube.errors`). The kubernetes client's majors 31 to 36 and 37 (a regenerated client with
-another `call_api`) are both spoken (`KubeApi._send`). The client's own GET retries of 37
-(`client_go_retries`) are off as well.
+`KubeApi` takes a rate-limiter token (see `ratelimit.TokenBucket`), sends the request straight
+through the ApiClient's connection pool without preloading the answer (so the client's TLS
+settings, client certificate, proxy, default headers and bearer token, refreshed through its
+hook, all apply, but its generated `call_api` and model classes are never run), reads raw JSON,
+and turns every failure into a `vscheduler.errors.ClusterError` (see `kube.errors`). The
+kubernetes client's majors 31 to 36 and the regenerated 37 are both spoken (`KubeApi._send`);
+the client's own retries (37's `client_go_retries` too) never run.
 
 The connection pool is sized for the bind workers plus one connection per open watch and a few
 for status, event and lease writes; urllib3 would otherwise open and discard a connection per
@@ -308,21 +308,16 @@ class KubeApi:
         certificate and proxy), with the client's default headers and its bearer token (the
         configuration's `auth_settings`, through the throttled refresh hook): the generated
         `call_api` serialised every body again, walked every parameter and copied headers on
-        top, about a quarter of a bind's CPU in this process. A client that cannot be read
-        that way (a test double, an unexpected major) goes through `call_api` (`_call_api`)."""
-        pool = getattr(getattr(self._client, "rest_client", None), "pool_manager", None)
-        configuration = getattr(self._client, "configuration", None)
-        host = getattr(configuration, "host", None)
-        if pool is None or configuration is None or not isinstance(host, str):
-            return self._call_api(
-                method, path, query=query, headers=headers, body=body, timeout=timeout
-            )
-        url = host + path + ("?" + urllib.parse.urlencode(query) if query else "")
-        sent = {**getattr(self._client, "default_headers", {}), **headers}
+        top, about a quarter of a bind's CPU in this process. The client's majors up to 36 and
+        the regenerated 37 both hold `rest_client.pool_manager`, `configuration.host`,
+        `configuration.auth_settings()` and `default_headers`."""
+        configuration = self._client.configuration
+        url = configuration.host + path + ("?" + urllib.parse.urlencode(query) if query else "")
+        sent = {**self._client.default_headers, **headers}
         bearer = configuration.auth_settings().get("BearerToken")
         if bearer and bearer.get("value"):
             sent[bearer.get("key") or "authorization"] = bearer["value"]
-        response = pool.request(
+        response = self._client.rest_client.pool_manager.request(
             method,
             url,
             body=None if body is None else json.dumps(body).encode(),
@@ -338,48 +333,6 @@ class KubeApi:
             failed.headers = response.headers
             response.release_conn()
             raise failed
-        return response
-
-    def _call_api(
-        self,
-        method: str,
-        path: str,
-        *,
-        query: list[tuple[str, str]],
-        headers: dict[str, str],
-        body: dict[str, object] | None,
-        timeout: tuple[float, float],
-    ) -> object:
-        """`_send` through the generated client, whichever major is installed: up to 36
-        `call_api(path, method, ...)` does it all, from 37 (a regenerated client)
-        `param_serialize` builds the request, `call_api(method, url, ...)` sends it and the
-        status is checked here."""
-        client = self._client
-        if not hasattr(client, "param_serialize"):
-            return client.call_api(
-                path,
-                method,
-                query_params=query,
-                header_params=headers,
-                body=body,
-                auth_settings=["BearerToken"],
-                _return_http_data_only=True,
-                _preload_content=False,
-                _request_timeout=timeout,
-            )
-        method, url, headers, body, _ = client.param_serialize(
-            method,
-            path,
-            query_params=query,
-            header_params=headers,
-            body=body,
-            auth_settings=["BearerToken"],
-        )
-        response = client.call_api(
-            method, url, header_params=headers, body=body, _request_timeout=timeout
-        ).response
-        if not 200 <= response.status <= 299:
-            raise ApiException(http_resp=response)
         return response
 
     def _guard(self) -> None:
