@@ -244,7 +244,8 @@ def test_cycles_that_take_the_last_sessions_records_decide_as_cycles_that_start_
         carried = kept.carried
         cache.assume_binds(((b.task_uid, b.node) for b in fresh.result.binds), held=True)
         cache.assume_evicts(e.task_uid for e in fresh.result.evictions)
-        if pods and data.draw(st.booleans()):
+        drop: bool = data.draw(st.booleans())
+        if pods and drop:
             cache.apply(
                 POD, WatchEvent("DELETED", pods.pop(data.draw(st.integers(0, len(pods) - 1))))
             )

@@ -95,7 +95,7 @@ def test_each_bind_is_streamed_as_it_commits_and_the_result_still_lists_it() -> 
         submitted_when_streamed.append(len(effects.submitted))
         stream(bind, snap)
 
-    effects.stream = watch  # type: ignore[method-assign]
+    effects.stream = watch  # type: ignore[method-assign, assignment]
     scheduler.run_once()
     assert [(b.pod, b.node) for b in effects.streamed] == [("default/p1", "n1")]
     assert submitted_when_streamed == [0]  # before the cycle's result was submitted
