@@ -10,6 +10,7 @@ from __future__ import annotations
 from vscheduler.framework.session import Session
 from vscheduler.framework.state import JobState
 from vscheduler.framework.statement import Statement
+from vscheduler.model.status import TaskStatus
 
 
 def admitted_jobs(session: Session) -> dict[str, list[JobState]]:
@@ -29,7 +30,7 @@ def admitted_jobs(session: Session) -> dict[str, list[JobState]]:
             if not treat_pending_as_inqueue:
                 continue
             session.admit(job)
-        if not job.has_pending():
+        if not job.count(TaskStatus.PENDING):
             continue
         if job.facts.problem:
             session.note_job(job, job.facts.problem)

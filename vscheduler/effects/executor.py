@@ -179,8 +179,10 @@ class EffectsExecutor:
         self._pending: collections.Counter[str] = collections.Counter()
         """Calls queued or running, by kind (`_KINDS`; "" for the dispatcher's), under `_idle`."""
         self._queue_warnings = qw.QueueWarnings()  # the dispatcher's only
-        self._streamed: set[str] = set()
-        """The binds `stream` queued since the last `submit` (the loop thread's only)."""
+        self._streamed: tuple[ClusterSnapshot | None, set[str]] = (None, set())
+        """The snapshot of the cycle `stream` last queued binds for, and their pods (the loop
+        thread's only): a cycle that failed or lost the lease never submits, and the binds it
+        streamed must not be left out of a later cycle's submit."""
 
     # --- the public face ----------------------------------------------------------------------
     def stream(self, bind: Bind, snapshot: ClusterSnapshot) -> None:
@@ -192,7 +194,10 @@ class EffectsExecutor:
             self._cache.assume_binds(((bind.task_uid, bind.node),), held=True)
         except Exception:
             logger.exception("assuming the bind of %s failed", bind.pod)
-        self._streamed.add(bind.task_uid)
+        taken, streamed = self._streamed
+        if taken is not snapshot:
+            self._streamed = (snapshot, streamed := set())
+        streamed.add(bind.task_uid)
         tickets = self._terms.queue((bind,))  # from now on a node deletion drops it
         self._submit_binds(tickets, {} if task is None else {bind.task_uid: task.created})
 
@@ -201,7 +206,10 @@ class EffectsExecutor:
         and return (never raises). Submits are carried out in order by one dispatcher thread,
         which diffs and queues the writes on the pool."""
         created = _created(result, snapshot)  # the raw objects are diffed from the cache
-        streamed, self._streamed = self._streamed, set()
+        taken, streamed = self._streamed
+        self._streamed = (None, set())
+        if taken is not snapshot:
+            streamed = set()
         binds = tuple(b for b in result.binds if b.task_uid not in streamed)
         try:
             self._cache.assume_binds(((b.task_uid, b.node) for b in binds), held=True)

@@ -170,12 +170,7 @@ class QueueAccount:
         reserving = [job for job in jobs if job.facts.min_resources is not None]
         plain = total(job.allocated for job in jobs if job.facts.min_resources is None)
         allocated = plain + total(job.allocated for job in reserving)
-        pending = total(
-            t.resreq
-            for job in jobs
-            if job.has_pending()
-            for t in job.with_status(TaskStatus.PENDING)
-        )
+        pending = total(t.resreq for job in jobs for t in job.with_status(TaskStatus.PENDING))
         self.allocated = self.allocated + allocated
         self.request = self.request + allocated + pending
         self.inqueue = self.inqueue + total(

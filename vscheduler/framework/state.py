@@ -148,10 +148,6 @@ class JobState:
         by_status = self._by_status
         return sum(len(by_status[s]) for s in statuses if s in by_status)
 
-    def has_pending(self) -> bool:
-        """Some task is Pending."""
-        return bool(self._by_status.get(TaskStatus.PENDING))
-
     def ready_num(self) -> int:
         """Tasks placed (this cycle or before) or finished successfully."""
         return self._ready

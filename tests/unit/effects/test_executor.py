@@ -196,17 +196,29 @@ def test_a_streamed_bind_is_assumed_and_sent_at_once_and_its_cycles_submit_sends
     effects: EffectsExecutor, writer: FakeWriter, cache: SchedulerCache
 ) -> None:
     writer.hold("bind")
-    effects.stream(BIND, ClusterSnapshot())
+    snapshot = ClusterSnapshot()
+    effects.stream(BIND, snapshot)
     assert status_of(cache, "uid-p1") == (TaskStatus.BOUND, "n1")
     assert writer.entered.wait(WAIT)  # sent before the cycle's submit
     other = Bind(task_uid="uid-p2", pod="ns/p2", node="n1")
-    effects.submit(CycleResult(binds=(BIND, other)), ClusterSnapshot())
+    effects.submit(CycleResult(binds=(BIND, other)), snapshot)
     writer.release("bind")
     assert effects.drain(WAIT)
     assert sorted(writer.of("bind")) == [("ns/p1", "uid-p1", "n1"), ("ns/p2", "uid-p2", "n1")]
     effects.submit(CycleResult(binds=(BIND,)), ClusterSnapshot())  # a later cycle's is its own
     assert effects.drain(WAIT)
     assert len(writer.of("bind")) == 3
+
+
+def test_binds_streamed_by_a_cycle_that_never_submitted_are_not_left_out_of_the_next_cycles(
+    effects: EffectsExecutor, writer: FakeWriter, cache: SchedulerCache
+) -> None:
+    effects.stream(BIND, ClusterSnapshot())  # that cycle failed, or its lease was lost
+    assert effects.drain(WAIT)
+    cache.forget_bind("uid-p1")  # say the API server refused it: the pod is pending again
+    effects.submit(CycleResult(binds=(BIND,)), ClusterSnapshot())  # the next cycle binds it
+    assert effects.drain(WAIT)
+    assert writer.of("bind") == [("ns/p1", "uid-p1", "n1")] * 2
 
 
 @pytest.mark.parametrize("error", [ConflictError("already bound"), NotFoundError("pod gone")])

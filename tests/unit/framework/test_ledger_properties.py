@@ -1,4 +1,4 @@
-"""Node accounting stays exact under any sequence of statement operations (hypothesis)."""
+"""Node and job accounting stay exact under any sequence of statement operations (hypothesis)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from hypothesis import given, settings, strategies as st
 
 from vscheduler.framework.session import Session
 from vscheduler.framework.state import TaskState
+from vscheduler.model.resources import total
 from vscheduler.model.status import OCCUPYING, TaskStatus
+from vscheduler.plugins.drf import Drf, dominant_share
 from vscheduler.testing import sessions
 from vscheduler.testing.builders import node, pod, snapshot
 
@@ -55,6 +57,21 @@ def check_books(session: Session) -> None:
     assert np.array_equal(ledger.pods_free_future, ledger.pods_max - pods + pods_releasing)
     assert ledger.full_now == np.count_nonzero(ledger.pods_free <= 0)
     assert ledger.full_future == np.count_nonzero(ledger.pods_free_future <= 0)
+    check_jobs(session)
+
+
+def check_jobs(session: Session) -> None:
+    """Every job's allocation is what its tasks hold, and drf (which reads it, registering no
+    event handlers) shares out exactly what a share recomputed from the tasks would."""
+    drf = Drf(session)
+    for job in session.jobs.values():
+        holding = [
+            t.resreq
+            for t in job.tasks.values()
+            if t.status in OCCUPYING or t.status is TaskStatus.PIPELINED
+        ]
+        assert job.allocated == total(holding)
+        assert drf._share_of(job) == dominant_share(total(holding), drf.total)
 
 
 operation = st.tuples(
