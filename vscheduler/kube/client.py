@@ -1,7 +1,11 @@
 """The connection to the API server: an ApiClient from a kubeconfig or the in-cluster service
 account, and `KubeApi`, the one door every request of `vscheduler.kube` goes through.
 
-`KubeApi` takes a rate-limiter token (see `ratelimit.TokenBucket`), sends the request straight
+`KubeApi` takes a rate-limiter token (see `ratelimit.TokenBucket`). A request whose answer is
+read whole (`request`: every write, every single-object read, list pages) goes on the keep-alive
+`wire.Wire`, over connections made by the ApiClient's own pool (its TLS settings, CA, client
+certificate and hostname check), with the client's default headers and bearer token; a client
+behind a proxy has no wire and uses the path below. A streamed request (`open`: watches) is sent
 through the ApiClient's connection pool without preloading the answer (so the client's TLS
 settings, client certificate, proxy, default headers and bearer token, refreshed through its
 hook, all apply, but its generated `call_api` and model classes are never run), reads raw JSON,
@@ -16,8 +20,8 @@ False`): the effects' `retry` rules are the only retry policy, so an outage is n
 twice over (nor logged by urllib3's "Retrying" warnings); `outage.Outage` reports it once.
 
 Fencing: a write (any method but GET) asks `fence` after the rate limiter's wait and again right
-before each chunk of its bytes is handed to the socket (the connection classes of the pool are
-wrapped for that), so a replica frozen between queueing and sending sends nothing once its
+before its bytes are handed to the socket (on the wire, before its one `sendall`; on urllib3,
+before each chunk: the connection classes of the pool are wrapped for that), so a replica frozen between queueing and sending sends nothing once its
 lease deadline passed. `fence` may also raise `errors.NotSentError` itself (the effects' check
 that the decision still holds): it propagates unchanged, and nothing of the request reaches
 the server (a request cut after its headers is discarded with its connection).
@@ -55,9 +59,10 @@ from vscheduler.errors import (
     UnreachableError,
 )
 from vscheduler.informer.kinds import CLUSTER_KINDS
-from vscheduler.kube.errors import translate
+from vscheduler.kube.errors import from_answer, translate
 from vscheduler.kube.outage import Outage
 from vscheduler.kube.ratelimit import DEFAULT_BURST, DEFAULT_QPS, TokenBucket
+from vscheduler.kube.wire import Wire, urllib3_connector
 
 Query = Sequence[tuple[str, str]]
 JSON = "application/json"
@@ -215,6 +220,8 @@ class KubeApi:
         self._writing = threading.local()
         if fence is not None:
             _guard_sends(api_client, self._guard_send)
+        self._wire = wire_for(api_client, max_idle=_pool_maxsize(api_client))
+        """Keep-alive connections for `request` (None through a proxy: urllib3 then)."""
 
     @property
     def api_client(self) -> Any:
@@ -231,6 +238,8 @@ class KubeApi:
         content_type: str = JSON,
     ) -> dict[str, Any]:
         """One request; the decoded JSON answer (empty for an empty body)."""
+        if self._wire is not None:
+            return self._request_on_wire(self._wire, method, path, query, body, content_type)
         response = self.open(method, path, query=query, body=body, content_type=content_type)
         try:
             data = response.read()
@@ -247,6 +256,64 @@ class KubeApi:
         if not isinstance(doc, dict):
             raise ClusterError(f"expected a JSON object from {path}, got {type(doc).__name__}")
         return doc
+
+    def _request_on_wire(
+        self,
+        wire: Wire,
+        method: str,
+        path: str,
+        query: Query,
+        body: Mapping[str, object] | None,
+        content_type: str,
+    ) -> dict[str, Any]:
+        write = method != "GET"
+        if write and self.read_only:
+            raise ReadOnlyError(f"{method} {path} not sent: this client is read-only")
+        self._limiter.acquire()
+        if write:
+            self._guard()
+        target = path + ("?" + urllib.parse.urlencode(query) if query else "")
+        try:
+            answer = wire.request(
+                method,
+                target,
+                self._headers(content_type),
+                None if body is None else json.dumps(body).encode(),
+                timeout=(self._connect_timeout, self._request_timeout),
+                before_send=self._guard if write else _nothing,
+            )
+        except NotSentError:
+            raise
+        except Exception as exc:
+            raise self._failed(translate(exc, path=path)) from exc
+        if self.outage is not None:
+            self.outage.answered()
+        if not 200 <= answer.status <= 299:
+            raise from_answer(
+                answer.status,
+                answer.reason,
+                answer.body,
+                retry_after=answer.headers.get("retry-after"),
+                path=path,
+            )
+        if not answer.body:
+            return {}
+        try:
+            doc = json.loads(answer.body)
+        except ValueError as exc:
+            raise translate(exc, path=path) from exc
+        if not isinstance(doc, dict):
+            raise ClusterError(f"expected a JSON object from {path}, got {type(doc).__name__}")
+        return doc
+
+    def _headers(self, content_type: str) -> dict[str, str]:
+        """The client's default headers (User-Agent), ours, and its bearer token if it has one
+        (read through the configuration's throttled refresh hook)."""
+        headers = {**self._client.default_headers, "Accept": JSON, "Content-Type": content_type}
+        bearer = self._client.configuration.auth_settings().get("BearerToken")
+        if bearer and bearer.get("value"):
+            headers[bearer.get("key") or "authorization"] = bearer["value"]
+        return headers
 
     def open(
         self,
@@ -313,10 +380,7 @@ class KubeApi:
         `configuration.auth_settings()` and `default_headers`."""
         configuration = self._client.configuration
         url = configuration.host + path + ("?" + urllib.parse.urlencode(query) if query else "")
-        sent = {**self._client.default_headers, **headers}
-        bearer = configuration.auth_settings().get("BearerToken")
-        if bearer and bearer.get("value"):
-            sent[bearer.get("key") or "authorization"] = bearer["value"]
+        sent = {**self._headers(headers["Content-Type"]), **headers}
         response = self._client.rest_client.pool_manager.request(
             method,
             url,
@@ -352,6 +416,8 @@ class KubeApi:
 
     def close(self) -> None:
         """Drop pooled connections."""
+        if self._wire is not None:
+            self._wire.close()
         self._client.rest_client.pool_manager.clear()
         self._client.close()
 
@@ -383,6 +449,27 @@ def connect(
         outage=outage,
         read_only=read_only,
     )
+
+
+def wire_for(api_client: Any, *, max_idle: int) -> Wire | None:
+    """Keep-alive connections to `api_client`'s server, made by its own urllib3 pool; None when
+    its requests go through a proxy (or its pool is not urllib3's plain PoolManager)."""
+    manager = getattr(getattr(api_client, "rest_client", None), "pool_manager", None)
+    if type(manager) is not urllib3.PoolManager:
+        return None
+    host = api_client.configuration.host
+    return Wire(host, urllib3_connector(manager.connection_from_url(host)), max_idle=max_idle)
+
+
+def _pool_maxsize(api_client: Any) -> int:
+    manager = getattr(getattr(api_client, "rest_client", None), "pool_manager", None)
+    kw = getattr(manager, "connection_pool_kw", {})
+    size = kw.get("maxsize") if isinstance(kw, dict) else None
+    return size if isinstance(size, int) and size > 0 else pool_size(16)
+
+
+def _nothing() -> None:
+    pass
 
 
 def _guard_sends(api_client: Any, guard: Callable[[], None]) -> None:

@@ -118,10 +118,27 @@ def _decode_status(body: object) -> Mapping[str, object]:
     return doc if isinstance(doc, dict) else {}
 
 
+def from_answer(
+    code: int, reason: str, body: bytes, *, retry_after: str | None, path: str = ""
+) -> ClusterError:
+    """The ClusterError for an answer read whole with a status other than 2xx: its body (a
+    Status, usually) and its `Retry-After` header's value, if any."""
+    return from_status(
+        code,
+        _decode_status(body),
+        path=path,
+        reason=reason,
+        retry_after=_retry_after(retry_after),
+    )
+
+
 def _retry_after_header(headers: object) -> float | None:
-    """`Retry-After` in seconds (the API server sends whole seconds; an HTTP date is not read)."""
     getter = getattr(headers, "get", None)  # urllib3's HTTPHeaderDict: case-insensitive
-    value = getter("Retry-After") if callable(getter) else None
+    return _retry_after(getter("Retry-After") if callable(getter) else None)
+
+
+def _retry_after(value: object) -> float | None:
+    """`Retry-After` in seconds (the API server sends whole seconds; an HTTP date is not read)."""
     try:
         seconds = float(str(value)) if value is not None else None
     except ValueError:

@@ -184,11 +184,11 @@ def test_the_kubeconfig_refresh_hook_is_throttled_and_the_token_still_sent(
     kubeconfig: Path, apiserver: FakeApiServer, clock: FixedClock
 ) -> None:
     api_client = build_api_client(str(kubeconfig), pool_maxsize=1)
+    api = KubeApi(api_client, TokenBucket(0, 0, clock=clock))
     try:
         hook = api_client.configuration.refresh_api_key_hook
         assert hook is not None
         assert hook.__qualname__ == "throttled.<locals>.run"
-        api = KubeApi(api_client, TokenBucket(0, 0, clock=clock))
         for _ in range(2):
             apiserver.reply(
                 "GET", "/api/v1/nodes", 200, {"metadata": {"resourceVersion": "1"}, "items": []}
@@ -197,5 +197,31 @@ def test_the_kubeconfig_refresh_hook_is_throttled_and_the_token_still_sent(
         # the loader's refresh installs its own hook again; the throttle stays in its place
         assert api_client.configuration.refresh_api_key_hook is hook
     finally:
-        api_client.close()
+        api.close()
     assert [r.headers["authorization"] for r in apiserver.requests()] == ["Bearer secret-token"] * 2
+
+
+def test_a_client_behind_a_proxy_sends_every_request_through_the_proxy(
+    apiserver: FakeApiServer, tmp_path: Path, clock: FixedClock
+) -> None:
+    # the fake API server plays the HTTP proxy: it is asked for the absolute URL
+    path = tmp_path / "kubeconfig"
+    path.write_text(
+        f"""\
+apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {{server: "http://kube.invalid:6443", proxy-url: "{apiserver.url}"}}
+users: [{{name: u, user: {{token: t}}}}]
+contexts: [{{name: x, context: {{cluster: c, user: u}}}}]
+current-context: x
+"""
+    )
+    api = KubeApi(build_api_client(str(path), pool_maxsize=1), TokenBucket(0, 0, clock=clock))
+    try:
+        apiserver.reply("POST", "/api/v1/namespaces/ns/events", 201, {"kind": "Event"})
+        assert api.request("POST", "/api/v1/namespaces/ns/events", body={}) == {"kind": "Event"}
+    finally:
+        api.close()
+    assert [r.path for r in apiserver.requests()] == ["/api/v1/namespaces/ns/events"]
