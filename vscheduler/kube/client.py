@@ -21,10 +21,11 @@ twice over (nor logged by urllib3's "Retrying" warnings); `outage.Outage` report
 
 Fencing: a write (any method but GET) asks `fence` after the rate limiter's wait and again right
 before its bytes are handed to the socket (on the wire, before its one `sendall`; on urllib3,
-before each chunk: the connection classes of the pool are wrapped for that), so a replica frozen between queueing and sending sends nothing once its
-lease deadline passed. `fence` may also raise `errors.NotSentError` itself (the effects' check
-that the decision still holds): it propagates unchanged, and nothing of the request reaches
-the server (a request cut after its headers is discarded with its connection).
+before each chunk: the connection classes of the pool are wrapped for that), so a replica frozen
+between queueing and sending sends nothing once its lease deadline passed. `fence` may also
+raise `errors.NotSentError` itself (the effects' check that the decision still holds): it
+propagates unchanged, and nothing of the request reaches the server (a request cut after its
+headers is discarded with its connection).
 
 Read-only: a `KubeApi` made with `read_only=True` (`run --dry-run` and the live-cluster tools)
 refuses every method but GET with `errors.ReadOnlyError` before the rate limiter or the socket
