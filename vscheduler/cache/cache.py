@@ -219,7 +219,7 @@ class SchedulerCache:
                 changed
                 and not gone
                 and (
-                    (pods and _quiet(before, self._shown_pod(key)))
+                    (pods and self._quiet_pod(before, self._shown_pod(key)))
                     or (groups and _quiet_group(group_before, self._jobs.facts.get(key)))
                 )
             )
@@ -377,8 +377,9 @@ class SchedulerCache:
     @property
     def quiet_generation(self) -> int:
         """Changes on every change no decision depends on (a placed pod going from bound to
-        running, the watch confirming a bind the cache assumed): a cycle must see them (the
-        PodGroup's running count, shuffle's candidates) but need not be woken for them."""
+        running, the watch confirming a bind the cache assumed, a pending pod of a gang still
+        short of its minMember): a cycle must see them (the PodGroup's running count, shuffle's
+        candidates, the gang's pending message) but need not be woken for them."""
         with self._lock:
             return self._quiet_generation
 
@@ -550,6 +551,23 @@ class SchedulerCache:
         config_maps = self._slots[CONFIG_MAP_KIND].table.facts
         if self._books.expired(config_maps, self._clock.now()):
             self._touch()
+
+    def _quiet_pod(self, before: TaskFacts | None, after: TaskFacts | None) -> bool:
+        """Whether a pod's change wakes no cycle: a placed pod's running status (`_quiet`), or
+        a pending pod of a gang that is still short of its members (`_short_gang`)."""
+        return _quiet(before, after) or self._short_gang(before, after)
+
+    def _short_gang(self, before: TaskFacts | None, after: TaskFacts | None) -> bool:
+        """A pending pod arrived (or changed) in a PodGroup that holds fewer pods than its
+        minMember, this one counted: no action can place, admit or evict for a job that is not
+        valid, so until its last member arrives (a change that wakes a cycle) it need not wake
+        one. A pod that moved from another job, or was not pending before, is not quiet."""
+        if after is None or after.group_name is None or after.status is not TaskStatus.PENDING:
+            return False
+        if before is not None and (before.job != after.job or before.status is not after.status):
+            return False
+        group = self._jobs.facts.get(after.job)
+        return group is not None and self._pods.members.get(after.job, 0) < group.min_member
 
     def _shown_pod(self, uid: str) -> TaskFacts | None:
         facts = self._pods.facts.get(uid)

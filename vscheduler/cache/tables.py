@@ -93,12 +93,14 @@ class PodTable(Table[TaskFacts]):
     is appended; any other insertion marks the order stale, restored at the next `ordered()`.
     """
 
-    __slots__ = ("_in_order", "_order", "by_key")
+    __slots__ = ("_in_order", "_order", "by_key", "members")
 
     def __init__(self) -> None:
         super().__init__()
         self.by_key: dict[str, str] = {}
         """`namespace/name` -> uid."""
+        self.members: dict[str, int] = {}
+        """Job key -> how many of the pods held are its (jobs without pods are left out)."""
         self._order: list[tuple[dt.datetime, str]] = []
         self._in_order = True
 
@@ -118,6 +120,9 @@ class PodTable(Table[TaskFacts]):
             self._enter(_order_key(facts))
             self._in_order = self._in_order and old is None  # a moved pod keeps its dict slot
         self.by_key[facts.key] = key
+        if old is None or old.job != facts.job:
+            self._leave(old)
+            self.members[facts.job] = self.members.get(facts.job, 0) + 1
         return super().put(key, raw, facts, label, problem) or changed
 
     def remove(self, key: str) -> bool:
@@ -126,9 +131,19 @@ class PodTable(Table[TaskFacts]):
         if old is None:
             return super().remove(key)
         self._unorder(old)
+        self._leave(old)
         if self.by_key.get(old.key) == key:
             del self.by_key[old.key]
         return super().remove(key)
+
+    def _leave(self, old: TaskFacts | None) -> None:
+        if old is None:
+            return
+        left = self.members.get(old.job, 0) - 1
+        if left > 0:
+            self.members[old.job] = left
+        else:
+            self.members.pop(old.job, None)
 
     def ordered(self) -> dict[str, TaskFacts]:
         """`facts` in snapshot order (the table's own dict: copy it before handing it out)."""

@@ -494,6 +494,34 @@ def test_a_placed_pod_reported_running_with_its_start_time_is_a_quiet_change(
     assert cache.snapshot().tasks["uid-p1"].started is not None
 
 
+def test_a_gangs_members_wake_the_loop_only_once_the_last_one_arrives(
+    cache: SchedulerCache,
+) -> None:
+    cache.apply(PODGROUP, event("ADDED", raw_podgroup("pg1", min_member=3)))
+    woken = []
+    for i in range(3):
+        before, quiet = cache.generation, cache.quiet_generation
+        cache.changed.clear()
+        cache.apply(POD, event("ADDED", raw_pod(f"p{i}", version="1", group="pg1")))
+        woken.append(cache.generation != before and cache.changed.is_set())
+        assert cache.quiet_generation == quiet + (not woken[-1])
+    assert woken == [False, False, True]  # the first two: the gang cannot be placed yet
+    assert len(cache.snapshot().tasks) == 3
+
+
+def test_a_pod_of_a_short_gang_wakes_the_loop_when_it_left_another_job_or_its_group_is_unknown(
+    cache: SchedulerCache,
+) -> None:
+    cache.apply(PODGROUP, event("ADDED", raw_podgroup("pg1", min_member=3)))
+    cache.apply(POD, event("ADDED", raw_pod("p1", version="1", group="pg2")))  # no such group
+    before = cache.generation
+    cache.apply(POD, event("MODIFIED", raw_pod("p1", version="2", group="pg1")))  # moved
+    assert cache.generation != before
+    before = cache.generation
+    cache.apply(POD, event("DELETED", raw_pod("p1", version="3", group="pg1")))
+    assert cache.generation != before  # a pod gone always wakes
+
+
 @pytest.mark.parametrize(
     "change",
     [
