@@ -206,9 +206,10 @@ class SchedulerCache:
         gone = event.type == "DELETED"
         claim = group_claim(event.obj, self._scheduler_name) if pods and not gone else None
         groups = slot.table is self._jobs
+        nodes = slot.table is self._nodes
         with self._lock:
             before = self._shown_pod(key) if pods else None
-            group_before = self._jobs.facts.get(key) if groups else None
+            held_before = slot.table.facts.get(key) if groups or nodes else None
             changed = pods and self._claims.claim(key, claim)
             if gone:
                 changed |= self._forget(slot, key)
@@ -220,7 +221,8 @@ class SchedulerCache:
                 and not gone
                 and (
                     (pods and self._quiet_pod(before, self._shown_pod(key)))
-                    or (groups and _quiet_group(group_before, self._jobs.facts.get(key)))
+                    or (groups and _quiet_group(held_before, self._jobs.facts.get(key)))
+                    or (nodes and _quiet_node(held_before, self._nodes.facts.get(key)))
                 )
             )
             if quiet:
@@ -313,7 +315,7 @@ class SchedulerCache:
     ) -> None:
         if task_uid in self._pods.facts:
             self._assumed.add(kind, task_uid, node, held=held)
-            self._touch()
+            self._touch(wake=False)  # the cycle that decided it knows: no cycle for its echo
 
     def _forget_assumption(self, kind: AssumedKind, task_uid: str) -> None:
         with self._lock:
@@ -378,8 +380,9 @@ class SchedulerCache:
     def quiet_generation(self) -> int:
         """Changes on every change no decision depends on (a placed pod going from bound to
         running, the watch confirming a bind the cache assumed, a pending pod of a gang still
-        short of its minMember): a cycle must see them (the PodGroup's running count, shuffle's
-        candidates, the gang's pending message) but need not be woken for them."""
+        short of its minMember, a node's annotations): a cycle must see them (the PodGroup's
+        running count, shuffle's candidates, the gang's pending message) but need not be woken
+        for them."""
         with self._lock:
             return self._quiet_generation
 
@@ -618,6 +621,15 @@ def _quiet_group(before: JobFacts | None, after: JobFacts | None) -> bool:
     if before is None or after is None or before is after:
         return False
     return dataclasses.replace(before, conditions=after.conditions) == after
+
+
+def _quiet_node(before: NodeFacts | None, after: NodeFacts | None) -> bool:
+    """Whether a node's change moved only its annotations: no predicate, score or action of
+    this scheduler reads a node's annotations (the controller-manager's TTL annotation, a CNI's
+    bookkeeping); a cycle sees them when something else wakes one, or after `QUIET_PERIOD`."""
+    if before is None or after is None or before is after:
+        return False
+    return dataclasses.replace(before, annotations=after.annotations) == after
 
 
 def _kept(kind: str) -> ConvertFn[Raw]:

@@ -436,6 +436,46 @@ def test_an_update_that_changes_no_facts_does_not_move_the_generation(
     assert cache.pod_raw("uid-p1") is written
 
 
+def test_an_assumed_decision_changes_the_snapshot_but_wakes_no_cycle(
+    cache: SchedulerCache,
+) -> None:
+    # the cycle that decided it knows; another cycle would only see the same pods again
+    cache.apply(NODE, event("ADDED", raw_node("n1")))
+    cache.apply(POD, event("ADDED", raw_pod("p1", version="1")))
+    cache.apply(POD, event("ADDED", raw_pod("r1", node="n1", phase="Running", version="1")))
+    before = cache.generation
+    cache.changed.clear()
+    cache.assume_binds([("uid-p1", "n1")], held=True)
+    cache.assume_evicts(["uid-r1"])
+    assert not cache.changed.is_set()
+    assert cache.generation != before  # a cycle woken by anything else sees them
+    tasks = cache.snapshot().tasks
+    assert (tasks["uid-p1"].status, tasks["uid-r1"].status) == (
+        TaskStatus.BOUND,
+        TaskStatus.RELEASING,
+    )
+    cache.forget_bind("uid-p1")  # the bind failed: the pod is pending again, a cycle must run
+    assert cache.changed.is_set()
+
+
+def test_a_node_whose_annotations_alone_change_is_a_quiet_change_and_its_labels_are_not(
+    cache: SchedulerCache,
+) -> None:
+    cache.apply(NODE, event("ADDED", raw_node("n1")))
+    before, quiet = cache.generation, cache.quiet_generation
+    cache.changed.clear()
+    annotated = raw_node("n1")
+    annotated["metadata"]["annotations"] = {"node.alpha.kubernetes.io/ttl": "15"}
+    cache.apply(NODE, event("MODIFIED", annotated))
+    assert (cache.generation, cache.changed.is_set()) == (before, False)
+    assert cache.quiet_generation == quiet + 1
+    labelled = copy.deepcopy(annotated)
+    labelled["metadata"]["labels"] = {"zone": "a"}  # a node selector may match it now
+    cache.apply(NODE, event("MODIFIED", labelled))
+    assert cache.generation != before
+    assert cache.changed.is_set()
+
+
 def test_the_watch_confirming_an_assumed_bind_is_a_quiet_change(cache: SchedulerCache) -> None:
     cache.apply(NODE, event("ADDED", raw_node("n1")))
     cache.apply(POD, event("ADDED", raw_pod("p1", version="1")))
