@@ -614,12 +614,18 @@ def _quiet(before: TaskFacts | None, after: TaskFacts | None) -> bool:
 
 
 def _quiet_group(before: JobFacts | None, after: JobFacts | None) -> bool:
-    """Whether a PodGroup's change moved only its conditions: what this scheduler writes after
-    each cycle (the echo of its own write); no decision reads them but the next status write. A
-    phase change is not quiet: an Inqueue job turning Running frees the admission budget its
-    minResources held for the jobs waiting behind it."""
+    """Whether a PodGroup's change moved only its status: what this scheduler writes after
+    each cycle (the echo of its own write). Its conditions no decision reads but the next status
+    write. Its phase, only when the PodGroup has no minResources: then the phase holds no
+    admission budget (`quota.reserved`), and the cycle that wrote it had already admitted the
+    job (a later cycle that still reads Pending admits it again, as enqueue admits any job
+    without minResources that its queue takes). With minResources a phase change wakes the
+    loop: an Inqueue job turning Running frees the budget its minResources held for the jobs
+    waiting behind it."""
     if before is None or after is None or before is after:
         return False
+    if before.min_resources is None and after.min_resources is None:
+        return dataclasses.replace(before, conditions=after.conditions, phase=after.phase) == after
     return dataclasses.replace(before, conditions=after.conditions) == after
 
 

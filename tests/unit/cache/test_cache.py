@@ -498,25 +498,37 @@ def test_a_placed_pod_starting_to_run_is_a_quiet_change(cache: SchedulerCache) -
     assert cache.snapshot().tasks["uid-p1"].status is TaskStatus.RUNNING
 
 
-def test_a_podgroup_whose_conditions_alone_change_is_a_quiet_change(
-    cache: SchedulerCache,
+@pytest.mark.parametrize("min_resources", [None, {"cpu": "4"}])
+def test_a_podgroups_status_echo_is_quiet_unless_its_phase_moves_admission_budget(
+    cache: SchedulerCache, min_resources: dict[str, str] | None
 ) -> None:
-    cache.apply(PODGROUP, event("ADDED", raw_podgroup("pg1")))
+    def group(version: str, phase: str, conditions: list[dict[str, str]]) -> dict[str, Any]:
+        raw = raw_podgroup("pg1")
+        raw["metadata"]["resourceVersion"] = version
+        if min_resources is not None:
+            raw["spec"]["minResources"] = min_resources
+        raw["status"] = {"phase": phase, "conditions": conditions}
+        return raw
+
+    cache.apply(PODGROUP, event("ADDED", group("1", "Inqueue", [])))
     before, quiet = cache.generation, cache.quiet_generation
     cache.changed.clear()
-    written = raw_podgroup("pg1")
-    written["metadata"]["resourceVersion"] = "2"
-    written["status"]["conditions"] = [
-        {"type": "Scheduled", "status": "True", "reason": "tasks in gang are ready"}
-    ]
-    cache.apply(PODGROUP, event("MODIFIED", written))
+    ready = [{"type": "Scheduled", "status": "True", "reason": "tasks in gang are ready"}]
+    cache.apply(PODGROUP, event("MODIFIED", group("2", "Inqueue", ready)))
     assert (cache.generation, cache.changed.is_set()) == (before, False)
     assert cache.quiet_generation == quiet + 1
-    running = raw_podgroup("pg1")
-    running["metadata"]["resourceVersion"] = "3"
-    running["status"]["phase"] = "Running"
-    cache.apply(PODGROUP, event("MODIFIED", running))
-    assert cache.generation != before  # a phase change frees admission budget: it wakes
+    cache.apply(PODGROUP, event("MODIFIED", group("3", "Running", ready)))
+    if min_resources is None:  # no budget held in any phase: the echo of our own write
+        assert (cache.generation, cache.changed.is_set()) == (before, False)
+        assert cache.quiet_generation == quiet + 2
+    else:  # Inqueue -> Running frees the budget minResources held: it wakes
+        assert cache.generation != before
+        assert cache.changed.is_set()
+    assert cache.snapshot().jobs["ns/pg1"].phase is PodGroupPhase.RUNNING
+    bigger = group("4", "Running", ready)
+    bigger["spec"]["minMember"] = 5  # the spec changed: it always wakes
+    cache.changed.clear()
+    cache.apply(PODGROUP, event("MODIFIED", bigger))
     assert cache.changed.is_set()
 
 
