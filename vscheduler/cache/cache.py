@@ -228,7 +228,7 @@ class SchedulerCache:
             if quiet:
                 self._quiet_generation += 1
             elif changed:
-                self._touch()
+                self._touch(wake=not (groups and self._group_before_its_pods(held_before, key)))
         if gone and slot.table is self._nodes:
             self._nodes_deleted([key])
 
@@ -571,6 +571,13 @@ class SchedulerCache:
             return False
         group = self._jobs.facts.get(after.job)
         return group is not None and self._pods.members.get(after.job, 0) < group.min_member
+
+    def _group_before_its_pods(self, before: JobFacts | None, key: str) -> bool:
+        """A PodGroup just created, none of its pods here yet: a cycle must admit it, but within
+        the schedule period is soon enough (Volcano's own cadence), and when its pods come the
+        last one wakes a cycle that admits and places it in one go. A gang created PodGroup
+        first woke two cycles over the whole cluster, the first with nothing to place."""
+        return before is None and key in self._jobs.facts and not self._pods.members.get(key)
 
     def _shown_pod(self, uid: str) -> TaskFacts | None:
         facts = self._pods.facts.get(uid)

@@ -561,6 +561,20 @@ def test_a_gangs_members_wake_the_loop_only_once_the_last_one_arrives(
     assert len(cache.snapshot().tasks) == 3
 
 
+def test_a_podgroup_created_before_its_pods_is_left_to_the_schedule_period(
+    cache: SchedulerCache,
+) -> None:
+    before = cache.generation
+    cache.changed.clear()
+    cache.apply(PODGROUP, event("ADDED", raw_podgroup("pg1", min_member=2)))
+    assert cache.generation != before  # the next cycle, at the latest a period on, admits it
+    assert not cache.changed.is_set()
+    cache.apply(POD, event("ADDED", raw_pod("p0", version="1", group="pg2")))  # pods first
+    cache.changed.clear()
+    cache.apply(PODGROUP, event("ADDED", raw_podgroup("pg2", min_member=2)))
+    assert cache.changed.is_set()
+
+
 def test_a_pod_of_a_short_gang_wakes_the_loop_when_it_left_another_job_or_its_group_is_unknown(
     cache: SchedulerCache,
 ) -> None:
