@@ -248,15 +248,7 @@ class KubeApi:
             response.close()
             raise self._failed(translate(exc, path=path)) from exc
         response.release_conn()
-        if not data:
-            return {}
-        try:
-            doc = json.loads(data)
-        except ValueError as exc:
-            raise translate(exc, path=path) from exc
-        if not isinstance(doc, dict):
-            raise ClusterError(f"expected a JSON object from {path}, got {type(doc).__name__}")
-        return doc
+        return _decoded(data, path)
 
     def _request_on_wire(
         self,
@@ -267,12 +259,7 @@ class KubeApi:
         body: Mapping[str, object] | None,
         content_type: str,
     ) -> dict[str, Any]:
-        write = method != "GET"
-        if write and self.read_only:
-            raise ReadOnlyError(f"{method} {path} not sent: this client is read-only")
-        self._limiter.acquire()
-        if write:
-            self._guard()
+        write = self._admit(method, path)
         target = path + ("?" + urllib.parse.urlencode(query) if query else "")
         try:
             answer = wire.request(
@@ -297,15 +284,18 @@ class KubeApi:
                 retry_after=answer.headers.get("retry-after"),
                 path=path,
             )
-        if not answer.body:
-            return {}
-        try:
-            doc = json.loads(answer.body)
-        except ValueError as exc:
-            raise translate(exc, path=path) from exc
-        if not isinstance(doc, dict):
-            raise ClusterError(f"expected a JSON object from {path}, got {type(doc).__name__}")
-        return doc
+        return _decoded(answer.body, path)
+
+    def _admit(self, method: str, path: str) -> bool:
+        """Refuse a write of a read-only client, take a rate-limiter token, and ask the fence
+        of a write; whether it is a write."""
+        write = method != "GET"
+        if write and self.read_only:
+            raise ReadOnlyError(f"{method} {path} not sent: this client is read-only")
+        self._limiter.acquire()
+        if write:
+            self._guard()
+        return write
 
     def _headers(self, content_type: str) -> dict[str, str]:
         """The client's default headers (User-Agent), ours, and its bearer token if it has one
@@ -327,12 +317,7 @@ class KubeApi:
         read_timeout: float | None = None,
     ) -> urllib3.HTTPResponse:
         """Send a request and return the unread response (the caller reads and closes it)."""
-        write = method != "GET"
-        if write and self.read_only:
-            raise ReadOnlyError(f"{method} {path} not sent: this client is read-only")
-        self._limiter.acquire()
-        if write:
-            self._guard()
+        write = self._admit(method, path)
         timeout = (self._connect_timeout, read_timeout or self._request_timeout)
         self._writing.path = path if write else ""
         try:
@@ -471,6 +456,19 @@ def _pool_maxsize(api_client: Any) -> int:
 
 def _nothing() -> None:
     pass
+
+
+def _decoded(data: bytes, path: str) -> dict[str, Any]:
+    """The JSON object an answer from `path` carries (empty for an empty body)."""
+    if not data:
+        return {}
+    try:
+        doc = json.loads(data)
+    except ValueError as exc:
+        raise translate(exc, path=path) from exc
+    if not isinstance(doc, dict):
+        raise ClusterError(f"expected a JSON object from {path}, got {type(doc).__name__}")
+    return doc
 
 
 def _guard_sends(api_client: Any, guard: Callable[[], None]) -> None:

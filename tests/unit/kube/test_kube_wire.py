@@ -137,38 +137,28 @@ def test_chunked_answers_are_joined_and_the_connection_kept(server: Script) -> N
     assert server.connections == 1
 
 
+def _to_the_end(sock: socket.socket) -> None:
+    sock.sendall(b'HTTP/1.1 200 OK\r\n\r\n{"all": ')
+    sock.sendall(b"true}")
+    sock.shutdown(socket.SHUT_WR)
+
+
 @pytest.mark.timeout(10)
 @pytest.mark.parametrize(
-    "answer",
+    ("answer", "body"),
     [
-        b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}",
-        b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}",
+        (b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}", b"{}"),
+        (b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}", b"{}"),
+        (_to_the_end, b'{"all": true}'),  # no length: the body runs to the end of the stream
     ],
 )
-def test_a_connection_the_server_will_close_is_not_used_again(
-    server: Script, answer: bytes
+def test_a_connection_the_server_will_close_is_read_whole_and_not_used_again(
+    server: Script, answer: bytes | Callable[[socket.socket], None], body: bytes
 ) -> None:
     server.answers = [[answer], [OK]]
     wire = wire_to(server)
     try:
-        assert get(wire).body == b"{}"
-        assert get(wire).body == b"{}"
-    finally:
-        wire.close()
-    assert server.connections == 2
-
-
-@pytest.mark.timeout(10)
-def test_an_answer_without_a_length_runs_to_the_end_of_the_stream(server: Script) -> None:
-    def to_the_end(sock: socket.socket) -> None:
-        sock.sendall(b'HTTP/1.1 200 OK\r\n\r\n{"all": ')
-        sock.sendall(b"true}")
-        sock.shutdown(socket.SHUT_WR)
-
-    server.answers = [[to_the_end], [OK]]
-    wire = wire_to(server)
-    try:
-        assert get(wire).body == b'{"all": true}'
+        assert get(wire).body == body
         assert get(wire).body == b"{}"
     finally:
         wire.close()
