@@ -575,8 +575,8 @@ class SchedulerCache:
     def _group_before_its_pods(self, before: JobFacts | None, key: str) -> bool:
         """A PodGroup just created, none of its pods here yet: a cycle must admit it, but within
         the schedule period is soon enough (Volcano's own cadence), and when its pods come the
-        last one wakes a cycle that admits and places it in one go. A gang created PodGroup
-        first woke two cycles over the whole cluster, the first with nothing to place."""
+        last one wakes a cycle that admits and places it in one go. A gang whose PodGroup came
+        first used to wake two cycles over the whole cluster, the first with nothing to place."""
         return before is None and key in self._jobs.facts and not self._pods.members.get(key)
 
     def _shown_pod(self, uid: str) -> TaskFacts | None:

@@ -221,7 +221,7 @@ class KubeApi:
         self._writing = threading.local()
         if fence is not None:
             _guard_sends(api_client, self._guard_send)
-        self._wire = wire_for(api_client, max_idle=_pool_maxsize(api_client))
+        self._wire = wire_for(api_client)
         """Keep-alive connections for `request` (None through a proxy: urllib3 then)."""
 
     @property
@@ -260,11 +260,10 @@ class KubeApi:
         content_type: str,
     ) -> dict[str, Any]:
         write = self._admit(method, path)
-        target = path + ("?" + urllib.parse.urlencode(query) if query else "")
         try:
             answer = wire.request(
                 method,
-                target,
+                _target(path, query),
                 self._headers(content_type),
                 None if body is None else json.dumps(body).encode(),
                 timeout=(self._connect_timeout, self._request_timeout),
@@ -365,7 +364,7 @@ class KubeApi:
         the regenerated 37 both hold `rest_client.pool_manager`, `configuration.host`,
         `configuration.auth_settings()` and `default_headers`."""
         configuration = self._client.configuration
-        url = configuration.host + path + ("?" + urllib.parse.urlencode(query) if query else "")
+        url = configuration.host + _target(path, query)
         sent = {**self._headers(headers["Content-Type"]), **headers}
         response = self._client.rest_client.pool_manager.request(
             method,
@@ -437,21 +436,25 @@ def connect(
     )
 
 
-def wire_for(api_client: Any, *, max_idle: int) -> Wire | None:
-    """Keep-alive connections to `api_client`'s server, made by its own urllib3 pool; None when
-    its requests go through a proxy (or its pool is not urllib3's plain PoolManager)."""
+def wire_for(api_client: Any) -> Wire | None:
+    """Keep-alive connections to `api_client`'s server, made by its own urllib3 pool and as
+    many kept idle as the pool keeps; None when its requests go through a proxy (or its pool is
+    not urllib3's plain PoolManager)."""
     manager = getattr(getattr(api_client, "rest_client", None), "pool_manager", None)
     if type(manager) is not urllib3.PoolManager:
         return None
+    size = manager.connection_pool_kw.get("maxsize")
     host = api_client.configuration.host
-    return Wire(host, urllib3_connector(manager.connection_from_url(host)), max_idle=max_idle)
+    return Wire(
+        host,
+        urllib3_connector(manager.connection_from_url(host)),
+        max_idle=size if isinstance(size, int) and size > 0 else pool_size(16),
+    )
 
 
-def _pool_maxsize(api_client: Any) -> int:
-    manager = getattr(getattr(api_client, "rest_client", None), "pool_manager", None)
-    kw = getattr(manager, "connection_pool_kw", {})
-    size = kw.get("maxsize") if isinstance(kw, dict) else None
-    return size if isinstance(size, int) and size > 0 else pool_size(16)
+def _target(path: str, query: Query) -> str:
+    """`path` with its query string."""
+    return path + ("?" + urllib.parse.urlencode(query) if query else "")
 
 
 def _nothing() -> None:
