@@ -14,6 +14,7 @@ Only the session's Statement calls the mutating methods; plugins see a `LedgerVi
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
@@ -129,6 +130,23 @@ class LedgerView(Protocol):
         ...
 
 
+@dataclasses.dataclass(frozen=True, slots=True, eq=False)
+class Loaded:
+    """A ledger as its session's load left it, before any other change (`Ledger.loaded`): a
+    later session over the very same nodes and dimensions starts from it (`Ledger.resumed`) and
+    loads only the tasks that changed. Never written: a resumed ledger copies what it changes."""
+
+    nodes: tuple[NodeFacts, ...]
+    dims: tuple[str, ...]
+    allocatable: IntArray
+    pods_max: IntArray
+    used: IntArray
+    pipelined: IntArray
+    releasing: IntArray
+    pods_used: IntArray
+    pods_releasing: IntArray
+
+
 class Ledger:
     """Node accounting for one session."""
 
@@ -138,32 +156,70 @@ class Ledger:
             names.update(node.allocatable.names())
         names.discard(CPU)
         names.discard(MEMORY)
-        self.dims: tuple[str, ...] = (CPU, MEMORY, *sorted(names))
-        self.dim_index: dict[str, int] = {d: i for i, d in enumerate(self.dims)}
-        self.nodes: tuple[NodeFacts, ...] = tuple(nodes)
-        self.names: tuple[str, ...] = tuple(n.name for n in nodes)
-        self.index: dict[str, int] = {name: i for i, name in enumerate(self.names)}
+        self._shape(tuple(nodes), (CPU, MEMORY, *sorted(names)))
         count, width = len(self.nodes), len(self.dims)
         self.allocatable: IntArray = np.zeros((count, width), dtype=np.int64)
         for i, node in enumerate(self.nodes):
             self.allocatable[i] = self.vector(node.allocatable)
+        self.allocatable.flags.writeable = False  # shared with later sessions (`Loaded`)
+        self.pods_max: IntArray = np.array([n.max_pods for n in self.nodes], dtype=np.int64)
+        self.pods_max.flags.writeable = False
         self.used: IntArray = np.zeros((count, width), dtype=np.int64)
-        self.idle: IntArray = self.allocatable.copy()
         self.releasing: IntArray = np.zeros((count, width), dtype=np.int64)
         self.pipelined: IntArray = np.zeros((count, width), dtype=np.int64)
-        self.future: IntArray = self.allocatable.copy()
-        """idle + releasing - pipelined, kept in step by every mutation."""
         self.pods_used: IntArray = np.zeros(count, dtype=np.int64)
-        self.pods_max: IntArray = np.array([n.max_pods for n in self.nodes], dtype=np.int64)
         self.pods_releasing: IntArray = np.zeros(count, dtype=np.int64)
         """Pods releasing on each node: their slots are free in the future (as `future`)."""
-        self.pods_free: IntArray = self.pods_max.copy()
+        self._derive()
+        self._log: list[int] = []
+
+    @classmethod
+    def resumed(cls, loaded: Loaded) -> Ledger:
+        """A ledger as `loaded` was right after its load (its nodes and dimensions taken as
+        they are: the caller checked that they still hold)."""
+        ledger = cls.__new__(cls)
+        ledger._shape(loaded.nodes, loaded.dims)
+        ledger.allocatable, ledger.pods_max = loaded.allocatable, loaded.pods_max
+        ledger.used, ledger.pipelined = loaded.used.copy(), loaded.pipelined.copy()
+        ledger.releasing = loaded.releasing.copy()
+        ledger.pods_used = loaded.pods_used.copy()
+        ledger.pods_releasing = loaded.pods_releasing.copy()
+        ledger._derive()
+        ledger._log = []
+        return ledger
+
+    def loaded(self) -> Loaded:
+        """This ledger as it stands (call it right after `load`), for a later session."""
+        return Loaded(
+            self.nodes,
+            self.dims,
+            self.allocatable,
+            self.pods_max,
+            self.used.copy(),
+            self.pipelined.copy(),
+            self.releasing.copy(),
+            self.pods_used.copy(),
+            self.pods_releasing.copy(),
+        )
+
+    def _shape(self, nodes: tuple[NodeFacts, ...], dims: tuple[str, ...]) -> None:
+        self.dims: tuple[str, ...] = dims
+        self.dim_index: dict[str, int] = {d: i for i, d in enumerate(dims)}
+        self.nodes: tuple[NodeFacts, ...] = nodes
+        self.names: tuple[str, ...] = tuple(n.name for n in nodes)
+        self.index: dict[str, int] = {name: i for i, name in enumerate(self.names)}
+
+    def _derive(self) -> None:
+        """The arrays every mutation keeps in step, made from used, releasing and pipelined."""
+        self.idle: IntArray = self.allocatable - self.used
+        self.future: IntArray = self.idle + self.releasing - self.pipelined
+        """idle + releasing - pipelined, kept in step by every mutation."""
+        self.pods_free: IntArray = self.pods_max - self.pods_used
         """pods_max - pods_used, kept in step by every mutation."""
-        self.pods_free_future: IntArray = self.pods_max.copy()
+        self.pods_free_future: IntArray = self.pods_free + self.pods_releasing
         """pods_free + pods_releasing, kept in step by every mutation."""
         self.full_now: int = int(np.count_nonzero(self.pods_free <= 0))
         self.full_future: int = int(np.count_nonzero(self.pods_free_future <= 0))
-        self._log: list[int] = []
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -194,29 +250,26 @@ class Ledger:
         return self._log[position:]
 
     # --- loading (the session, at open) ---------------------------------------------------------
-    def load(self, occupying: Placed, pipelined: Placed, releasing: Placed) -> None:
+    def load(
+        self, occupying: Placed, pipelined: Placed, releasing: Placed, *, sign: int = 1
+    ) -> None:
         """The tasks already on nodes when the session opens, at once: each is (node indices,
-        request rows), one entry per task (`releasing` ones are in `occupying` too). Not logged:
-        no evaluation cache exists yet."""
+        request rows), one entry per task (`releasing` ones are in `occupying` too); `sign` -1
+        takes such tasks out again (those of a resumed ledger that changed or went). Not
+        logged: no evaluation cache exists yet."""
         width = len(self.dims)
-        for (nodes, rows), targets, pods in (
-            (occupying, (self.used,), self.pods_used),
-            (pipelined, (self.pipelined,), self.pods_used),
-            (releasing, (self.releasing,), self.pods_releasing),
+        for (nodes, rows), target, pods in (
+            (occupying, self.used, self.pods_used),
+            (pipelined, self.pipelined, self.pods_used),
+            (releasing, self.releasing, self.pods_releasing),
         ):
             if not len(nodes):
                 continue
             at = np.asarray(nodes, dtype=np.intp)
             add = np.asarray(rows, dtype=np.int64).reshape(len(at), width)
-            for target in targets:
-                np.add.at(target, at, add)
-            np.add.at(pods, at, 1)
-        self.idle = self.allocatable - self.used
-        self.future = self.idle + self.releasing - self.pipelined
-        self.pods_free = self.pods_max - self.pods_used
-        self.pods_free_future = self.pods_free + self.pods_releasing
-        self.full_now = int(np.count_nonzero(self.pods_free <= 0))
-        self.full_future = int(np.count_nonzero(self.pods_free_future <= 0))
+            np.add.at(target, at, add if sign == 1 else -add)
+            np.add.at(pods, at, sign)
+        self._derive()
 
     # --- mutations (Statement only) -----------------------------------------------------------
     def _slots(self, i: int, delta: int, *, now: bool) -> None:

@@ -33,8 +33,10 @@ import contextlib
 import dataclasses
 import datetime as dt
 import functools
+import itertools
+import operator
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Protocol, TypeVar
 
 from vscheduler.clock import Clock
@@ -42,7 +44,7 @@ from vscheduler.framework import messages
 from vscheduler.framework.decisions import Decisions, podgroup_statuses
 from vscheduler.framework.dispatch import Dispatcher, EnabledFlags
 from vscheduler.framework.findings import Findings
-from vscheduler.framework.ledger import IntArray, Ledger, Placed
+from vscheduler.framework.ledger import IntArray, Ledger, Loaded, Placed
 from vscheduler.framework.placement import Placer
 from vscheduler.framework.state import JobState, QueueState, TaskState
 from vscheduler.framework.statement import Statement
@@ -57,6 +59,7 @@ from vscheduler.model.commands import (
     ReservationRelease,
 )
 from vscheduler.model.facts import PodGroupCondition, TaskFacts, TemplateKey
+from vscheduler.model.resources import Resources
 from vscheduler.model.status import PodGroupPhase, TaskStatus
 
 Plugin_co = TypeVar("Plugin_co", covariant=True)
@@ -121,7 +124,10 @@ class Session:
         self._now_text = self.now.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         self.uid = uid
         self.actions = tuple(actions)
-        self.ledger = Ledger(snapshot.nodes, _requested_dims(snapshot.tasks.values()))
+        self.ledger: Ledger
+        """Node accounting (made by `_load_tasks`)."""
+        self._opening: Opening
+        """What this session's open read, for the next session (made by `_load_tasks`)."""
         self.queues: dict[str, QueueState] = {
             name: QueueState(q) for name, q in snapshot.queues.items()
         }
@@ -196,52 +202,130 @@ class Session:
     # --- opening ------------------------------------------------------------------------------
     def _load_tasks(self, snapshot: ClusterSnapshot, carried: Carried | None) -> list[TaskState]:
         """Every job and task into the session and every task into the ledger; returns the
-        pending ones that carry a nomination (found in the same pass, for
-        `_hold_nominations`). The records `carried` from the last session are taken again
-        where nothing of theirs changed (see `Carried`)."""
-        ledger = self.ledger
-        old_tasks, remade = self._load_jobs(snapshot, carried)
-        nominated: list[TaskState] = []
-        occupying: Placed = ([], [])
-        pipelined: Placed = ([], [])
-        releasing: Placed = ([], [])
-        pending: set[str] = set()
+        pending ones that carry a nomination (for `_hold_nominations`). The records `carried`
+        from the last session are taken again where nothing of theirs changed; over the same
+        nodes, the ledger starts from the last session's load and loads only the tasks whose
+        facts changed, came or went (see `Opening`)."""
+        opening = carried.opening if carried is not None else None
+        changes = None if opening is None else _changes(snapshot, opening)
+        if carried is None or opening is None or changes is None:
+            return self._load_all(snapshot, carried)
+        return self._load_changes(snapshot, carried, opening, changes)
+
+    def _load_all(self, snapshot: ClusterSnapshot, carried: Carried | None) -> list[TaskState]:
+        requested = _requested_dims(snapshot.tasks.values())
+        self.ledger = ledger = Ledger(snapshot.nodes, requested)
+        on_nodes: set[str] = set()
+        for node in snapshot.nodes:
+            on_nodes.update(node.allocatable.names())
+        old_tasks, remade = _reusable(snapshot, carried)
+        self._load_jobs(snapshot, carried, remade)
+        loading = _Loading()
         for uid, facts in snapshot.tasks.items():
             task = old_tasks.get(uid)
             if task is None or task.facts is not facts or facts.job in remade:
                 task = self._record(facts, task)
-            job = task.job
             self.tasks[uid] = task
-            if job is None and facts.job and facts.status is TaskStatus.PENDING:
-                self.findings.note_task(facts.uid, f"podgroup {facts.job} not found")
-            if facts.status is TaskStatus.PENDING:
-                pending.add(facts.job)
-            if facts.node_name is None:
-                if facts.nominated_node is not None:
-                    nominated.append(task)
-                continue
-            i = ledger.index.get(facts.node_name, -1)
-            task.node_index = i
-            if i < 0 or facts.status in st.TERMINATED or facts.status is TaskStatus.UNKNOWN:
-                continue
-            req = self.request_row(task)
-            into = pipelined if facts.status is TaskStatus.PIPELINED else occupying
-            into[0].append(i)
-            into[1].append(req)
-            if facts.status is TaskStatus.RELEASING:
-                releasing[0].append(i)
-                releasing[1].append(req)
-        ledger.load(occupying, pipelined, releasing)
-        if pending:
+            loading.note(task, ledger.index)
+            if task.node_index >= 0:
+                self._count(facts, task.node_index, loading.placed)
+        ledger.load(*loading.placed)
+        return self._loaded(snapshot, loading, frozenset(on_nodes), frozenset(requested - on_nodes))
+
+    def _load_changes(
+        self,
+        snapshot: ClusterSnapshot,
+        carried: Carried,
+        opening: Opening,
+        changes: tuple[dict[str, TaskFacts], dict[str, TaskFacts]],
+    ) -> list[TaskState]:
+        """`_load_all`'s result from the last session's load and the tasks that changed."""
+        changed, gone = changes
+        self.ledger = ledger = Ledger.resumed(opening.ledger)
+        old_tasks, touched = carried.tasks, carried.touched_tasks
+        remade = set(carried.touched_jobs)
+        for uid in itertools.chain(changed, gone, touched):
+            old = old_tasks.get(uid)
+            if old is not None:
+                remade.add(old.facts.job)
+            facts = snapshot.tasks.get(uid)
+            if facts is not None:
+                remade.add(facts.job)
+        remade.update(key for key in carried.jobs if key not in snapshot.jobs)
+        self._load_jobs(snapshot, carried, remade)
+        loading = _Loading()
+        remade_tasks: set[str] = set()
+        tasks = self.tasks
+        for uid, facts in snapshot.tasks.items():
+            task = old_tasks.get(uid)
+            if task is None or facts.job in remade or uid in changed or uid in touched:
+                fresh = uid in changed or uid in touched
+                task = self._record(facts, None if fresh else task)
+                loading.note(task, ledger.index)
+                remade_tasks.add(uid)
+            tasks[uid] = task
+        # the tasks the last load noted and whose records were taken again are as they were
+        noted = remade_tasks.union(gone)
+        loading.pending.update(opening.pending.difference(noted))
+        loading.nominated.update(opening.nominated.difference(noted))
+        loading.orphans.update(opening.orphans.difference(noted))
+        before = opening.tasks
+        out = _Loading()
+        for uid in itertools.chain(changed, gone):
+            was = before.get(uid)
+            if was is not None:
+                self._count(was, ledger.index.get(was.node_name or "", -1), out.placed)
+        for facts in changed.values():
+            self._count(facts, tasks[facts.uid].node_index, loading.placed)
+        ledger.load(*out.placed, sign=-1)
+        ledger.load(*loading.placed)
+        return self._loaded(snapshot, loading, opening.on_nodes, opening.extra)
+
+    def _loaded(
+        self,
+        snapshot: ClusterSnapshot,
+        loading: _Loading,
+        on_nodes: frozenset[str],
+        extra: frozenset[str],
+    ) -> list[TaskState]:
+        """The load's end, both ways: notes, the jobs with a pending task, the `Opening`."""
+        tasks = self.tasks
+        if loading.orphans:
+            for uid, facts in snapshot.tasks.items():
+                if uid in loading.orphans:
+                    self.findings.note_task(uid, f"podgroup {facts.job} not found")
+        if loading.pending:
+            pending = {tasks[uid].facts.job for uid in loading.pending}
             self.jobs_with_pending = tuple(j for k, j in self.jobs.items() if k in pending)
-        return nominated
+        self._opening = Opening(
+            snapshot.tasks,
+            self.ledger.loaded(),
+            frozenset(loading.pending),
+            frozenset(loading.nominated),
+            frozenset(loading.orphans),
+            on_nodes,
+            extra,
+        )
+        return [tasks[uid] for uid in loading.nominated]
+
+    def _count(self, facts: TaskFacts, i: int, placed: tuple[Placed, Placed, Placed]) -> None:
+        """Into `placed` (occupying, pipelined, releasing), the task of `facts` on node row
+        `i` (-1: on no node of the snapshot) when it counts there."""
+        if i < 0 or facts.status in st.TERMINATED or facts.status is TaskStatus.UNKNOWN:
+            return
+        req = self._row(self._class_of(facts), facts.resreq)
+        into = placed[1] if facts.status is TaskStatus.PIPELINED else placed[0]
+        into[0].append(i)
+        into[1].append(req)
+        if facts.status is TaskStatus.RELEASING:
+            placed[2][0].append(i)
+            placed[2][1].append(req)
 
     def _load_jobs(
-        self, snapshot: ClusterSnapshot, carried: Carried | None
-    ) -> tuple[dict[str, TaskState], set[str]]:
-        """Every job into the session, its record taken from `carried` when nothing of it
-        changed; returns the task records that may be taken again and the jobs made anew."""
-        old_tasks, remade = _reusable(snapshot, carried)
+        self, snapshot: ClusterSnapshot, carried: Carried | None, remade: set[str]
+    ) -> None:
+        """Every job into the session, its record taken from `carried` unless its key is in
+        `remade` or its facts changed (the key is then added to `remade`)."""
         old_jobs = carried.jobs if carried is not None else {}
         jobs = self.jobs
         for key, facts in snapshot.jobs.items():
@@ -251,7 +335,6 @@ class Session:
                 remade.add(key)
             else:
                 jobs[key] = old
-        return old_tasks, remade
 
     def _record(self, facts: TaskFacts, kept: TaskState | None) -> TaskState:
         """The task's record, added to its job's: `kept` (a carried record of these very facts,
@@ -330,9 +413,12 @@ class Session:
 
     def request_row(self, task: TaskState) -> IntArray:
         """The task's request as a ledger row (shared per class: do not modify)."""
-        row = self._rows.get(task.class_id)
+        return self._row(task.class_id, task.resreq)
+
+    def _row(self, class_id: int, resreq: Resources) -> IntArray:
+        row = self._rows.get(class_id)
         if row is None:
-            row = self._rows[task.class_id] = self.ledger.vector(task.resreq)
+            row = self._rows[class_id] = self.ledger.vector(resreq)
         return row
 
     # --- reading ------------------------------------------------------------------------------
@@ -377,7 +463,12 @@ class Session:
     def carried(self) -> Carried:
         """What the next session may take from this one (once this one is done)."""
         return Carried(
-            self.tasks, self.jobs, self._class_ids, self._touched_tasks, self._touched_jobs
+            self.tasks,
+            self.jobs,
+            self._class_ids,
+            self._touched_tasks,
+            self._touched_jobs,
+            self._opening,
         )
 
     def apply_allocate(self, task: TaskState, node: int) -> None:
@@ -585,7 +676,7 @@ class Carried:
     thousands of running pods so makes records only for what changed since the last one; the
     ledger, the plugins and the actions still read every record, as before."""
 
-    __slots__ = ("class_ids", "jobs", "tasks", "touched_jobs", "touched_tasks")
+    __slots__ = ("class_ids", "jobs", "opening", "tasks", "touched_jobs", "touched_tasks")
 
     CLASSES_HELD = 65_536
     """Distinct task classes a chain of sessions numbers at most; past that it starts again."""
@@ -597,13 +688,93 @@ class Carried:
         class_ids: dict[TemplateKey, int],
         touched_tasks: set[str],
         touched_jobs: set[str],
+        opening: Opening | None = None,
     ) -> None:
         self.tasks, self.jobs, self.class_ids = tasks, jobs, class_ids
         self.touched_tasks, self.touched_jobs = touched_tasks, touched_jobs
+        self.opening = opening
 
     def usable(self) -> bool:
         """Whether a session may start from these records."""
         return len(self.class_ids) < self.CLASSES_HELD
+
+
+@dataclasses.dataclass(frozen=True, slots=True, eq=False)
+class Opening:
+    """What a session's open read from its snapshot, for the next session: when that one's
+    nodes are the very same objects (the cache hands the same facts until a node changes) and
+    its tasks request no resource in or out of the dimensions, it resumes this ledger and
+    loads only the tasks whose facts changed, came or went (`_changes`); the other records
+    are taken again as `Carried` says, so a cycle over thousands of running pods costs a pass
+    over the task map, not a load of every task."""
+
+    tasks: Mapping[str, TaskFacts]
+    """The snapshot's tasks the ledger was loaded from."""
+    ledger: Loaded
+    pending: frozenset[str]
+    """Uids of the pending tasks."""
+    nominated: frozenset[str]
+    """Uids of the tasks on no node that carry a nomination."""
+    orphans: frozenset[str]
+    """Uids of the pending tasks whose PodGroup is not in the snapshot."""
+    on_nodes: frozenset[str]
+    """The resource names some node's allocatable has."""
+    extra: frozenset[str]
+    """The resource names tasks request that no node has (dimensions of their own)."""
+
+
+class _Loading:
+    """What a session's open reads of the task records it makes or takes."""
+
+    __slots__ = ("nominated", "orphans", "pending", "placed")
+
+    def __init__(self) -> None:
+        self.pending: set[str] = set()
+        self.nominated: set[str] = set()
+        self.orphans: set[str] = set()
+        self.placed: tuple[Placed, Placed, Placed] = (([], []), ([], []), ([], []))
+        """Tasks counted on nodes: occupying, pipelined, releasing (see `Ledger.load`)."""
+
+    def note(self, task: TaskState, index: Mapping[str, int]) -> None:
+        """The record's node row (set on it), and whether it is pending, nominated, or
+        pending without its PodGroup."""
+        facts = task.facts
+        if facts.status is TaskStatus.PENDING:
+            self.pending.add(facts.uid)
+            if task.job is None and facts.job:
+                self.orphans.add(facts.uid)
+        if facts.node_name is None:
+            if facts.nominated_node is not None:
+                self.nominated.add(facts.uid)
+        else:
+            task.node_index = index.get(facts.node_name, -1)
+
+
+def _changes(
+    snapshot: ClusterSnapshot, opening: Opening
+) -> tuple[dict[str, TaskFacts], dict[str, TaskFacts]] | None:
+    """The tasks whose facts changed or came since `opening`, and those gone (by uid); None
+    when the session must load everything: a node changed, came or went, or a task's request
+    would add or drop a dimension of the ledger."""
+    nodes = opening.ledger.nodes
+    if len(nodes) != len(snapshot.nodes) or not all(map(operator.is_, nodes, snapshot.nodes)):
+        return None
+    before, now = opening.tasks, snapshot.tasks
+    changed = {uid: facts for uid, facts in now.items() if before.get(uid) is not facts}
+    came = sum(1 for uid in changed if uid not in before)
+    gone: dict[str, TaskFacts] = {}
+    if len(now) - came != len(before):
+        gone = {uid: facts for uid, facts in before.items() if uid not in now}
+    dims = opening.ledger.dims
+    for facts in changed.values():
+        if any(name not in dims for name in facts.resreq.names()):
+            return None
+    if opening.extra:
+        for uid in itertools.chain(changed, gone):
+            was = before.get(uid)
+            if was is not None and opening.extra.intersection(was.resreq.names()):
+                return None
+    return changed, gone
 
 
 def _reusable(

@@ -3,7 +3,9 @@
     session = open_session(snapshot(node("n1"), pod("p")), POLICY, now=START)
 
 Owns: opening a session on a snapshot at a fixed time, from policy text (the default policy when
-none), a built `Pipeline`, or raw tiers of plugin entries (stand-in plugins, or none at all).
+none), a built `Pipeline`, or raw tiers of plugin entries (stand-in plugins, or none at all);
+`assert_same_opening`, which checks that two sessions opened on one snapshot (one from the last
+session's records, one afresh) start alike.
 A change to how a `Session` is constructed is made here, and in `vscheduler.cycle`, only.
 Must not: run actions (`scenario.run` runs whole cycles) or change the session it returns.
 """
@@ -18,6 +20,7 @@ from vscheduler.clock import FixedClock
 from vscheduler.framework.registry import Pipeline
 from vscheduler.framework.session import PluginEntry, Session
 from vscheduler.model.cluster import ClusterSnapshot
+from vscheduler.model.status import TaskStatus
 from vscheduler.testing.builders import START
 
 
@@ -43,3 +46,43 @@ def open_session_on_tiers(
     """A session on raw tiers of plugin entries, no policy parsed: stand-in plugins a test
     defines itself, or none at all (`tiers=[]`)."""
     return Session(snap, tiers, clock=FixedClock(now), actions=actions)
+
+
+LEDGER_ARRAYS = (
+    "allocatable",
+    "used",
+    "idle",
+    "releasing",
+    "pipelined",
+    "future",
+    "pods_used",
+    "pods_max",
+    "pods_free",
+    "pods_free_future",
+    "pods_releasing",
+)
+
+
+def assert_same_opening(opened: Session, afresh: Session) -> None:
+    """Two sessions opened on one snapshot (`opened` from the last session's records,
+    `Session.carried`; `afresh` from none) hold the same ledger, records, pending jobs,
+    nominations and notes. Closes both (no action run)."""
+    a, b = opened.ledger, afresh.ledger
+    assert (a.dims, a.names) == (b.dims, b.names)
+    for name in LEDGER_ARRAYS:
+        assert (getattr(a, name) == getattr(b, name)).all(), name
+    assert (a.full_now, a.full_future) == (b.full_now, b.full_future)
+    assert [j.key for j in opened.jobs_with_pending] == [j.key for j in afresh.jobs_with_pending]
+    assert opened.nominations == afresh.nominations
+    assert list(opened.tasks) == list(afresh.tasks)
+    assert _records(opened) == _records(afresh)
+    assert opened.close() == afresh.close()
+
+
+def _records(session: Session) -> tuple[object, ...]:
+    tasks = {
+        uid: (t.facts, t.status, t.node_index, t.job.key if t.job else None)
+        for uid, t in session.tasks.items()
+    }
+    jobs = {k: (j.facts, j.count(*TaskStatus), j.allocated) for k, j in session.jobs.items()}
+    return tasks, jobs

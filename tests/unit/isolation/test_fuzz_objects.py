@@ -34,6 +34,7 @@ from vscheduler.informer.kinds import (
 from vscheduler.informer.ports import WatchEvent
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.status import TaskStatus
+from vscheduler.testing.sessions import assert_same_opening
 from vscheduler.testing.strategies import SCHEDULER, clusters
 
 NOW = dt.datetime(2026, 1, 1, 0, 5, tzinfo=dt.UTC)
@@ -226,16 +227,23 @@ def test_simulates_path_either_names_the_object_it_rejects_or_runs_every_cycle(
 def test_cycles_that_take_the_last_sessions_records_decide_as_cycles_that_start_afresh(
     objects: list[dict[str, Any]], policy: str, data: st.DataObject
 ) -> None:
-    """The runtime's cycles start from the last session's records (`Session.carried`): on the
-    same snapshots, with the cluster moving between cycles as the cache sees it (binds and
-    evictions assumed, pods deleted), they decide exactly what fresh sessions decide."""
+    """The runtime's cycles start from the last session's records (`Session.carried`) and, over
+    the same nodes, from its ledger (`Opening`): on the same snapshots, with the cluster moving
+    between cycles as the cache sees it (binds and evictions assumed, pods and nodes deleted,
+    pods coming back), they open with the same ledger, pending jobs, nominations and notes,
+    and decide exactly what fresh sessions decide."""
     cache = through_cache(objects)
     pipeline = PIPELINES[policy]
     fresh_clock, kept_clock = FixedClock(NOW), FixedClock(NOW)
     carried = None
     pods = [o for o in objects if o["kind"] == "Pod"]
-    for i in range(3):
+    nodes = [o for o in objects if o["kind"] == "Node"]
+    gone: list[dict[str, Any]] = []
+    for i in range(4):
         snap = cache.snapshot()
+        opened = cycle.open_session(snap, pipeline, clock=kept_clock, carried=carried)
+        afresh = cycle.open_session(snap, pipeline, clock=fresh_clock)
+        assert_same_opening(opened, afresh)
         fresh = cycle.run_cycle(snap, pipeline, clock=fresh_clock, uid=f"cycle-{i + 1}")
         kept = cycle.run_cycle(
             snap, pipeline, clock=kept_clock, uid=f"cycle-{i + 1}", carried=carried
@@ -244,10 +252,15 @@ def test_cycles_that_take_the_last_sessions_records_decide_as_cycles_that_start_
         carried = kept.carried
         cache.assume_binds(((b.task_uid, b.node) for b in fresh.result.binds), held=True)
         cache.assume_evicts(e.task_uid for e in fresh.result.evictions)
-        drop: bool = data.draw(st.booleans())
-        if pods and drop:
-            cache.apply(
-                POD, WatchEvent("DELETED", pods.pop(data.draw(st.integers(0, len(pods) - 1))))
-            )
+        move = data.draw(st.sampled_from(["none", "delete pod", "pod back", "delete node"]))
+        if move == "delete pod" and pods:
+            gone.append(pods.pop(data.draw(st.integers(0, len(pods) - 1))))
+            cache.apply(POD, WatchEvent("DELETED", gone[-1]))
+        elif move == "pod back" and gone:
+            pods.append(gone.pop())
+            cache.apply(POD, WatchEvent("ADDED", pods[-1]))
+        elif move == "delete node" and nodes:
+            node = nodes.pop(data.draw(st.integers(0, len(nodes) - 1)))
+            cache.apply(NODE, WatchEvent("DELETED", node))
         fresh_clock.advance(1.0)
         kept_clock.advance(1.0)

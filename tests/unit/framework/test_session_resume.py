@@ -1,0 +1,120 @@
+"""A session opened from the last one's records (`Session.carried`) starts as one opened afresh:
+over the same nodes it resumes the last ledger and loads only the tasks that changed, came or
+went (`Opening`); a changed node, or a request adding or dropping a ledger dimension, makes it
+load everything."""
+
+from __future__ import annotations
+
+from vscheduler import catalog, cycle
+from vscheduler.clock import FixedClock
+from vscheduler.framework import session as session_module
+from vscheduler.framework.session import Carried
+from vscheduler.model.cluster import ClusterSnapshot
+from vscheduler.model.facts import NodeFacts
+from vscheduler.model.status import TaskStatus
+from vscheduler.testing.builders import START, Item, node, pod, podgroup, snapshot
+from vscheduler.testing.sessions import assert_same_opening
+
+PIPELINE = catalog.load_pipeline(None)
+NODES: tuple[NodeFacts, ...] = tuple(
+    node(f"n{i}").resources(cpu=8, memory="16Gi", pods=4).build() for i in range(3)
+)
+
+
+def opened_alike(snap: ClusterSnapshot, carried: Carried | None) -> Carried:
+    """Open on `snap` from `carried` and afresh, check they start alike; the next carried."""
+    clock = FixedClock(START)
+    opened = cycle.open_session(snap, PIPELINE, clock=clock, carried=carried)
+    afresh = cycle.open_session(snap, PIPELINE, clock=clock)
+    carried_next = opened.carried()
+    assert_same_opening(opened, afresh)
+    return carried_next
+
+
+def resumes(snap: ClusterSnapshot, carried: Carried) -> bool:
+    assert carried.opening is not None
+    return session_module._changes(snap, carried.opening) is not None
+
+
+RUNNING = pod("running").requests(cpu=1, memory="1Gi").group("g").on("n0").build()
+RELEASING = pod("releasing").requests(cpu=2, memory="1Gi").on("n1", TaskStatus.RELEASING).build()
+PIPELINED = pod("pipelined").requests(cpu=1, memory="1Gi").on("n1", TaskStatus.PIPELINED).build()
+NOMINATED = pod("nominated").requests(cpu=1, memory="1Gi").nominated("n2").build()
+WAITING = pod("waiting").requests(cpu=1, memory="1Gi").group("w").nominated("n1").build()
+ORPHAN = pod("orphan").requests(cpu=1, memory="1Gi").group("missing").build()
+GROUP = podgroup("g").min_member(1).build()
+GROUPS = (GROUP, podgroup("w").min_member(1).build())
+"""The same PodGroup facts from one snapshot to the next, as the cache hands them (a lone pod's
+implicit job is made anew by each `snapshot` here, so its pod's record is always made anew)."""
+
+
+def test_a_chain_of_sessions_over_the_same_nodes_resumes_and_opens_as_afresh() -> None:
+    first: list[Item] = [*NODES, *GROUPS, RUNNING, RELEASING, PIPELINED, NOMINATED, WAITING, ORPHAN]
+    carried = opened_alike(snapshot(*first), None)
+
+    # a running pod goes, another comes, the nominated pod loses its nomination and binds
+    moved = pod("nominated").requests(cpu=1, memory="1Gi").on("n2", TaskStatus.BINDING).build()
+    came = pod("came").requests(cpu=3, memory="2Gi").on("n0").build()
+    second: list[Item] = [*NODES, *GROUPS, RELEASING, PIPELINED, moved, WAITING, ORPHAN, came]
+    snap = snapshot(*second)
+    assert resumes(snap, carried)
+    carried = opened_alike(snap, carried)
+
+    # the orphan's PodGroup comes; the releasing pod is gone; the same pods otherwise
+    found = podgroup("missing").build()
+    third: list[Item] = [*NODES, *GROUPS, found, PIPELINED, moved, WAITING, ORPHAN, came]
+    snap = snapshot(*third)
+    assert resumes(snap, carried)
+    carried = opened_alike(snap, carried)
+
+    # nothing changed at all
+    snap = snapshot(*third)
+    assert resumes(snap, carried)
+    carried = opened_alike(snap, carried)
+
+    # the PodGroup goes again
+    fourth: list[Item] = [*NODES, *GROUPS, PIPELINED, moved, WAITING, ORPHAN, came]
+    snap = snapshot(*fourth)
+    assert resumes(snap, carried)
+    opened_alike(snap, carried)
+
+
+def test_the_tasks_a_cycle_moved_are_loaded_again_from_their_facts() -> None:
+    """A cycle places a pending pod (its record moves); the next snapshot still shows the pod
+    pending (its bind not seen yet): the next session loads it pending, as a fresh one."""
+    lone = pod("lone").requests(cpu=1, memory="1Gi").build()
+    snap = snapshot(*NODES, RUNNING, lone)
+    report = cycle.run_cycle(snap, PIPELINE, clock=FixedClock(START))
+    assert [b.pod for b in report.result.binds] == ["default/lone"]
+    again = snapshot(*NODES, RUNNING, lone)
+    assert report.carried is not None
+    assert resumes(again, report.carried)
+    opened_alike(again, report.carried)
+
+
+def test_a_request_of_a_resource_no_node_has_makes_the_session_load_everything() -> None:
+    gpu = pod("gpu").requests(cpu=1, **{"example.com/gpu": 1}).build()
+    carried = opened_alike(snapshot(*NODES, RUNNING), None)
+    snap = snapshot(*NODES, RUNNING, gpu)
+    assert not resumes(snap, carried)  # a new dimension
+    carried = opened_alike(snap, carried)
+    snap = snapshot(*NODES, RUNNING)
+    assert not resumes(snap, carried)  # the dimension goes
+    carried = opened_alike(snap, carried)
+    snap = snapshot(*NODES, RUNNING, PIPELINED)
+    assert resumes(snap, carried)
+    opened_alike(snap, carried)
+
+
+def test_a_changed_node_makes_the_session_load_everything() -> None:
+    carried = opened_alike(snapshot(*NODES, RUNNING, RELEASING), None)
+    bigger = node("n1").resources(cpu=16, memory="16Gi", pods=4).build()
+    snap = snapshot(NODES[0], bigger, NODES[2], RUNNING, RELEASING)
+    assert not resumes(snap, carried)
+    carried = opened_alike(snap, carried)
+    snap = snapshot(NODES[0], bigger, NODES[2], RUNNING)
+    assert resumes(snap, carried)
+    carried = opened_alike(snap, carried)
+    snap = snapshot(NODES[0], NODES[2], RUNNING)
+    assert not resumes(snap, carried)
+    opened_alike(snap, carried)
