@@ -77,7 +77,6 @@ from vscheduler.framework import queue_refusals, quota
 from vscheduler.framework.results import Refusal, Vote
 from vscheduler.model.commands import QueueFigures
 from vscheduler.model.resources import EMPTY, Resources, format_resources, total
-from vscheduler.model.status import TaskStatus
 
 if TYPE_CHECKING:
     from vscheduler.framework.state import JobState, QueueState, TaskState
@@ -170,7 +169,7 @@ class QueueAccount:
         reserving = [job for job in jobs if job.facts.min_resources is not None]
         plain = total(job.allocated for job in jobs if job.facts.min_resources is None)
         allocated = plain + total(job.allocated for job in reserving)
-        pending = total(t.resreq for job in jobs for t in job.with_status(TaskStatus.PENDING))
+        pending = total(job.pending_request for job in jobs)
         self.allocated = self.allocated + allocated
         self.request = self.request + allocated + pending
         self.inqueue = self.inqueue + total(
@@ -207,10 +206,11 @@ def _elastic(job: JobState) -> Resources:
 def _by_queue(session: PluginSession) -> dict[str, list[JobState]]:
     """The jobs of each existing queue, in job order."""
     out: dict[str, list[JobState]] = {}
+    queues = session.queues
     for job in session.jobs.values():
-        queue = session.queue_of(job)
-        if queue is not None:
-            out.setdefault(queue.name, []).append(job)
+        name = job.facts.queue
+        if name in queues:
+            out.setdefault(name, []).append(job)
     return out
 
 

@@ -65,6 +65,7 @@ class JobState:
         "_ready",
         "allocated",
         "facts",
+        "pending_request",
         "phase",
         "tasks",
     )
@@ -77,6 +78,8 @@ class JobState:
         """Only the statuses a task has had (a lone pod's job holds one or two)."""
         self.allocated: Resources = EMPTY
         """The sum of the requests of tasks in OCCUPYING or PIPELINED statuses."""
+        self.pending_request: Resources = EMPTY
+        """The sum of the requests of its pending tasks."""
         self._ready = 0
         self._best_effort_pending = 0
 
@@ -87,6 +90,8 @@ class JobState:
         self._count(task, task.status, 1)
         if task.status in st.OCCUPYING or task.status is TaskStatus.PIPELINED:
             self.allocated = self.allocated + task.resreq
+        elif task.status is TaskStatus.PENDING:
+            self.pending_request = self.pending_request + task.resreq
 
     def _count(self, task: TaskState, status: TaskStatus, sign: int) -> None:
         if status in st.READY_FOR_GANG:
@@ -106,6 +111,10 @@ class JobState:
             self.allocated = self.allocated + task.resreq
         elif was and not now:
             self.allocated = self.allocated - task.resreq
+        if new is TaskStatus.PENDING and task.status is not TaskStatus.PENDING:
+            self.pending_request = self.pending_request + task.resreq
+        elif task.status is TaskStatus.PENDING and new is not TaskStatus.PENDING:
+            self.pending_request = self.pending_request - task.resreq
 
     # --- reading ------------------------------------------------------------------------------
     @property

@@ -94,7 +94,11 @@ class Overcommit(JobEnqueueable, JobEnqueued):
         total, used = cluster_total_and_used(session)
         self.idle = factors.scale(total) - used
         self._session = session
-        self._held = [(job, held) for job in session.jobs.values() if (held := reserved(job))]
+        self._held = [
+            (job, held)
+            for job in session.jobs.values()
+            if job.facts.min_resources is not None and (held := reserved(job))
+        ]
         """The jobs admitted before this session and what their minResources still reserve."""
         self._inqueue: Resources | None = None
 

@@ -61,8 +61,9 @@ def check_books(session: Session) -> None:
 
 
 def check_jobs(session: Session) -> None:
-    """Every job's allocation is what its tasks hold, and drf (which reads it, registering no
-    event handlers) shares out exactly what a share recomputed from the tasks would."""
+    """Every job's allocation is what its tasks hold, its pending request what its pending tasks
+    ask, and drf (which reads the allocation, registering no event handlers) shares out exactly
+    what a share recomputed from the tasks would."""
     drf = Drf(session)
     for job in session.jobs.values():
         holding = [
@@ -71,6 +72,8 @@ def check_jobs(session: Session) -> None:
             if t.status in OCCUPYING or t.status is TaskStatus.PIPELINED
         ]
         assert job.allocated == total(holding)
+        pending = [t.resreq for t in job.tasks.values() if t.status is TaskStatus.PENDING]
+        assert job.pending_request == total(pending)
         assert drf._share_of(job) == dominant_share(total(holding), drf.total)
 
 

@@ -90,8 +90,8 @@ class Predicates(Predicate, PredicateReason, PredicateResolvable, AllocateEvent,
         self._interpod: InterPodFilter | None = None
         self._spread: SpreadFilter | None = None
         self._inclusion: dict[tuple[int, bool, bool], BoolArray] = {}
-        for task in session.tasks.values():
-            if task.node_index >= 0 and task.status in HOLDING_PORTS:
+        for task in session.tasks.values():  # no index yet: only host ports to take
+            if task.facts.host_ports and task.node_index >= 0 and task.status in HOLDING_PORTS:
                 self.on_allocate(task)
         self._open_topology(session)
         self.node_local = self._index is None
