@@ -174,12 +174,22 @@ class Ledger:
         self._log: list[int] = []
 
     @classmethod
-    def resumed(cls, loaded: Loaded) -> Ledger:
-        """A ledger as `loaded` was right after its load (its nodes and dimensions taken as
-        they are: the caller checked that they still hold)."""
+    def resumed(
+        cls, loaded: Loaded, nodes: Sequence[NodeFacts], changed: Sequence[int] = ()
+    ) -> Ledger:
+        """A ledger as `loaded` was right after its load, over `nodes`: the same nodes by name
+        and order, with the same resource names, whose rows `changed` hold new facts (their
+        allocatable and pod counts read again). The caller checked that this holds."""
         ledger = cls.__new__(cls)
-        ledger._shape(loaded.nodes, loaded.dims)
+        ledger._shape(tuple(nodes), loaded.dims)
         ledger.allocatable, ledger.pods_max = loaded.allocatable, loaded.pods_max
+        if changed:
+            ledger.allocatable, ledger.pods_max = loaded.allocatable.copy(), loaded.pods_max.copy()
+            for i in changed:
+                ledger.allocatable[i] = ledger.vector(ledger.nodes[i].allocatable)
+                ledger.pods_max[i] = ledger.nodes[i].max_pods
+            ledger.allocatable.flags.writeable = False
+            ledger.pods_max.flags.writeable = False
         ledger.used, ledger.pipelined = loaded.used.copy(), loaded.pipelined.copy()
         ledger.releasing = loaded.releasing.copy()
         ledger.pods_used = loaded.pods_used.copy()

@@ -34,7 +34,6 @@ import dataclasses
 import datetime as dt
 import functools
 import itertools
-import operator
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Protocol, TypeVar
@@ -204,8 +203,8 @@ class Session:
         """Every job and task into the session and every task into the ledger; returns the
         pending ones that carry a nomination (for `_hold_nominations`). The records `carried`
         from the last session are taken again where nothing of theirs changed; over the same
-        nodes, the ledger starts from the last session's load and loads only the tasks whose
-        facts changed, came or went (see `Opening`)."""
+        nodes (by name), the ledger starts from the last session's load and loads only the
+        tasks whose facts changed, came or went (see `Opening`)."""
         opening = carried.opening if carried is not None else None
         changes = None if opening is None else _changes(snapshot, opening)
         if carried is None or opening is None or changes is None:
@@ -237,11 +236,11 @@ class Session:
         snapshot: ClusterSnapshot,
         carried: Carried,
         opening: Opening,
-        changes: tuple[dict[str, TaskFacts], dict[str, TaskFacts]],
+        changes: Changes,
     ) -> list[TaskState]:
-        """`_load_all`'s result from the last session's load and the tasks that changed."""
-        changed, gone = changes
-        self.ledger = ledger = Ledger.resumed(opening.ledger)
+        """`_load_all`'s result from the last session's load and what changed since."""
+        changed, gone = changes.tasks, changes.gone
+        self.ledger = ledger = Ledger.resumed(opening.ledger, snapshot.nodes, changes.nodes)
         old_tasks, touched = carried.tasks, carried.touched_tasks
         remade = set(carried.touched_jobs)
         for uid in itertools.chain(changed, gone, touched):
@@ -702,11 +701,12 @@ class Carried:
 @dataclasses.dataclass(frozen=True, slots=True, eq=False)
 class Opening:
     """What a session's open read from its snapshot, for the next session: when that one's
-    nodes are the very same objects (the cache hands the same facts until a node changes) and
-    its tasks request no resource in or out of the dimensions, it resumes this ledger and
-    loads only the tasks whose facts changed, came or went (`_changes`); the other records
-    are taken again as `Carried` says, so a cycle over thousands of running pods costs a pass
-    over the task map, not a load of every task."""
+    nodes are the same by name and order, each with the same resource names, and its tasks
+    request no resource in or out of the dimensions, it resumes this ledger (reading again
+    only the rows of nodes whose facts changed) and loads only the tasks whose facts changed,
+    came or went (`_changes`; the cache hands every snapshot the same facts objects until an
+    object changes); the other records are taken again as `Carried` says, so a cycle over
+    thousands of running pods costs a pass over the task map, not a load of every task."""
 
     tasks: Mapping[str, TaskFacts]
     """The snapshot's tasks the ledger was loaded from."""
@@ -750,31 +750,46 @@ class _Loading:
             task.node_index = index.get(facts.node_name, -1)
 
 
-def _changes(
-    snapshot: ClusterSnapshot, opening: Opening
-) -> tuple[dict[str, TaskFacts], dict[str, TaskFacts]] | None:
-    """The tasks whose facts changed or came since `opening`, and those gone (by uid); None
-    when the session must load everything: a node changed, came or went, or a task's request
-    would add or drop a dimension of the ledger."""
+@dataclasses.dataclass(frozen=True, slots=True)
+class Changes:
+    """What changed since an `Opening`, by uid: tasks whose facts changed or came, tasks gone;
+    the rows of nodes whose facts changed (same name, same resource names)."""
+
+    tasks: dict[str, TaskFacts]
+    gone: dict[str, TaskFacts]
+    nodes: list[int]
+
+
+def _changes(snapshot: ClusterSnapshot, opening: Opening) -> Changes | None:
+    """What changed since `opening`; None when the session must load everything: a node came
+    or went, or its allocatable names another set of resources, or a task's request would add
+    or drop a dimension of the ledger."""
     nodes = opening.ledger.nodes
-    if len(nodes) != len(snapshot.nodes) or not all(map(operator.is_, nodes, snapshot.nodes)):
+    if len(nodes) != len(snapshot.nodes):
         return None
-    before, now = opening.tasks, snapshot.tasks
-    changed = {uid: facts for uid, facts in now.items() if before.get(uid) is not facts}
+    rows = [
+        i for i, (was, now) in enumerate(zip(nodes, snapshot.nodes, strict=True)) if was is not now
+    ]
+    for i in rows:
+        was, now = nodes[i], snapshot.nodes[i]
+        if was.name != now.name or was.allocatable.names() != now.allocatable.names():
+            return None
+    before, now_tasks = opening.tasks, snapshot.tasks
+    changed = {uid: facts for uid, facts in now_tasks.items() if before.get(uid) is not facts}
     came = sum(1 for uid in changed if uid not in before)
     gone: dict[str, TaskFacts] = {}
-    if len(now) - came != len(before):
-        gone = {uid: facts for uid, facts in before.items() if uid not in now}
+    if len(now_tasks) - came != len(before):
+        gone = {uid: facts for uid, facts in before.items() if uid not in now_tasks}
     dims = opening.ledger.dims
     for facts in changed.values():
         if any(name not in dims for name in facts.resreq.names()):
             return None
     if opening.extra:
         for uid in itertools.chain(changed, gone):
-            was = before.get(uid)
-            if was is not None and opening.extra.intersection(was.resreq.names()):
+            was_task = before.get(uid)
+            if was_task is not None and opening.extra.intersection(was_task.resreq.names()):
                 return None
-    return changed, gone
+    return Changes(changed, gone, rows)
 
 
 def _reusable(

@@ -68,7 +68,7 @@ def assert_same_opening(opened: Session, afresh: Session) -> None:
     `Session.carried`; `afresh` from none) hold the same ledger, records, pending jobs,
     nominations and notes. Closes both (no action run)."""
     a, b = opened.ledger, afresh.ledger
-    assert (a.dims, a.names) == (b.dims, b.names)
+    assert (a.dims, a.names, a.nodes) == (b.dims, b.names, b.nodes)
     for name in LEDGER_ARRAYS:
         assert (getattr(a, name) == getattr(b, name)).all(), name
     assert (a.full_now, a.full_future) == (b.full_now, b.full_future)

@@ -106,15 +106,22 @@ def test_a_request_of_a_resource_no_node_has_makes_the_session_load_everything()
     opened_alike(snap, carried)
 
 
-def test_a_changed_node_makes_the_session_load_everything() -> None:
+def test_a_changed_node_is_read_again_and_a_new_set_of_nodes_loads_everything() -> None:
     carried = opened_alike(snapshot(*NODES, RUNNING, RELEASING), None)
-    bigger = node("n1").resources(cpu=16, memory="16Gi", pods=4).build()
+    bigger = node("n1").resources(cpu=16, memory="16Gi", pods=8).label("zone", "a").build()
     snap = snapshot(NODES[0], bigger, NODES[2], RUNNING, RELEASING)
-    assert not resumes(snap, carried)
+    assert resumes(snap, carried)  # the same nodes by name: its row is read again
     carried = opened_alike(snap, carried)
     snap = snapshot(NODES[0], bigger, NODES[2], RUNNING)
     assert resumes(snap, carried)
     carried = opened_alike(snap, carried)
+    gpu = node("n1").resources(cpu=16, memory="16Gi", pods=8, **{"example.com/gpu": 2}).build()
+    snap = snapshot(NODES[0], gpu, NODES[2], RUNNING)
+    assert not resumes(snap, carried)  # another set of resources
+    carried = opened_alike(snap, carried)
     snap = snapshot(NODES[0], NODES[2], RUNNING)
-    assert not resumes(snap, carried)
+    assert not resumes(snap, carried)  # a node gone
+    carried = opened_alike(snap, carried)
+    snap = snapshot(NODES[0], NODES[1], RUNNING)
+    assert not resumes(snap, carried)  # another node in its place
     opened_alike(snap, carried)
