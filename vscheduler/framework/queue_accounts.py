@@ -161,15 +161,18 @@ class QueueAccount:
             held = held + child.held()
         return held
 
-    def add_jobs(self, jobs: Sequence[JobState], *, less_allocated: bool) -> None:
-        """The jobs' tasks and reservations count in this queue (each figure summed once over
-        the jobs, not amount by amount: a queue may hold thousands of lone pods' jobs)."""
-        if not jobs:
-            return
-        reserving = [job for job in jobs if job.facts.min_resources is not None]
-        plain = total(job.allocated for job in jobs if job.facts.min_resources is None)
+    def add_jobs(
+        self,
+        reserving: Sequence[JobState],
+        sums: tuple[Resources, Resources],
+        *,
+        less_allocated: bool,
+    ) -> None:
+        """The queue's jobs' tasks and reservations count in this queue: `reserving`, its jobs
+        with minResources; `sums`, its plain jobs' allocation and every job's pending request
+        (`QueueTotals`: a queue may hold thousands of lone pods' jobs)."""
+        plain, pending = sums
         allocated = plain + total(job.allocated for job in reserving)
-        pending = total(job.pending_request for job in jobs)
         self.allocated = self.allocated + allocated
         self.request = self.request + allocated + pending
         self.inqueue = self.inqueue + total(
@@ -203,14 +206,19 @@ def _elastic(job: JobState) -> Resources:
     return (job.allocated - quota.counted(minimum)).clamp_min_zero()
 
 
-def _by_queue(session: PluginSession) -> dict[str, list[JobState]]:
-    """The jobs of each existing queue, in job order."""
-    out: dict[str, list[JobState]] = {}
+def _by_queue(session: PluginSession) -> dict[str, tuple[JobState, list[JobState]]]:
+    """For each existing queue that holds a job: its first job and its jobs with minResources,
+    in job order."""
+    out: dict[str, tuple[JobState, list[JobState]]] = {}
     queues = session.queues
     for job in session.jobs.values():
         name = job.facts.queue
         if name in queues:
-            out.setdefault(name, []).append(job)
+            held = out.get(name)
+            if held is None:
+                held = out[name] = (job, [])
+            if job.facts.min_resources is not None:
+                held[1].append(job)
     return out
 
 
@@ -400,11 +408,14 @@ class QueueAccounts:
             parent = self.accounts.get(_parent_name(queues[name]), root)
             account.parent = parent
             parent.children.append(account)
-        for name, jobs in _by_queue(session).items():
+        totals = session.queue_totals
+        for name, (first, reserving) in _by_queue(session).items():
             account = self.accounts[name]
-            account.add_jobs(jobs, less_allocated=self.rules.inqueue_less_allocated)
+            account.add_jobs(
+                reserving, totals.of(name), less_allocated=self.rules.inqueue_less_allocated
+            )
             if account.children:
-                self._refuse(name, f"The Queue <{name}> of Job <{jobs[0].key}> is not leaf queue")
+                self._refuse(name, f"The Queue <{name}> of Job <{first.key}> is not leaf queue")
         self._sum_up(root)
         root.real_capability = EMPTY if root.capability is None else root.capability
         root.bounded = frozenset(() if root.capability is None else root.capability.names())
@@ -526,8 +537,9 @@ class QueueAccounts:
 
     def _add_jobs(self, session: PluginSession) -> None:
         less_allocated = self.rules.inqueue_less_allocated
-        for name, jobs in _by_queue(session).items():
-            self.accounts[name].add_jobs(jobs, less_allocated=less_allocated)
+        totals = session.queue_totals
+        for name, (_, reserving) in _by_queue(session).items():
+            self.accounts[name].add_jobs(reserving, totals.of(name), less_allocated=less_allocated)
 
     def _find_deserved(self) -> None:
         if_nothing = self.rules.share_if_nothing_deserved

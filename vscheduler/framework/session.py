@@ -45,7 +45,7 @@ from vscheduler.framework.dispatch import Dispatcher, EnabledFlags
 from vscheduler.framework.findings import Findings
 from vscheduler.framework.ledger import IntArray, Ledger, Loaded, Placed
 from vscheduler.framework.placement import Placer
-from vscheduler.framework.state import JobState, QueueState, TaskState
+from vscheduler.framework.state import JobState, QueueState, QueueTotals, TaskState
 from vscheduler.framework.statement import Statement
 from vscheduler.framework.view import PluginSession
 from vscheduler.model import status as st
@@ -127,6 +127,9 @@ class Session:
         """Node accounting (made by `_load_tasks`)."""
         self._opening: Opening
         """What this session's open read, for the next session (made by `_load_tasks`)."""
+        self.queue_totals: QueueTotals
+        """Per queue: its plain jobs' allocation and every job's pending request, summed as
+        the session opened (made by `_load_tasks`)."""
         self.queues: dict[str, QueueState] = {
             name: QueueState(q) for name, q in snapshot.queues.items()
         }
@@ -229,6 +232,7 @@ class Session:
             if task.node_index >= 0:
                 self._count(facts, task.node_index, loading.placed)
         ledger.load(*loading.placed)
+        self._total(carried, remade)
         return self._loaded(snapshot, loading, frozenset(on_nodes), frozenset(requested - on_nodes))
 
     def _load_changes(
@@ -278,7 +282,16 @@ class Session:
             self._count(facts, tasks[facts.uid].node_index, loading.placed)
         ledger.load(*out.placed, sign=-1)
         ledger.load(*loading.placed)
+        self._total(carried, remade)
         return self._loaded(snapshot, loading, opening.on_nodes, opening.extra)
+
+    def _total(self, carried: Carried | None, remade: set[str]) -> None:
+        """`queue_totals`: the last session's, patched with the jobs made anew or gone."""
+        opening = carried.opening if carried is not None else None
+        if opening is None:
+            self.queue_totals = QueueTotals().patched(self.jobs, self.jobs)
+        else:
+            self.queue_totals = opening.totals.patched(self.jobs, remade)
 
     def _loaded(
         self,
@@ -299,6 +312,7 @@ class Session:
         self._opening = Opening(
             snapshot.tasks,
             self.ledger.loaded(),
+            self.queue_totals,
             frozenset(loading.pending),
             frozenset(loading.nominated),
             frozenset(loading.orphans),
@@ -711,6 +725,7 @@ class Opening:
     tasks: Mapping[str, TaskFacts]
     """The snapshot's tasks the ledger was loaded from."""
     ledger: Loaded
+    totals: QueueTotals
     pending: frozenset[str]
     """Uids of the pending tasks."""
     nominated: frozenset[str]

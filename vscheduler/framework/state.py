@@ -8,7 +8,7 @@ session's business.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType
 
 from vscheduler.model import status as st
@@ -201,3 +201,46 @@ class QueueState:
 
     def __repr__(self) -> str:
         return f"QueueState({self.name})"
+
+
+class QueueTotals:
+    """Per queue, as the session opened: the sum of the allocations of its jobs without
+    minResources (each holds all of it elastically) and the sum of every job's pending
+    requests. Carried from one session to the next and patched with only the jobs whose
+    records were made anew (`patched`), so a queue of thousands of lone pods' jobs is not
+    summed again every cycle."""
+
+    __slots__ = ("_by_job", "_by_queue")
+
+    def __init__(
+        self,
+        by_job: dict[str, tuple[str, Resources, Resources]] | None = None,
+        by_queue: dict[str, tuple[Resources, Resources]] | None = None,
+    ) -> None:
+        self._by_job = by_job if by_job is not None else {}
+        """Job key -> (its queue, its plain allocation, its pending request) as counted."""
+        self._by_queue = by_queue if by_queue is not None else {}
+
+    def patched(self, jobs: Mapping[str, JobState], remade: Iterable[str]) -> QueueTotals:
+        """These totals with the jobs `remade` (made anew, or gone from `jobs`) counted again:
+        a new object (this one is left as it was)."""
+        by_job, by_queue = dict(self._by_job), dict(self._by_queue)
+        for key in remade:
+            counted = by_job.pop(key, None)
+            if counted is not None:
+                queue, plain, pending = counted
+                was_plain, was_pending = by_queue[queue]
+                by_queue[queue] = (was_plain - plain, was_pending - pending)
+            job = jobs.get(key)
+            if job is None:
+                continue
+            plain = job.allocated if job.facts.min_resources is None else EMPTY
+            queue = job.facts.queue
+            by_job[key] = (queue, plain, job.pending_request)
+            was_plain, was_pending = by_queue.get(queue, (EMPTY, EMPTY))
+            by_queue[queue] = (was_plain + plain, was_pending + job.pending_request)
+        return QueueTotals(by_job, by_queue)
+
+    def of(self, queue: str) -> tuple[Resources, Resources]:
+        """The queue's (plain allocation, pending request) sums."""
+        return self._by_queue.get(queue, (EMPTY, EMPTY))

@@ -18,7 +18,7 @@ from typing import Protocol
 
 from vscheduler.clock import Clock
 from vscheduler.framework.ledger import IntArray, LedgerView
-from vscheduler.framework.state import JobState, QueueState, TaskState
+from vscheduler.framework.state import JobState, QueueState, QueueTotals, TaskState
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import Evict, QueueFigures, ReservationRelease
 from vscheduler.model.facts import PodGroupCondition
@@ -60,6 +60,12 @@ class SessionView(Protocol):
     @property
     def queues(self) -> Mapping[str, QueueState]:
         """Queue name -> its state this session."""
+        ...
+
+    @property
+    def queue_totals(self) -> QueueTotals:
+        """Per queue, as the session opened: its plain jobs' allocation and every job's pending
+        request, summed."""
         ...
 
     @property

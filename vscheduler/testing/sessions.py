@@ -20,6 +20,7 @@ from vscheduler.clock import FixedClock
 from vscheduler.framework.registry import Pipeline
 from vscheduler.framework.session import PluginEntry, Session
 from vscheduler.model.cluster import ClusterSnapshot
+from vscheduler.model.resources import total
 from vscheduler.model.status import TaskStatus
 from vscheduler.testing.builders import START
 
@@ -74,6 +75,11 @@ def assert_same_opening(opened: Session, afresh: Session) -> None:
     assert (a.full_now, a.full_future) == (b.full_now, b.full_future)
     assert [j.key for j in opened.jobs_with_pending] == [j.key for j in afresh.jobs_with_pending]
     assert opened.nominations == afresh.nominations
+    for name in {j.queue for j in afresh.jobs.values()}:
+        jobs = [j for j in afresh.jobs.values() if j.queue == name]
+        plain = total(j.allocated for j in jobs if j.facts.min_resources is None)
+        counted = (plain, total(j.pending_request for j in jobs))
+        assert opened.queue_totals.of(name) == afresh.queue_totals.of(name) == counted, name
     assert list(opened.tasks) == list(afresh.tasks)
     assert _records(opened) == _records(afresh)
     assert opened.close() == afresh.close()
