@@ -138,6 +138,9 @@ class Loaded:
 
     nodes: tuple[NodeFacts, ...]
     dims: tuple[str, ...]
+    dim_index: dict[str, int]
+    names: tuple[str, ...]
+    index: dict[str, int]
     allocatable: IntArray
     pods_max: IntArray
     used: IntArray
@@ -181,7 +184,8 @@ class Ledger:
         and order, with the same resource names, whose rows `changed` hold new facts (their
         allocatable and pod counts read again). The caller checked that this holds."""
         ledger = cls.__new__(cls)
-        ledger._shape(tuple(nodes), loaded.dims)
+        ledger.dims, ledger.dim_index = loaded.dims, loaded.dim_index
+        ledger.nodes, ledger.names, ledger.index = tuple(nodes), loaded.names, loaded.index
         ledger.allocatable, ledger.pods_max = loaded.allocatable, loaded.pods_max
         if changed:
             ledger.allocatable, ledger.pods_max = loaded.allocatable.copy(), loaded.pods_max.copy()
@@ -203,6 +207,9 @@ class Ledger:
         return Loaded(
             self.nodes,
             self.dims,
+            self.dim_index,
+            self.names,
+            self.index,
             self.allocatable,
             self.pods_max,
             self.used.copy(),
