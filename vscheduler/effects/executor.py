@@ -555,6 +555,12 @@ class EffectsExecutor:
         if ref is None or self._skipped_in_shutdown():
             return
         what = f"set PodScheduled=False on {key}"
+        problem = self._cache.condition_problem(key, ref.uid)
+        if problem:  # the common race (a gang's member bound meanwhile): no request is made
+            self._pods_sent.release(key, st.cause(condition["message"]))
+            self._outcome("pod_condition", "dropped")
+            logger.debug("%s not sent: %s", what, problem)
+            return
         try:
             self._call(
                 what,

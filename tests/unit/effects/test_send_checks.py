@@ -352,8 +352,15 @@ def test_an_eviction_of_a_pod_deleted_since_the_decision_is_not_sent(
 
 
 def test_an_unschedulable_condition_is_not_written_on_a_pod_bound_since(
-    effects: EffectsExecutor, writer: Writer, cache: SchedulerCache, outcomes: list[tuple[str, str]]
+    effects: EffectsExecutor,
+    writer: Writer,
+    cache: SchedulerCache,
+    outcomes: list[tuple[str, str]],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """The common race of a gang (a member's condition queued, then the gang bound): dropped
+    before any request, logged at DEBUG only."""
+    caplog.set_level(logging.DEBUG, logger="vscheduler.effects.executor")
     behind_a_held_bind(effects, writer, CycleResult(unschedulable={"ns/p2": "0/2 nodes fit"}))
     queued(effects, "status writes")
     cache.apply(POD, WatchEvent("MODIFIED", raw_pod("p2", node="n2", phase="Running")))
@@ -361,6 +368,10 @@ def test_an_unschedulable_condition_is_not_written_on_a_pod_bound_since(
     assert writer.of("condition") == []
     assert ("pod_condition", "dropped") in outcomes
     assert [e for e in writer.of("event") if "p2" in e] == []
+    dropped = [r for r in caplog.records if "PodScheduled=False on ns/p2 not sent" in r.message]
+    assert [(r.levelno, r.message) for r in dropped] == [
+        (logging.DEBUG, "set PodScheduled=False on ns/p2 not sent: pod ns/p2 is on node n2 already")
+    ]
 
 
 def test_a_podgroup_status_is_not_written_on_a_podgroup_replaced_since(
