@@ -208,67 +208,67 @@ class Session:
         from the last session are taken again where nothing of theirs changed; over the same
         nodes (by name), the ledger starts from the last session's load and loads only the
         tasks whose facts changed, came or went (see `Opening`)."""
-        opening = carried.opening if carried is not None else None
-        changes = None if opening is None else _changes(snapshot, opening)
-        if carried is None or opening is None or changes is None:
-            return self._load_all(snapshot, carried)
-        return self._load_changes(snapshot, carried, opening, changes)
-
-    def _load_all(self, snapshot: ClusterSnapshot, carried: Carried | None) -> list[TaskState]:
-        requested = _requested_dims(snapshot.tasks.values())
-        self.ledger = ledger = Ledger(snapshot.nodes, requested)
-        on_nodes: set[str] = set()
-        for node in snapshot.nodes:
-            on_nodes.update(node.allocatable.names())
-        old_tasks, remade = _reusable(snapshot, carried)
+        if carried is None:
+            changes = Changes(dict(snapshot.tasks), {}, None)
+            remade: set[str] = set()
+        else:
+            changes = _changes(snapshot, carried.opening)
+            remade = _remade(snapshot, carried, changes)
         self._load_jobs(snapshot, carried, remade)
-        loading = _Loading()
-        for uid, facts in snapshot.tasks.items():
-            task = old_tasks.get(uid)
-            if task is None or task.facts is not facts or facts.job in remade:
-                task = self._record(facts, task)
-            self.tasks[uid] = task
-            loading.note(task, ledger.index)
-            if task.node_index >= 0:
-                self._count(facts, task.node_index, loading.placed)
-        ledger.load(*loading.placed)
+        made = self._records(snapshot, carried, changes, remade)
         self._total(carried, remade)
-        return self._loaded(snapshot, loading, frozenset(on_nodes), frozenset(requested - on_nodes))
+        if carried is None or changes.nodes is None:
+            return self._load_all(snapshot)
+        return self._load_changes(snapshot, carried.opening, changes, made)
 
-    def _load_changes(
-        self,
-        snapshot: ClusterSnapshot,
-        carried: Carried,
-        opening: Opening,
-        changes: Changes,
-    ) -> list[TaskState]:
-        """`_load_all`'s result from the last session's load and what changed since."""
-        changed, gone = changes.tasks, changes.gone
-        self.ledger = ledger = Ledger.resumed(opening.ledger, snapshot.nodes, changes.nodes)
-        old_tasks, touched = carried.tasks, carried.touched_tasks
-        remade = set(carried.touched_jobs)
-        for uid in itertools.chain(changed, gone, touched):
-            old = old_tasks.get(uid)
-            if old is not None:
-                remade.add(old.facts.job)
-            facts = snapshot.tasks.get(uid)
-            if facts is not None:
-                remade.add(facts.job)
-        remade.update(key for key in carried.jobs if key not in snapshot.jobs)
-        self._load_jobs(snapshot, carried, remade)
-        loading = _Loading()
-        remade_tasks: set[str] = set()
+    def _records(
+        self, snapshot: ClusterSnapshot, carried: Carried | None, changes: Changes, remade: set[str]
+    ) -> set[str]:
+        """Every task's record into `tasks` and its job's: the carried one unless its facts
+        changed, the last session moved it, or its job is made anew (`remade`: it is then
+        added to the new job record); returns the uids whose records were made or re-added."""
+        old_tasks = carried.tasks if carried is not None else {}
+        touched = carried.touched_tasks if carried is not None else set()
+        changed = changes.tasks
+        made: set[str] = set()
         tasks = self.tasks
         for uid, facts in snapshot.tasks.items():
             task = old_tasks.get(uid)
             if task is None or facts.job in remade or uid in changed or uid in touched:
                 fresh = uid in changed or uid in touched
                 task = self._record(facts, None if fresh else task)
-                loading.note(task, ledger.index)
-                remade_tasks.add(uid)
+                made.add(uid)
             tasks[uid] = task
-        # the tasks the last load noted and whose records were taken again are as they were
-        noted = remade_tasks.union(gone)
+        return made
+
+    def _load_all(self, snapshot: ClusterSnapshot) -> list[TaskState]:
+        """Every task into a new ledger."""
+        requested = _requested_dims(snapshot.tasks.values())
+        self.ledger = ledger = Ledger(snapshot.nodes, requested)
+        on_nodes: set[str] = set()
+        for node in snapshot.nodes:
+            on_nodes.update(node.allocatable.names())
+        loading = _Loading()
+        for task in self.tasks.values():
+            loading.note(task, ledger.index)
+            if task.node_index >= 0:
+                self._count(task.facts, task.node_index, loading.placed)
+        ledger.load(*loading.placed)
+        return self._loaded(snapshot, loading, frozenset(on_nodes), frozenset(requested - on_nodes))
+
+    def _load_changes(
+        self, snapshot: ClusterSnapshot, opening: Opening, changes: Changes, made: set[str]
+    ) -> list[TaskState]:
+        """`_load_all`'s result from the last session's load and what changed since: `made`,
+        the tasks whose records were made or re-added (the others are as the last load noted
+        them)."""
+        changed, gone = changes.tasks, changes.gone
+        self.ledger = ledger = Ledger.resumed(opening.ledger, snapshot.nodes, changes.nodes or ())
+        tasks = self.tasks
+        loading = _Loading()
+        for uid in made:
+            loading.note(tasks[uid], ledger.index)
+        noted = made.union(gone)
         loading.pending.update(opening.pending.difference(noted))
         loading.nominated.update(opening.nominated.difference(noted))
         loading.orphans.update(opening.orphans.difference(noted))
@@ -282,16 +282,14 @@ class Session:
             self._count(facts, tasks[facts.uid].node_index, loading.placed)
         ledger.load(*out.placed, sign=-1)
         ledger.load(*loading.placed)
-        self._total(carried, remade)
         return self._loaded(snapshot, loading, opening.on_nodes, opening.extra)
 
     def _total(self, carried: Carried | None, remade: set[str]) -> None:
         """`queue_totals`: the last session's, patched with the jobs made anew or gone."""
-        opening = carried.opening if carried is not None else None
-        if opening is None:
+        if carried is None:
             self.queue_totals = QueueTotals().patched(self.jobs, self.jobs)
         else:
-            self.queue_totals = opening.totals.patched(self.jobs, remade)
+            self.queue_totals = carried.opening.totals.patched(self.jobs, remade)
 
     def _loaded(
         self,
@@ -701,7 +699,7 @@ class Carried:
         class_ids: dict[TemplateKey, int],
         touched_tasks: set[str],
         touched_jobs: set[str],
-        opening: Opening | None = None,
+        opening: Opening,
     ) -> None:
         self.tasks, self.jobs, self.class_ids = tasks, jobs, class_ids
         self.touched_tasks, self.touched_jobs = touched_tasks, touched_jobs
@@ -768,17 +766,34 @@ class _Loading:
 @dataclasses.dataclass(frozen=True, slots=True)
 class Changes:
     """What changed since an `Opening`, by uid: tasks whose facts changed or came, tasks gone;
-    the rows of nodes whose facts changed (same name, same resource names)."""
+    the rows of nodes whose facts changed (same name, same resource names), or None when the
+    ledger cannot resume (see `_changes`)."""
 
     tasks: dict[str, TaskFacts]
     gone: dict[str, TaskFacts]
-    nodes: list[int]
+    nodes: list[int] | None
 
 
-def _changes(snapshot: ClusterSnapshot, opening: Opening) -> Changes | None:
-    """What changed since `opening`; None when the session must load everything: a node came
+def _changes(snapshot: ClusterSnapshot, opening: Opening) -> Changes:
+    """What changed since `opening`. The ledger cannot resume (`nodes` None) when a node came
     or went, or its allocatable names another set of resources, or a task's request would add
     or drop a dimension of the ledger."""
+    before, now_tasks = opening.tasks, snapshot.tasks
+    changed = {uid: facts for uid, facts in now_tasks.items() if before.get(uid) is not facts}
+    came = sum(1 for uid in changed if uid not in before)
+    gone: dict[str, TaskFacts] = {}
+    if len(now_tasks) - came != len(before):
+        gone = {uid: facts for uid, facts in before.items() if uid not in now_tasks}
+    return Changes(changed, gone, _node_rows(snapshot, opening, changed, gone))
+
+
+def _node_rows(
+    snapshot: ClusterSnapshot,
+    opening: Opening,
+    changed: Mapping[str, TaskFacts],
+    gone: Mapping[str, TaskFacts],
+) -> list[int] | None:
+    """The rows of the nodes whose facts changed, or None when the ledger cannot resume."""
     nodes = opening.ledger.nodes
     if len(nodes) != len(snapshot.nodes):
         return None
@@ -789,48 +804,32 @@ def _changes(snapshot: ClusterSnapshot, opening: Opening) -> Changes | None:
         was, now = nodes[i], snapshot.nodes[i]
         if was.name != now.name or was.allocatable.names() != now.allocatable.names():
             return None
-    before, now_tasks = opening.tasks, snapshot.tasks
-    changed = {uid: facts for uid, facts in now_tasks.items() if before.get(uid) is not facts}
-    came = sum(1 for uid in changed if uid not in before)
-    gone: dict[str, TaskFacts] = {}
-    if len(now_tasks) - came != len(before):
-        gone = {uid: facts for uid, facts in before.items() if uid not in now_tasks}
     dims = opening.ledger.dims
     for facts in changed.values():
         if any(name not in dims for name in facts.resreq.names()):
             return None
     if opening.extra:
         for uid in itertools.chain(changed, gone):
-            was_task = before.get(uid)
+            was_task = opening.tasks.get(uid)
             if was_task is not None and opening.extra.intersection(was_task.resreq.names()):
                 return None
-    return Changes(changed, gone, rows)
+    return rows
 
 
-def _reusable(
-    snapshot: ClusterSnapshot, carried: Carried | None
-) -> tuple[dict[str, TaskState], set[str]]:
-    """The carried task records that may be taken again, and the job keys whose records must
-    be made anew (a task of theirs added, changed, moved or gone, or the job itself changed in
-    the last session or gone)."""
-    if carried is None:
-        return {}, set()
-    tasks = snapshot.tasks
-    touched = carried.touched_tasks
+def _remade(snapshot: ClusterSnapshot, carried: Carried, changes: Changes) -> set[str]:
+    """The job keys whose records must be made anew: a task of theirs added, changed, moved or
+    gone, or the job itself changed in the last session or gone (jobs whose facts changed are
+    added as they are loaded, `Session._load_jobs`)."""
     remade = set(carried.touched_jobs)
-    kept: dict[str, TaskState] = {}
-    for uid, old in carried.tasks.items():
-        facts = tasks.get(uid)
-        if facts is old.facts and uid not in touched:
-            kept[uid] = old
-            continue
-        remade.add(old.facts.job)
+    for uid in itertools.chain(changes.tasks, changes.gone, carried.touched_tasks):
+        old = carried.tasks.get(uid)
+        if old is not None:
+            remade.add(old.facts.job)
+        facts = snapshot.tasks.get(uid)
         if facts is not None:
             remade.add(facts.job)
-    if len(kept) != len(tasks):
-        remade.update(facts.job for uid, facts in tasks.items() if uid not in kept)
     remade.update(key for key in carried.jobs if key not in snapshot.jobs)
-    return kept, remade
+    return remade
 
 
 def _requested_dims(tasks: Iterable[TaskFacts]) -> set[str]:

@@ -32,8 +32,7 @@ def opened_alike(snap: ClusterSnapshot, carried: Carried | None) -> Carried:
 
 
 def resumes(snap: ClusterSnapshot, carried: Carried) -> bool:
-    assert carried.opening is not None
-    return session_module._changes(snap, carried.opening) is not None
+    return session_module._changes(snap, carried.opening).nodes is not None
 
 
 RUNNING = pod("running").requests(cpu=1, memory="1Gi").group("g").on("n0").build()
