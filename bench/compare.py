@@ -30,6 +30,8 @@ and measure, ours / kube's ratio for every pair and their median (below 1 is bet
 and CPU, above 1 for rates). CPU per 1,000 pods, for the scheduler and the API server, is read from
 /proc over two windows: `toBound` (scheduler start, or the first creation in streaming, to the
 last bind) and `settled` (to the moment every pod is Running and `--settle` more seconds passed).
+`apiWrites` counts the API server's writes in the `toBound` window by verb and resource (its
+apiserver_request_duration_seconds counts; the benchmark's own creates are in it for both).
 Every run checks correctness: every pod bound, no node holding more than its allocatable, no
 watch error (the binding subresource itself refuses a second bind of a pod); a run that fails a
 check says so in its JSON (`check.ok: false`) and in the table.
@@ -324,6 +326,7 @@ def run_one(w: Workload, who: str, args: argparse.Namespace, workdir: Path) -> d
         result.update(_latencies(w, created, times, sched.start))
         result["settledSeconds"] = settled_at
         result["cpuPer1000Pods"] = _cpu_per_1000(cpu.phases(), len(times))
+        result["apiWrites"] = _writes(cpu.requests())
         result["check"] = _check(api, w, times, watch)
         return result
     finally:
@@ -407,6 +410,17 @@ def _cpu_per_1000(phases: dict[str, dict[str, float]], pods: int) -> dict[str, A
         b = a + settled.get(proc, 0.0)
         out[proc] = {"toBound": round(a * 1000 / pods, 3), "settled": round(b * 1000 / pods, 3)}
     return out
+
+
+def _writes(requests: dict[str, dict[str, dict[str, float]]]) -> dict[str, int]:
+    """The API server's writes from the scheduler's start to the last bind, by verb and
+    resource (the benchmark's own creates included: the same for both schedulers)."""
+    rows = requests.get("toBound", {})
+    return {
+        key: int(row["count"])
+        for key, row in rows.items()
+        if key.split(" ", 1)[0] in {"POST", "PUT", "PATCH", "DELETE"}
+    }
 
 
 def _check(api: Api, w: Workload, bound: dict[str, float], watch: BindWatch) -> dict[str, Any]:
