@@ -92,24 +92,47 @@ class Decisions:
 
 
 def podgroup_statuses(
-    jobs: Iterable[JobState], findings: Findings, session_uid: str
-) -> dict[str, PodGroupStatus]:
+    jobs: Iterable[JobState],
+    findings: Findings,
+    session_uid: str,
+    reuse: Mapping[str, PodGroupStatus] | None = None,
+) -> tuple[dict[str, PodGroupStatus], dict[str, PodGroupStatus]]:
     """Each real PodGroup's status at session close: its conditions (those set this session
-    replace the old by type), counts, and phase."""
+    replace the old by type), counts, and phase. Also returns the statuses made from the job
+    alone (no condition set this session, none `Unschedulable=True` on the PodGroup), which a
+    later session may take again from `reuse` for a job whose record and facts it took
+    unchanged and did not change (the same inputs make the same status)."""
     out: dict[str, PodGroupStatus] = {}
+    plain: dict[str, PodGroupStatus] = {}
+    reuse = reuse or {}
+    found = findings.job_conditions
     for job in jobs:
         if job.facts.synthetic:
             continue
+        key = job.key
+        set_now = found.get(key)
+        if not set_now:
+            kept = reuse.get(key)
+            if kept is not None:
+                out[key] = plain[key] = kept
+                continue
         conditions = {c.type: c for c in job.facts.conditions}
-        conditions.update(findings.conditions_of(job.key))
-        out[job.key] = PodGroupStatus(
+        if set_now:
+            conditions.update(set_now)
+        status = out[key] = PodGroupStatus(
             phase=end_phase(job, conditions, session_uid),
             conditions=tuple(conditions[k] for k in sorted(conditions)),
             running=job.count(TaskStatus.RUNNING),
             succeeded=job.count(TaskStatus.SUCCEEDED),
             failed=job.count(TaskStatus.FAILED),
         )
-    return out
+        if not set_now and not _unschedulable(job.facts.conditions):
+            plain[key] = status
+    return out, plain
+
+
+def _unschedulable(conditions: Iterable[PodGroupCondition]) -> bool:
+    return any(c.type == "Unschedulable" and c.status == "True" for c in conditions)
 
 
 def end_phase(

@@ -54,6 +54,7 @@ from vscheduler.model.commands import (
     Bind,
     CycleResult,
     Evict,
+    PodGroupStatus,
     QueueFigures,
     ReservationRelease,
 )
@@ -140,6 +141,9 @@ class Session:
         self._touched_jobs: set[str] = set()
         """Jobs whose record this session changed (a task moved, its phase set)."""
         self._class_ids: dict[TemplateKey, int] = {} if carried is None else carried.class_ids
+        self._statuses: dict[str, PodGroupStatus] = {}
+        """The PodGroup statuses this session made from the job alone (see `podgroup_statuses`),
+        for the next session (set at close)."""
         self._rows: dict[int, IntArray] = {}
         self.jobs: dict[str, JobState] = {}
         self.tasks: dict[str, TaskState] = {}
@@ -215,6 +219,9 @@ class Session:
             changes = _changes(snapshot, carried.opening)
             remade = _remade(snapshot, carried, changes)
         self._load_jobs(snapshot, carried, remade)
+        self._remade = remade
+        """The jobs whose records this session made anew."""
+        self._carried_statuses = None if carried is None else carried.statuses
         made = self._records(snapshot, carried, changes, remade)
         self._total(carried, remade)
         if carried is None or changes.nodes is None:
@@ -480,6 +487,7 @@ class Session:
             self._touched_tasks,
             self._touched_jobs,
             self._opening,
+            self._statuses,
         )
 
     def apply_allocate(self, task: TaskState, node: int) -> None:
@@ -670,12 +678,24 @@ class Session:
             for t in self.tasks.values()
             if t.status is TaskStatus.PIPELINED and t.facts.node_name is None
         }
+        statuses, plain = podgroup_statuses(
+            self.jobs.values(), self.findings, self.uid, self._reusable_statuses()
+        )
+        self._statuses.update(plain)  # in place: a `Carried` taken before close sees them
         return self.decisions.result(
             pipelined,
             nominated,
-            podgroup_statuses(self.jobs.values(), self.findings, self.uid),
+            statuses,
             messages.unschedulable(self, self.findings, self.dispatch, self.placer),
         )
+
+    def _reusable_statuses(self) -> dict[str, PodGroupStatus]:
+        """The last session's statuses made from the job alone, for the jobs whose record this
+        session took unchanged (`_remade` leaves them out) and did not change."""
+        if self._carried_statuses is None:
+            return {}
+        left_out = self._remade | self._touched_jobs
+        return {k: s for k, s in self._carried_statuses.items() if k not in left_out}
 
 
 class Carried:
@@ -687,7 +707,15 @@ class Carried:
     thousands of running pods so makes records only for what changed since the last one; the
     ledger, the plugins and the actions still read every record, as before."""
 
-    __slots__ = ("class_ids", "jobs", "opening", "tasks", "touched_jobs", "touched_tasks")
+    __slots__ = (
+        "class_ids",
+        "jobs",
+        "opening",
+        "statuses",
+        "tasks",
+        "touched_jobs",
+        "touched_tasks",
+    )
 
     CLASSES_HELD = 65_536
     """Distinct task classes a chain of sessions numbers at most; past that it starts again."""
@@ -700,10 +728,14 @@ class Carried:
         touched_tasks: set[str],
         touched_jobs: set[str],
         opening: Opening,
+        statuses: Mapping[str, PodGroupStatus],
     ) -> None:
         self.tasks, self.jobs, self.class_ids = tasks, jobs, class_ids
         self.touched_tasks, self.touched_jobs = touched_tasks, touched_jobs
         self.opening = opening
+        self.statuses = statuses
+        """The PodGroup statuses the session made from the job alone, by job key: the next
+        session takes them again for the jobs it takes unchanged and does not change."""
 
     def usable(self) -> bool:
         """Whether a session may start from these records."""

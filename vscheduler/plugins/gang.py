@@ -128,6 +128,22 @@ def invalid_reason(job: JobState) -> tuple[str, str] | None:
     return None
 
 
+def _says_ready(job: JobState) -> bool:
+    """The job is admitted and ready, and its PodGroup says so already: `Scheduled=True` for
+    the ready reason, and no `Unschedulable=True`."""
+    if job.phase is PodGroupPhase.PENDING or not job.tasks or not is_ready(job):
+        return False
+    said = False
+    for old in job.facts.conditions:
+        if old.status != "True":
+            continue
+        if old.type == UNSCHEDULABLE:
+            return False
+        if old.type == SCHEDULED and old.reason == READY_REASON and not old.message:
+            said = True
+    return said
+
+
 def keep_gangs(candidates: Sequence[TaskState]) -> tuple[TaskState, ...]:
     """The candidates whose eviction leaves each job at least minMember ready tasks, taken in
     candidate order. Tasks without a job are never victims."""
@@ -196,9 +212,13 @@ class Gang(
 
     def on_session_close(self) -> None:
         """Write each PodGroup's gang condition (a lone pod's implicit job has no PodGroup to
-        carry one, and its minMember of 1 gives its pod no gang message)."""
+        carry one, and its minMember of 1 gives its pod no gang message). A ready gang whose
+        PodGroup already says so (`Scheduled=True` for the same reason, no `Unschedulable=True`)
+        gets none: the status written would keep the one it has (a condition's time is when it
+        last changed), so a cluster of running gangs costs no condition per gang per cycle."""
+        invalid = self._invalid_at_open
         for job in self._session.jobs.values():
-            if job.facts.synthetic:
+            if job.facts.synthetic or (job.key not in invalid and _says_ready(job)):
                 continue
             condition = self._condition(job)
             if condition is not None:

@@ -5,13 +5,16 @@ load everything."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from vscheduler import catalog, cycle
 from vscheduler.clock import FixedClock
 from vscheduler.framework import session as session_module
 from vscheduler.framework.session import Carried
 from vscheduler.model.cluster import ClusterSnapshot
-from vscheduler.model.facts import NodeFacts
-from vscheduler.model.status import TaskStatus
+from vscheduler.model.facts import NodeFacts, PodGroupCondition
+from vscheduler.model.status import PodGroupPhase, TaskStatus
+from vscheduler.plugins import gang
 from vscheduler.testing.builders import START, Item, node, pod, podgroup, snapshot
 from vscheduler.testing.sessions import assert_same_opening
 
@@ -124,3 +127,38 @@ def test_a_changed_node_is_read_again_and_a_new_set_of_nodes_loads_everything() 
     snap = snapshot(NODES[0], NODES[1], RUNNING)
     assert not resumes(snap, carried)  # another node in its place
     opened_alike(snap, carried)
+
+
+SAID_READY = PodGroupCondition(
+    type=gang.SCHEDULED, status="True", reason=gang.READY_REASON, transition_id="cycle-0"
+)
+
+
+def test_a_podgroup_status_is_taken_again_until_the_session_changes_its_job() -> None:
+    """A ready gang whose PodGroup says so gets no condition, and the next session takes its
+    status again; once that session changes the job (a task evicted), the status is made
+    anew from it."""
+    group = podgroup("g").min_member(1).phase(PodGroupPhase.RUNNING).build()
+    group = dataclasses.replace(group, conditions=(SAID_READY,))
+    members = [
+        pod(name).requests(cpu=1, memory="1Gi").group("g").on(f"n{i}", TaskStatus.RUNNING).build()
+        for i, name in enumerate(("a", "b"))
+    ]
+    snap = snapshot(*NODES, group, *members)
+    clock = FixedClock(START)
+    first = cycle.run_cycle(snap, PIPELINE, clock=clock, uid="cycle-1")
+    status = first.result.podgroups["default/g"]
+    assert (status.phase, status.running, status.conditions) == (
+        PodGroupPhase.RUNNING,
+        2,
+        (SAID_READY,),
+    )
+    again = cycle.run_cycle(snap, PIPELINE, clock=clock, uid="cycle-2", carried=first.carried)
+    assert again.result.podgroups["default/g"] is status
+
+    opened = cycle.open_session(snap, PIPELINE, clock=clock, uid="cycle-3", carried=again.carried)
+    statement = opened.statement()
+    statement.evict(opened.tasks[members[0].uid], "test", action="preempt", strategy="", plan="")
+    statement.commit()
+    status = opened.close().podgroups["default/g"]
+    assert (status.running, status.conditions) == (1, (SAID_READY,))

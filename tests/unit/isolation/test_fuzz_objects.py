@@ -7,6 +7,7 @@ cannot be used is named (the cache's problems, the pod's pending message, simula
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import os
 from typing import Any
@@ -18,6 +19,7 @@ from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
 from vscheduler.convert.files import SourcedObject
 from vscheduler.convert.snapshot import build_snapshot
+from vscheduler.effects.status import podgroup_status_patch
 from vscheduler.errors import InputError
 from vscheduler.framework.registry import Pipeline
 from vscheduler.informer.kinds import (
@@ -33,6 +35,7 @@ from vscheduler.informer.kinds import (
 )
 from vscheduler.informer.ports import WatchEvent
 from vscheduler.model.cluster import ClusterSnapshot
+from vscheduler.model.commands import CycleResult
 from vscheduler.model.status import TaskStatus
 from vscheduler.testing.sessions import assert_same_opening
 from vscheduler.testing.strategies import SCHEDULER, clusters
@@ -126,6 +129,21 @@ def through_cache(objects: list[dict[str, Any]]) -> SchedulerCache:
     for kind_name, kind in KINDS.items():
         cache.replace(kind, [o for o in objects if o["kind"] == kind_name])
     return cache
+
+
+def write_statuses(cache: SchedulerCache, result: CycleResult, cycle_number: int) -> None:
+    """The PodGroup statuses `result` wants, come back through the watch as the effects would
+    write them (the ones that change nothing are not written)."""
+    for key, status in result.podgroups.items():
+        raw = cache.podgroup_raw(key)
+        patch = None if raw is None else podgroup_status_patch(status, raw)
+        if raw is None or not patch:
+            continue
+        echoed: dict[str, Any] = copy.deepcopy(dict(raw))
+        old = echoed.get("status")
+        echoed["metadata"] = {**echoed["metadata"], "resourceVersion": f"written-{cycle_number}"}
+        echoed["status"] = {**(old if isinstance(old, dict) else {}), **patch}
+        cache.apply(PODGROUP, WatchEvent("MODIFIED", echoed))
 
 
 def cycles(snap: ClusterSnapshot, pipeline: Pipeline, count: int = 2) -> None:
@@ -252,8 +270,11 @@ def test_cycles_that_take_the_last_sessions_records_decide_as_cycles_that_start_
         carried = kept.carried
         cache.assume_binds(((b.task_uid, b.node) for b in fresh.result.binds), held=True)
         cache.assume_evicts(e.task_uid for e in fresh.result.evictions)
-        move = data.draw(st.sampled_from(["none", "delete pod", "pod back", "delete node"]))
-        if move == "delete pod" and pods:
+        moves = ["none", "delete pod", "pod back", "delete node", "statuses written"]
+        move = data.draw(st.sampled_from(moves))
+        if move == "statuses written":
+            write_statuses(cache, fresh.result, i)
+        elif move == "delete pod" and pods:
             gone.append(pods.pop(data.draw(st.integers(0, len(pods) - 1))))
             cache.apply(POD, WatchEvent("DELETED", gone[-1]))
         elif move == "pod back" and gone:
