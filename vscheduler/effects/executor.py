@@ -68,7 +68,7 @@ from vscheduler.clock import Clock
 from vscheduler.effects import queue_warnings as qw, status as st
 from vscheduler.effects.ports import ClusterWriter, ConfigMapWriter, NominationWriter, ObjectRef
 from vscheduler.effects.retry import RetryPolicy, call_with_retry
-from vscheduler.effects.sent import SentLog
+from vscheduler.effects.sent import Newest, SentLog
 from vscheduler.effects.terms import Check, QueuedBind, Terms
 from vscheduler.errors import (
     ConflictError,
@@ -165,6 +165,12 @@ class EffectsExecutor:
         self._in_flight = 0
         self._pods_sent = SentLog(clock, RESEND_AFTER)
         self._groups_sent = SentLog(clock, RESEND_AFTER)
+        self._conditions_wanted: Newest[tuple[st.Raw, Mapping[str, str]]] = Newest()
+        """Per pod key, the newest PodScheduled condition wanted, with the pod it was made
+        against (see `Newest`)."""
+        self._groups_wanted: Newest[tuple[PodGroupStatus, st.Raw, dt.datetime | None]] = Newest()
+        """Per PodGroup key, the newest status wanted, with the PodGroup it was made against and
+        its creation time."""
         self._blocked_sent = SentLog(clock, RESEND_AFTER)
         self._config_maps = config_maps
         self._nominations = nominations
@@ -544,11 +550,19 @@ class EffectsExecutor:
             condition = st.pod_scheduled_condition(message, raw, now)
             if condition is None:
                 self._pods_sent.discard(key)
-            elif self._pods_sent.claim(key, st.cause(message)):
-                self._spawn_status(
-                    f"condition of {key}", self._write_condition, key, raw, condition
-                )
+            elif self._pods_sent.claim(key, st.cause(message)) and self._conditions_wanted.want(
+                key, (raw, condition)
+            ):
+                what = f"condition of {key}"
+                if not self._spawn_status(what, self._write_wanted_condition, key):
+                    self._conditions_wanted.forget(key)
         self._pods_sent.prune(unschedulable.keys())
+
+    def _write_wanted_condition(self, key: str) -> None:
+        """The newest PodScheduled condition wanted for pod `key` (one queued behind a newer
+        one for the same pod is never sent)."""
+        while (wanted := self._conditions_wanted.take(key)) is not None:
+            self._write_condition(key, *wanted)
 
     def _write_condition(self, key: str, raw: st.Raw, condition: Mapping[str, str]) -> None:
         ref = st.object_ref("Pod", raw)
@@ -645,12 +659,28 @@ class EffectsExecutor:
             if not patch:
                 self._groups_sent.discard(key)
             elif self._groups_sent.claim(key, st.patch_substance(patch)):
-                events = st.podgroup_events(status, raw, patch)
-                born = created.get(key)
-                self._spawn_status(
-                    f"status of {key}", self._write_podgroup, key, raw, patch, events, born
-                )
+                wanted = (status, raw, created.get(key))
+                if self._groups_wanted.want(key, wanted) and not self._spawn_status(
+                    f"status of {key}", self._write_wanted_podgroup, key
+                ):
+                    self._groups_wanted.forget(key)
         self._groups_sent.prune(podgroups.keys())
+
+    def _write_wanted_podgroup(self, key: str) -> None:
+        """The newest status wanted for PodGroup `key`, patched against the PodGroup as it is
+        now (a status queued behind a newer one for the same PodGroup is never sent)."""
+        while (wanted := self._groups_wanted.take(key)) is not None:
+            status, raw, born = wanted
+            now = self._cache.podgroup_raw(key)
+            if now is not None and _uid(now) == _uid(raw):
+                raw = now  # the same PodGroup as watched since (a replaced one is not written)
+            patch = st.podgroup_status_patch(status, raw)
+            if not patch:
+                self._groups_sent.discard(key)
+                continue
+            self._groups_sent.note(key, st.patch_substance(patch))
+            events = st.podgroup_events(status, raw, patch)
+            self._write_podgroup(key, raw, patch, events, born)
 
     def _write_podgroup(
         self,
@@ -892,6 +922,11 @@ def _created(result: CycleResult, snapshot: ClusterSnapshot) -> dict[str, dt.dat
 
 def _rank(order: tuple[str, ...], kind: str) -> int:
     return order.index(kind) if kind in order else len(order)
+
+
+def _uid(obj: st.Raw) -> object:
+    meta = obj.get("metadata")
+    return meta.get("uid") if isinstance(meta, Mapping) else None
 
 
 def _log_failure(message: str, err: Exception) -> None:

@@ -49,6 +49,8 @@ class Writer:
         self.entered: dict[str, threading.Event] = {}
         self.errors: dict[str, list[Exception]] = {}
         self.hooks: dict[str, Callable[[], None]] = {}
+        self.bodies: list[object] = []
+        """What each condition and status write carried, in order."""
 
     def hold(self, method: str) -> None:
         self.gates[method] = threading.Event()
@@ -88,11 +90,13 @@ class Writer:
         self._call("evict", f"{namespace}/{name}")
 
     def set_pod_condition(self, namespace: str, name: str, condition: Mapping[str, str]) -> None:
+        self.bodies.append(condition["message"])
         self._call("condition", f"{namespace}/{name}")
 
     def patch_podgroup_status(
         self, namespace: str, name: str, status: Mapping[str, object]
     ) -> None:
+        self.bodies.append(dict(status))
         self._call("status", f"{namespace}/{name}")
 
     def record_event(
@@ -384,6 +388,35 @@ def test_a_podgroup_status_is_not_written_on_a_podgroup_replaced_since(
     finish(effects, writer)
     assert writer.of("status") == []
     assert ("podgroup_status", "dropped") in outcomes
+
+
+def test_a_backlog_of_status_writes_sends_only_the_newest_for_each_object(
+    effects: EffectsExecutor, writer: Writer
+) -> None:
+    """A PodGroup status and a pod condition queued behind busy status workers, then a newer
+    status for the PodGroup and a condition of another cause for the pod: one request each,
+    the newest (a backlog never sends what a later cycle replaced)."""
+    older = CycleResult(
+        podgroups={"ns/pg1": PodGroupStatus(phase=PodGroupPhase.INQUEUE)},
+        unschedulable={"ns/p2": "0/2 nodes are available: 2 Insufficient cpu."},
+    )
+    behind_a_held_bind(effects, writer, older)
+    queued(effects, "status writes", 2)
+    newer = CycleResult(
+        podgroups={"ns/pg1": PodGroupStatus(phase=PodGroupPhase.RUNNING, running=1)},
+        unschedulable={"ns/p2": "0/2 nodes are available: 2 node(s) were unschedulable."},
+    )
+    effects.submit(newer, ClusterSnapshot())
+    wanted = effects._groups_wanted._wanted  # the dispatcher's progress
+    while wanted["ns/pg1"][0] is not newer.podgroups["ns/pg1"]:
+        threading.Event().wait(0.001)
+    finish(effects, writer)
+    assert writer.of("status") == ["ns/pg1"]
+    assert writer.of("condition") == ["ns/p2"]
+    assert [b for b in writer.bodies if isinstance(b, dict)] == [{"phase": "Running", "running": 1}]
+    assert [b for b in writer.bodies if isinstance(b, str)] == [
+        "0/2 nodes are available: 2 node(s) were unschedulable."
+    ]
 
 
 # --- step-down -------------------------------------------------------------------------------
