@@ -747,10 +747,11 @@ class Opening:
     """What a session's open read from its snapshot, for the next session: when that one's
     nodes are the same by name and order, each with the same resource names, and its tasks
     request no resource in or out of the dimensions, it resumes this ledger (reading again
-    only the rows of nodes whose facts changed) and loads only the tasks whose facts changed,
-    came or went (`_changes`; the cache hands every snapshot the same facts objects until an
-    object changes); the other records are taken again as `Carried` says, so a cycle over
-    thousands of running pods costs a pass over the task map, not a load of every task."""
+    only the rows of nodes whose allocatable or pod count changed) and loads only the tasks
+    whose facts changed, came or went (`_changes`; the cache hands every snapshot the same
+    facts objects until an object changes); the other records are taken again as `Carried`
+    says, so a cycle over thousands of running pods costs a pass over the task map, not a load
+    of every task."""
 
     tasks: Mapping[str, TaskFacts]
     """The snapshot's tasks the ledger was loaded from."""
@@ -798,8 +799,8 @@ class _Loading:
 @dataclasses.dataclass(frozen=True, slots=True)
 class Changes:
     """What changed since an `Opening`, by uid: tasks whose facts changed or came, tasks gone;
-    the rows of nodes whose facts changed (same name, same resource names), or None when the
-    ledger cannot resume (see `_changes`)."""
+    the rows of nodes whose allocatable or pod count changed (same name, same resource names),
+    or None when the ledger cannot resume (see `_changes`)."""
 
     tasks: dict[str, TaskFacts]
     gone: dict[str, TaskFacts]
@@ -825,17 +826,19 @@ def _node_rows(
     changed: Mapping[str, TaskFacts],
     gone: Mapping[str, TaskFacts],
 ) -> list[int] | None:
-    """The rows of the nodes whose facts changed, or None when the ledger cannot resume."""
+    """The rows of the nodes whose allocatable or pod count changed, or None when the ledger
+    cannot resume (a node's other facts, its labels say, are not in the ledger)."""
     nodes = opening.ledger.nodes
     if len(nodes) != len(snapshot.nodes):
         return None
-    rows = [
-        i for i, (was, now) in enumerate(zip(nodes, snapshot.nodes, strict=True)) if was is not now
-    ]
-    for i in rows:
-        was, now = nodes[i], snapshot.nodes[i]
+    rows: list[int] = []
+    for i, (was, now) in enumerate(zip(nodes, snapshot.nodes, strict=True)):
+        if was is now:
+            continue
         if was.name != now.name or was.allocatable.names() != now.allocatable.names():
             return None
+        if was.allocatable != now.allocatable or was.max_pods != now.max_pods:
+            rows.append(i)
     dims = opening.ledger.dims
     for facts in changed.values():
         if any(name not in dims for name in facts.resreq.names()):

@@ -154,8 +154,12 @@ class JobState:
 
     def count(self, *statuses: TaskStatus) -> int:
         """How many tasks are in any of `statuses`."""
-        by_status = self._by_status
-        return sum(len(by_status[s]) for s in statuses if s in by_status)
+        by_status, n = self._by_status, 0
+        for status in statuses:
+            held = by_status.get(status)
+            if held:
+                n += len(held)
+        return n
 
     def ready_num(self) -> int:
         """Tasks placed (this cycle or before) or finished successfully."""

@@ -117,6 +117,10 @@ def test_a_changed_node_is_read_again_and_a_new_set_of_nodes_loads_everything() 
     snap = snapshot(NODES[0], bigger, NODES[2], RUNNING)
     assert resumes(snap, carried)
     carried = opened_alike(snap, carried)
+    relabelled = node("n1").resources(cpu=16, memory="16Gi", pods=8).label("zone", "b").build()
+    snap = snapshot(NODES[0], relabelled, NODES[2], RUNNING)
+    assert session_module._changes(snap, carried.opening).nodes == []  # labels: no row read
+    carried = opened_alike(snap, carried)
     gpu = node("n1").resources(cpu=16, memory="16Gi", pods=8, **{"example.com/gpu": 2}).build()
     snap = snapshot(NODES[0], gpu, NODES[2], RUNNING)
     assert not resumes(snap, carried)  # another set of resources
