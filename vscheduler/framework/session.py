@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Protocol, TypeVar
 
 from vscheduler.clock import Clock
-from vscheduler.framework import messages
+from vscheduler.framework import messages, podindex
 from vscheduler.framework.decisions import Decisions, podgroup_statuses
 from vscheduler.framework.dispatch import Dispatcher, EnabledFlags
 from vscheduler.framework.findings import Findings
@@ -141,6 +141,7 @@ class Session:
         self._touched_jobs: set[str] = set()
         """Jobs whose record this session changed (a task moved, its phase set)."""
         self._class_ids: dict[TemplateKey, int] = {} if carried is None else carried.class_ids
+        self._with_terms: tuple[TaskState, ...] | None = None
         self._statuses: dict[str, PodGroupStatus] = {}
         """The PodGroup statuses this session made from the job alone (see `podgroup_statuses`),
         for the next session (set at close)."""
@@ -279,6 +280,7 @@ class Session:
         loading.pending.update(opening.pending.difference(noted))
         loading.nominated.update(opening.nominated.difference(noted))
         loading.orphans.update(opening.orphans.difference(noted))
+        loading.ports.update(opening.ports.difference(noted))
         before = opening.tasks
         out = _Loading()
         for uid in itertools.chain(changed, gone):
@@ -321,6 +323,7 @@ class Session:
             frozenset(loading.pending),
             frozenset(loading.nominated),
             frozenset(loading.orphans),
+            frozenset(loading.ports),
             on_nodes,
             extra,
         )
@@ -443,6 +446,20 @@ class Session:
     def statement(self) -> Statement:
         """A new statement on this session."""
         return Statement(self)
+
+    @property
+    def tasks_with_host_ports(self) -> tuple[TaskState, ...]:
+        """The tasks that ask host ports, by uid (read from the open: a pass over only them)."""
+        tasks = self.tasks
+        return tuple(tasks[uid] for uid in sorted(self._opening.ports))
+
+    @property
+    def tasks_with_terms(self) -> tuple[TaskState, ...]:
+        """The tasks with inter-pod terms or spread constraints, in task order (one pass per
+        session, however many plugins ask)."""
+        if self._with_terms is None:
+            self._with_terms = tuple(podindex.with_terms(self.tasks.values()))
+        return self._with_terms
 
     def queue_of(self, job: JobState) -> QueueState | None:
         """The job's queue, or None if it does not exist."""
@@ -763,6 +780,8 @@ class Opening:
     """Uids of the tasks on no node that carry a nomination."""
     orphans: frozenset[str]
     """Uids of the pending tasks whose PodGroup is not in the snapshot."""
+    ports: frozenset[str]
+    """Uids of the tasks that ask host ports."""
     on_nodes: frozenset[str]
     """The resource names some node's allocatable has."""
     extra: frozenset[str]
@@ -772,12 +791,13 @@ class Opening:
 class _Loading:
     """What a session's open reads of the task records it makes or takes."""
 
-    __slots__ = ("nominated", "orphans", "pending", "placed")
+    __slots__ = ("nominated", "orphans", "pending", "placed", "ports")
 
     def __init__(self) -> None:
         self.pending: set[str] = set()
         self.nominated: set[str] = set()
         self.orphans: set[str] = set()
+        self.ports: set[str] = set()
         self.placed: tuple[Placed, Placed, Placed] = (([], []), ([], []), ([], []))
         """Tasks counted on nodes: occupying, pipelined, releasing (see `Ledger.load`)."""
 
@@ -789,6 +809,8 @@ class _Loading:
             self.pending.add(facts.uid)
             if task.job is None and facts.job:
                 self.orphans.add(facts.uid)
+        if facts.host_ports:
+            self.ports.add(facts.uid)
         if facts.node_name is None:
             if facts.nominated_node is not None:
                 self.nominated.add(facts.uid)

@@ -53,6 +53,16 @@ class SessionView(Protocol):
         ...
 
     @property
+    def tasks_with_host_ports(self) -> tuple[TaskState, ...]:
+        """The tasks that ask host ports."""
+        ...
+
+    @property
+    def tasks_with_terms(self) -> tuple[TaskState, ...]:
+        """The tasks with inter-pod terms or spread constraints, in task order."""
+        ...
+
+    @property
     def jobs(self) -> Mapping[str, JobState]:
         """Job key -> its state this session."""
         ...

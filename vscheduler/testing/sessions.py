@@ -81,6 +81,8 @@ def assert_same_opening(opened: Session, afresh: Session) -> None:
         counted = (plain, total(j.pending_request for j in jobs))
         assert opened.queue_totals.of(name) == afresh.queue_totals.of(name) == counted, name
     assert list(opened.tasks) == list(afresh.tasks)
+    for name in ("tasks_with_host_ports", "tasks_with_terms"):
+        assert [t.uid for t in getattr(opened, name)] == [t.uid for t in getattr(afresh, name)]
     assert _records(opened) == _records(afresh)
     assert opened.close() == afresh.close()
 

@@ -39,6 +39,8 @@ def resumes(snap: ClusterSnapshot, carried: Carried) -> bool:
 
 
 RUNNING = pod("running").requests(cpu=1, memory="1Gi").group("g").on("n0").build()
+SERVING = pod("serving").requests(cpu=1, memory="1Gi").group("w").host_port(8080).on("n2").build()
+"""A running pod holding a host port: a resumed session still knows it (`tasks_with_host_ports`)."""
 RELEASING = pod("releasing").requests(cpu=2, memory="1Gi").on("n1", TaskStatus.RELEASING).build()
 PIPELINED = pod("pipelined").requests(cpu=1, memory="1Gi").on("n1", TaskStatus.PIPELINED).build()
 NOMINATED = pod("nominated").requests(cpu=1, memory="1Gi").nominated("n2").build()
@@ -51,20 +53,22 @@ implicit job is made anew by each `snapshot` here, so its pod's record is always
 
 
 def test_a_chain_of_sessions_over_the_same_nodes_resumes_and_opens_as_afresh() -> None:
-    first: list[Item] = [*NODES, *GROUPS, RUNNING, RELEASING, PIPELINED, NOMINATED, WAITING, ORPHAN]
+    first: list[Item] = [*NODES, *GROUPS, RUNNING, RELEASING, PIPELINED, NOMINATED, WAITING]
+    first += [ORPHAN, SERVING]
     carried = opened_alike(snapshot(*first), None)
 
     # a running pod goes, another comes, the nominated pod loses its nomination and binds
     moved = pod("nominated").requests(cpu=1, memory="1Gi").on("n2", TaskStatus.BINDING).build()
     came = pod("came").requests(cpu=3, memory="2Gi").on("n0").build()
     second: list[Item] = [*NODES, *GROUPS, RELEASING, PIPELINED, moved, WAITING, ORPHAN, came]
+    second.append(SERVING)
     snap = snapshot(*second)
     assert resumes(snap, carried)
     carried = opened_alike(snap, carried)
 
     # the orphan's PodGroup comes; the releasing pod is gone; the same pods otherwise
     found = podgroup("missing").build()
-    third: list[Item] = [*NODES, *GROUPS, found, PIPELINED, moved, WAITING, ORPHAN, came]
+    third: list[Item] = [*NODES, *GROUPS, found, PIPELINED, moved, WAITING, ORPHAN, came, SERVING]
     snap = snapshot(*third)
     assert resumes(snap, carried)
     carried = opened_alike(snap, carried)

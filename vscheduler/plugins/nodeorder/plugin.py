@@ -30,7 +30,6 @@ from vscheduler.plugin_api import (
     SpreadConstraint,
     Taint,
     TaskState,
-    podindex,
 )
 from vscheduler.plugins.nodeorder.formulas import (
     GPU,
@@ -115,9 +114,7 @@ class NodeOrder(NodeOrderPoint, BatchNodeOrder, AllocateEvent, DeallocateEvent):
         self._opinions: dict[int, bool] = {}
         self._inclusion: dict[tuple[int, bool, bool], BoolArray] = {}
         self._topology: TopologyScores | None = None
-        if (weights.pod_affinity or weights.pod_topology_spread) and podindex.with_terms(
-            session.tasks.values()
-        ):
+        if (weights.pod_affinity or weights.pod_topology_spread) and session.tasks_with_terms:
             self._topology = TopologyScores(
                 session, weights.pod_affinity, weights.pod_topology_spread, self._included
             )

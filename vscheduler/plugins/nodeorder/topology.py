@@ -67,9 +67,7 @@ class TopologyScores:
         self._affinity_weight = affinity_weight
         self._spread_weight = spread_weight
         self._inclusion = inclusion
-        self._carried_terms = tuple(
-            _preferred_terms(podindex.with_terms(session.tasks.values())).values()
-        )
+        self._carried_terms = tuple(_preferred_terms(session.tasks_with_terms).values())
         self._index: podindex.PodIndex | None = None
         self._raw: dict[tuple[object, ...], tuple[tuple[int, ...], IntArray]] = {}
 

@@ -90,8 +90,8 @@ class Predicates(Predicate, PredicateReason, PredicateResolvable, AllocateEvent,
         self._interpod: InterPodFilter | None = None
         self._spread: SpreadFilter | None = None
         self._inclusion: dict[tuple[int, bool, bool], BoolArray] = {}
-        for task in session.tasks.values():  # no index yet: only host ports to take
-            if task.facts.host_ports and task.node_index >= 0 and task.status in HOLDING_PORTS:
+        for task in session.tasks_with_host_ports:  # no index yet: only host ports to take
+            if task.node_index >= 0 and task.status in HOLDING_PORTS:
                 self.on_allocate(task)
         self._open_topology(session)
         self.node_local = self._index is None
@@ -100,7 +100,7 @@ class Predicates(Predicate, PredicateReason, PredicateResolvable, AllocateEvent,
 
     def _open_topology(self, session: PluginSession) -> None:
         """The inter-pod and spread filters, if some pod of the session needs them."""
-        config, tasks = self._config, podindex.with_terms(session.tasks.values())
+        config, tasks = self._config, session.tasks_with_terms
         interpod = config.pod_affinity and any(_needs_interpod(t) for t in tasks)
         spread = config.topology_spread and any(
             t.status is TaskStatus.PENDING and any(c.hard for c in t.facts.topology_spread)
