@@ -12,9 +12,11 @@ budget's refusal puts the pod in backoff as a victim, honouring the API server's
 cycle; success a Normal `Evicted`; the evictions of one plan, `Evict.plan`, all or none: each is
 dry-run first, and one refusal sends none of them), pods' PodScheduled=False conditions and
 PodGroup statuses (written only when they differ from the watched objects and are not already in
-flight, with Events when they change), and the reservations released (their keys removed from
-their ConfigMap, one patch per ConfigMap, through the optional `config_maps` writer; not
-repeated while the watch still shows a key, unless `RESEND_AFTER` passed: after a failure, too),
+flight, with Events when they change; one queued write per object, the newest, so a backlog never
+sends what a later cycle replaced: `sent.Newest`), and the reservations released (their keys
+removed from their ConfigMap, one patch per ConfigMap, through the optional `config_maps` writer;
+not repeated while the watch still shows a key, unless `RESEND_AFTER` passed: after a failure,
+too),
 pods' `status.nominatedNodeName` (`result.nominated` set where the watched pod shows another
 node, and cleared on every pod of the snapshot carrying one that is no longer nominated: bound,
 or its nomination dropped; through the optional `nominations` writer, not repeated while in

@@ -849,7 +849,7 @@ def _node_rows(
     gone: Mapping[str, TaskFacts],
 ) -> list[int] | None:
     """The rows of the nodes whose allocatable or pod count changed, or None when the ledger
-    cannot resume (a node's other facts, its labels say, are not in the ledger)."""
+    cannot resume (a node's other facts, such as its labels, are not in the ledger)."""
     nodes = opening.ledger.nodes
     if len(nodes) != len(snapshot.nodes):
         return None
