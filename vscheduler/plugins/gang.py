@@ -17,7 +17,8 @@ Registers (Volcano's gang plugin):
 - `on_session_close`: writes the PodGroup condition Volcano writes (and, unlike Volcano, turns an
   earlier `Unschedulable=True` to False once the gang is ready). An admitted job that is not
   ready gets `Unschedulable` (reason `NotEnoughResources`, message "U/T tasks in gang
-  unschedulable: ..."), a ready one `Scheduled`; a job that was invalid when the session opened
+  unschedulable: ..."), a ready one `Scheduled` (none when its PodGroup says so already: the
+  condition keeps the time it last changed); a job that was invalid when the session opened
   gets `Unschedulable` with the validation reason and message, as Volcano's session open does.
   A job not admitted by enqueue (phase Pending) gets `Unschedulable` (`NotEnoughResources`)
   with the reason it was not admitted; one with no reason noted, and a valid job without tasks,
