@@ -144,6 +144,7 @@ from vscheduler.model.facts import (
     SelectorTerm,
     Taint,
     Toleration,
+    says_unschedulable,
 )
 from vscheduler.model.podaffinity import PodAffinityTerm, SpreadConstraint
 from vscheduler.model.reservation import Reservation, ReservationBook
@@ -247,6 +248,7 @@ __all__ = [
     "quota_request",
     "real_capability",
     "reserved",
+    "says_unschedulable",
     "share_of",
     "task_status",
     "unresolvable",

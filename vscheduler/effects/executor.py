@@ -674,7 +674,9 @@ class EffectsExecutor:
         while (wanted := self._groups_wanted.take(key)) is not None:
             status, raw, born = wanted
             now = self._cache.podgroup_raw(key)
-            if now is not None and _uid(now) == _uid(raw):
+            held = None if now is None else st.object_ref("PodGroup", now)
+            made_for = st.object_ref("PodGroup", raw)
+            if now is not None and held and made_for and held.uid == made_for.uid:
                 raw = now  # the same PodGroup as watched since (a replaced one is not written)
             patch = st.podgroup_status_patch(status, raw)
             if not patch:
@@ -924,11 +926,6 @@ def _created(result: CycleResult, snapshot: ClusterSnapshot) -> dict[str, dt.dat
 
 def _rank(order: tuple[str, ...], kind: str) -> int:
     return order.index(kind) if kind in order else len(order)
-
-
-def _uid(obj: st.Raw) -> object:
-    meta = obj.get("metadata")
-    return meta.get("uid") if isinstance(meta, Mapping) else None
 
 
 def _log_failure(message: str, err: Exception) -> None:

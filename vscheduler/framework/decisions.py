@@ -22,7 +22,7 @@ from vscheduler.model.commands import (
     QueueFigures,
     ReservationRelease,
 )
-from vscheduler.model.facts import PodGroupCondition
+from vscheduler.model.facts import PodGroupCondition, says_unschedulable
 from vscheduler.model.status import PodGroupPhase, TaskStatus
 
 
@@ -126,13 +126,9 @@ def podgroup_statuses(
             succeeded=job.count(TaskStatus.SUCCEEDED),
             failed=job.count(TaskStatus.FAILED),
         )
-        if not set_now and not _unschedulable(job.facts.conditions):
+        if not set_now and not says_unschedulable(job.facts.conditions):
             plain[key] = status
     return out, plain
-
-
-def _unschedulable(conditions: Iterable[PodGroupCondition]) -> bool:
-    return any(c.type == "Unschedulable" and c.status == "True" for c in conditions)
 
 
 def end_phase(

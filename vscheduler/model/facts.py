@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from vscheduler.model.podaffinity import NO_POD_AFFINITY, PodAffinity, SpreadConstraint
 from vscheduler.model.resources import EMPTY, Resources
@@ -307,6 +307,11 @@ class PodGroupCondition:
     message: str = ""
     transition_id: str = ""
     last_transition_time: str = ""
+
+
+def says_unschedulable(conditions: Iterable[PodGroupCondition]) -> bool:
+    """Whether PodGroup `conditions` hold `Unschedulable=True`."""
+    return any(c.type == "Unschedulable" and c.status == "True" for c in conditions)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -34,6 +34,7 @@ from prometheus_client import (
 )
 
 from vscheduler.errors import ConflictError, NotFoundError, TransientClusterError
+from vscheduler.model.facts import says_unschedulable
 from vscheduler.obs.queues import QueueMetrics, QueueReading as QueueReading
 
 if TYPE_CHECKING:
@@ -115,7 +116,7 @@ def unschedulable_jobs(result: CycleResult) -> int:
     for status in result.podgroups.values():
         if status.phase.value not in _WAITING_PHASES:
             continue
-        if any(c.type == "Unschedulable" and c.status == "True" for c in status.conditions):
+        if says_unschedulable(status.conditions):
             count += 1
     return count
 

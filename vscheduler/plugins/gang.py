@@ -56,6 +56,7 @@ from vscheduler.plugin_api import (
     TaskStatus,
     Vote,
     gang_shortfall,
+    says_unschedulable,
     task_status,
     unresolvable,
 )
@@ -129,20 +130,16 @@ def invalid_reason(job: JobState) -> tuple[str, str] | None:
     return None
 
 
-def _says_ready(job: JobState) -> bool:
-    """The job is admitted and ready, and its PodGroup says so already: `Scheduled=True` for
-    the ready reason, and no `Unschedulable=True`."""
-    if job.phase is PodGroupPhase.PENDING or not job.tasks or not is_ready(job):
+def _said_already(job: JobState, condition: PodGroupCondition) -> bool:
+    """`condition` is `Scheduled` and the PodGroup carries it already (same status, reason
+    and message) with no `Unschedulable=True`: writing it would change nothing but its time."""
+    if condition.type != SCHEDULED or says_unschedulable(job.facts.conditions):
         return False
-    said = False
-    for old in job.facts.conditions:
-        if old.status != "True":
-            continue
-        if old.type == UNSCHEDULABLE:
-            return False
-        if old.type == SCHEDULED and old.reason == READY_REASON and not old.message:
-            said = True
-    return said
+    return any(
+        (old.type, old.status, old.reason, old.message)
+        == (condition.type, condition.status, condition.reason, condition.message)
+        for old in job.facts.conditions
+    )
 
 
 def keep_gangs(candidates: Sequence[TaskState]) -> tuple[TaskState, ...]:
@@ -217,14 +214,14 @@ class Gang(
         PodGroup already says so (`Scheduled=True` for the same reason, no `Unschedulable=True`)
         gets none: the status written would keep the one it has (a condition's time is when it
         last changed), so a cluster of running gangs costs no condition per gang per cycle."""
-        invalid = self._invalid_at_open
         for job in self._session.jobs.values():
-            if job.facts.synthetic or (job.key not in invalid and _says_ready(job)):
+            if job.facts.synthetic:
                 continue
             condition = self._condition(job)
-            if condition is not None:
-                self._session.set_job_condition(job, condition)
-            if condition is not None and condition.type == SCHEDULED:
+            if condition is None or _said_already(job, condition):
+                continue
+            self._session.set_job_condition(job, condition)
+            if condition.type == SCHEDULED:
                 self._clear_unschedulable(job)
 
     def _clear_unschedulable(self, job: JobState) -> None:
