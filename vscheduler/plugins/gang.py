@@ -130,14 +130,13 @@ def invalid_reason(job: JobState) -> tuple[str, str] | None:
     return None
 
 
-def _said_already(job: JobState, condition: PodGroupCondition) -> bool:
-    """`condition` is `Scheduled` and the PodGroup carries it already (same status, reason
-    and message) with no `Unschedulable=True`: writing it would change nothing but its time."""
-    if condition.type != SCHEDULED or says_unschedulable(job.facts.conditions):
+def _said_already(job: JobState, wanted: tuple[str, str, str]) -> bool:
+    """`wanted` (type, reason, message) is `Scheduled` and the PodGroup carries it already,
+    true, with no `Unschedulable=True`: writing it would change nothing but its time."""
+    if wanted[0] != SCHEDULED or says_unschedulable(job.facts.conditions):
         return False
     return any(
-        (old.type, old.status, old.reason, old.message)
-        == (condition.type, condition.status, condition.reason, condition.message)
+        (old.type, old.reason, old.message) == wanted and old.status == "True"
         for old in job.facts.conditions
     )
 
@@ -217,11 +216,11 @@ class Gang(
         for job in self._session.jobs.values():
             if job.facts.synthetic:
                 continue
-            condition = self._condition(job)
-            if condition is None or _said_already(job, condition):
+            wanted = self._condition(job)
+            if wanted is None or _said_already(job, wanted):
                 continue
-            self._session.set_job_condition(job, condition)
-            if condition.type == SCHEDULED:
+            self._session.set_job_condition(job, self._stamp(*wanted))
+            if wanted[0] == SCHEDULED:
                 self._clear_unschedulable(job)
 
     def _clear_unschedulable(self, job: JobState) -> None:
@@ -235,19 +234,20 @@ class Gang(
                     ),
                 )
 
-    def _condition(self, job: JobState) -> PodGroupCondition | None:
+    def _condition(self, job: JobState) -> tuple[str, str, str] | None:
+        """The gang condition the job's PodGroup should carry: (type, reason, message)."""
         invalid = self._invalid_at_open.get(job.key)
         if invalid is not None:
-            return self._stamp(UNSCHEDULABLE, invalid[0], invalid[1])
+            return UNSCHEDULABLE, invalid[0], invalid[1]
         if not job.tasks:
             return None
         if job.phase is PodGroupPhase.PENDING:
             note = self._session.job_note(job)
-            return None if note is None else self._stamp(UNSCHEDULABLE, NOT_ENOUGH_RESOURCES, note)
+            return None if note is None else (UNSCHEDULABLE, NOT_ENOUGH_RESOURCES, note)
         if is_ready(job):
-            return self._stamp(SCHEDULED, READY_REASON, "")
+            return SCHEDULED, READY_REASON, ""
         found = self._session.schedulable_count(job)
-        return self._stamp(UNSCHEDULABLE, NOT_ENOUGH_RESOURCES, gang_shortfall(job, found))
+        return UNSCHEDULABLE, NOT_ENOUGH_RESOURCES, gang_shortfall(job, found)
 
     def _stamp(self, kind: str, reason: str, message: str) -> PodGroupCondition:
         session = self._session
