@@ -4,12 +4,14 @@ Tasks with equal `TaskFacts.template_key()` form an equivalence class. For each 
 session keeps, over all nodes: whether every predicate passes, whether the request fits the
 node's idle and future-idle resources, and the summed node-order score. The first task of a
 class computes these for every node at once (vectorised); later tasks recompute only the nodes
-the ledger logged as changed since. Plugins must honour that contract: a predicate's or a
-node-order score's answer for a node depends only on the task's template and on that node's
-state. A plugin that cannot promise it sets `node_local = False` and is re-evaluated in full for
-every task; batch node-order scorers are always evaluated over the feasible set. A class
-evaluated while a plugin raised about its task is not kept: the next task of the class is
-evaluated afresh.
+the ledger logged as changed since: when that is one node (the one the last task took, the
+common case) in Python numbers, as the array operations' fixed cost would be most of a decision;
+plugins may answer one node in scalars too, with the same floats. Plugins must honour that
+contract: a predicate's or a node-order score's answer for a node depends only on the task's
+template and on that node's state. A plugin that cannot promise it sets `node_local = False`
+and is re-evaluated in full for every task; batch node-order scorers are always evaluated over
+the feasible set. A class evaluated while a plugin raised about its task is not kept: the next
+task of the class is evaluated afresh.
 
 Every task asks one pod slot, as every task asks one `pods` in Volcano (`api/pod_info.go`): it
 fits idle where the node holds fewer pods than its limit (pipelined ones counted), and fits
@@ -57,6 +59,8 @@ class ClassEval:
     """score where every predicate passes and future idle fits, -inf elsewhere."""
     batch: tuple[Hook, ...] = ()
     """The batch scorers with an opinion on this class (asked once, over every node)."""
+    wants: tuple[tuple[int, int], ...] = ()
+    """(column, amount) of each resource requested: `need` for one node in Python numbers."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -131,6 +135,7 @@ class Placer:
                 idle_score=np.full(count, -np.inf),
                 future_score=np.full(count, -np.inf),
             )
+            cached.wants = tuple((k, v) for k, v in enumerate(req.tolist()) if v > 0)
             self._refresh(cached, task, self._all)
             cached.batch = tuple(
                 h for h in self.batch_scorers if self._opinion(h, task, self._all) is not None
@@ -139,10 +144,11 @@ class Placer:
         elif cached.synced != ledger.log_position:
             changed = ledger.changed_since(cached.synced)
             if len(changed) * 4 >= len(ledger):
-                idx = self._all
+                self._refresh(cached, task, self._all)
+            elif len(set(changed)) == 1:  # the common case: the node the last task took
+                self._refresh_one(cached, task, changed[0])
             else:
-                idx = np.array(sorted(set(changed)), dtype=np.int64)
-            self._refresh(cached, task, idx)
+                self._refresh(cached, task, np.array(sorted(set(changed)), dtype=np.int64))
             cached.synced = ledger.log_position
         if task.uid in self.failed_tasks:  # a plugin raised: its answers are not the class's
             self._classes.pop(task.class_id, None)
@@ -164,6 +170,37 @@ class Placer:
         c.score[idx] = total
         c.idle_score[idx] = np.where(ok & c.fit_idle[idx], total, -np.inf)
         c.future_score[idx] = np.where(ok & c.fit_future[idx], total, -np.inf)
+
+    def _refresh_one(self, c: ClassEval, task: TaskState, i: int) -> None:
+        """`_refresh` of the one node `i`, in scalars: the same answers without the fixed cost
+        of some thirty array operations (most of a decision's time at thousands of nodes).
+        The hooks are asked about `[i]` as always; plugins may answer one node in scalars too."""
+        idx = np.array((i,), dtype=np.int64)
+        ok = True
+        for hook in self.local_filters:
+            try:
+                passed = bool(np.asarray(hook.fn(task, idx), dtype=np.bool_)[0])
+            except Exception as exc:
+                self.report(hook, "predicate", exc, task)
+                passed = False
+            ok = ok and passed
+        ledger = self.ledger
+        idle, future = ledger.idle, ledger.future
+        fit_idle = all(idle.item(i, k) >= v for k, v in c.wants) and (
+            not ledger.full_now or ledger.pods_free.item(i) > 0
+        )
+        fit_future = all(future.item(i, k) >= v for k, v in c.wants) and (
+            not ledger.full_future or ledger.pods_free_future.item(i) > 0
+        )
+        total = 0.0
+        for hook in self.local_scorers:
+            total = total + self._score(hook, task, idx).item(0)
+        c.pred_ok[i] = ok
+        c.fit_idle[i] = fit_idle
+        c.fit_future[i] = fit_future
+        c.score[i] = total
+        c.idle_score[i] = total if ok and fit_idle else -np.inf
+        c.future_score[i] = total if ok and fit_future else -np.inf
 
     def _passes(self, hooks: Sequence[Hook], task: TaskState, idx: IntArray) -> BoolArray:
         ok = np.ones(len(idx), dtype=np.bool_)

@@ -60,27 +60,43 @@ class Binpack(NodeOrder):
     def __init__(self, session: PluginSession, weights: Weights) -> None:
         self._weights = weights
         self._ledger = session.ledger
-        self._classes: dict[int, tuple[IntArray, FloatArray, FloatArray]] = {}
+        self._classes: dict[int, _Columns] = {}
         self._scale = MAX_NODE_SCORE * weights.weight
 
     def score_nodes(self, task: TaskState, idx: IntArray) -> FloatArray:
         """Volcano's binpack score of each node of `idx`."""
-        cols, request, weight = self._columns(task)
-        weight_sum = float(weight.sum())
-        if not len(cols) or not weight_sum:
+        found = self._columns(task)
+        if not found.terms or not found.weight_sum:
             return np.zeros(len(idx), dtype=np.float64)
+        if len(idx) == 1 and len(found.terms) < 8:  # one node: scalars (numpy sums < 8 in order)
+            return np.array((self._score_one(idx.item(0), found),))
         ledger = self._ledger
-        final = ledger.used[idx][:, cols] + request
-        allocatable = ledger.allocatable[idx][:, cols]
+        final = ledger.used[idx][:, found.cols] + found.request
+        allocatable = ledger.allocatable[idx][:, found.cols]
         counted = allocatable != 0
-        per = np.where(counted, final * weight / np.where(counted, allocatable, 1), 0.0)
-        score: FloatArray = per.sum(axis=1) / weight_sum * self._scale
+        per = np.where(counted, final * found.weight / np.where(counted, allocatable, 1), 0.0)
+        score: FloatArray = per.sum(axis=1) / found.weight_sum * self._scale
         overflow = counted & (final > allocatable)
         if overflow.any():
             score[overflow.any(axis=1)] = 0.0
         return score
 
-    def _columns(self, task: TaskState) -> tuple[IntArray, FloatArray, FloatArray]:
+    def _score_one(self, i: int, found: _Columns) -> float:
+        """`score_nodes` of the one node `i`, in Python floats: the same operations in the same
+        order, so the same float."""
+        used, allocatable = self._ledger.used, self._ledger.allocatable
+        total = 0.0
+        for k, want, weight in found.terms:
+            alloc = allocatable.item(i, k)
+            if not alloc:
+                continue
+            final = float(used.item(i, k)) + want
+            if final > alloc:
+                return 0.0
+            total += final * weight / float(alloc)
+        return total / found.weight_sum * self._scale
+
+    def _columns(self, task: TaskState) -> _Columns:
         """The ledger columns the task requests that have a weight above 0, the request and the
         weights on them (cached per class). A resource of weight 0 adds nothing to the score or
         to the weights' sum, and its overflow does not count (Volcano checks none of it)."""
@@ -90,13 +106,29 @@ class Binpack(NodeOrder):
             req = self._ledger.vector(task.resreq)
             weights = self._weights.resources
             cols = [k for k, d in enumerate(dims) if req[k] and weights.get(d, 0) > 0]
-            found = (
-                np.array(cols, dtype=np.int64),
-                req[cols].astype(np.float64),
-                np.array([weights[dims[k]] for k in cols], dtype=np.float64),
+            weight = np.array([weights[dims[k]] for k in cols], dtype=np.float64)
+            request = req[cols].astype(np.float64)
+            found = _Columns(
+                cols=np.array(cols, dtype=np.int64),
+                request=request,
+                weight=weight,
+                weight_sum=float(weight.sum()),
+                terms=tuple(zip(cols, request.tolist(), weight.tolist(), strict=True)),
             )
             self._classes[task.class_id] = found
         return found
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Columns:
+    """One task class's binpack terms: as arrays for many nodes, as numbers for one."""
+
+    cols: IntArray
+    request: FloatArray
+    weight: FloatArray
+    weight_sum: float
+    terms: tuple[tuple[int, float, float], ...]
+    """(column, request, weight) of each resource counted."""
 
 
 class Inert:

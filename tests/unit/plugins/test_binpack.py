@@ -47,6 +47,8 @@ def scores(
     assert isinstance(found, binpack.Binpack)
     task = session.tasks[p.build().uid]
     result: list[float] = found.score_nodes(task, np.arange(len(nodes))).tolist()
+    one_by_one = [found.score_nodes(task, np.array([i])).tolist() for i in range(len(nodes))]
+    assert one_by_one == [[score] for score in result]  # one node is scored in scalars
     return result
 
 

@@ -59,6 +59,10 @@ def scores(
     session = open_session(snapshot(*nodes, p, *others), arguments)
     task = session.tasks[p.build().uid]
     found: list[float] = plugin(session).score_nodes(task, np.arange(len(nodes))).tolist()
+    one_by_one = [
+        plugin(session).score_nodes(task, np.array([i])).tolist() for i in range(len(nodes))
+    ]
+    assert one_by_one == [[score] for score in found]  # one node is scored in scalars
     return found
 
 

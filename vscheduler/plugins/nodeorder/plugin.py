@@ -10,6 +10,7 @@ feasible nodes the session compares.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from typing import Final
 
@@ -129,6 +130,10 @@ class NodeOrder(NodeOrderPoint, BatchNodeOrder, AllocateEvent, DeallocateEvent):
         req = self._request(task)
         gpu = self._gpu is not None and bool(req[self._gpu])
         if self._cm_present and not gpu:
+            if len(idx) == 1:  # one node (the one the last task took): scalars are cheaper
+                i = int(idx[0])
+                total[0] += self._two_resource_score(req.item(0), req.item(1), i)
+                return total
             return total + self._two_resource_scores(req, idx)
         requested = ledger.used[idx] + req
         allocatable = ledger.allocatable[idx]
@@ -161,6 +166,29 @@ class NodeOrder(NodeOrderPoint, BatchNodeOrder, AllocateEvent, DeallocateEvent):
             f = np.minimum(requested / alloc, 1.0)
             std = np.abs((f[:, 0] - f[:, 1]) / 2)
             total += w.balanced_resource * np.floor((1.0 - std) * MAX_NODE_SCORE)
+        return total
+
+    def _two_resource_score(self, cpu: int, memory: int, i: int) -> float:
+        """`_two_resource_scores` of the one node `i`, in Python numbers: the same operations in
+        the same order, so the same float (cpu and memory fit in float64 exactly: < 2**53)."""
+        w, used, alloc = self._w, self._ledger.used, self._alloc_cm
+        alloc_cpu, alloc_memory = alloc.item(i, 0), alloc.item(i, 1)
+        want_cpu, want_memory = used.item(i, 0) + cpu, used.item(i, 1) + memory
+        total = 0.0
+        if w.least_requested:
+            free_cpu, free_memory = alloc_cpu - want_cpu, alloc_memory - want_memory
+            per_cpu = 0 if free_cpu < 0 else free_cpu * MAX_NODE_SCORE // alloc_cpu
+            per_memory = 0 if free_memory < 0 else free_memory * MAX_NODE_SCORE // alloc_memory
+            total += w.least_requested * ((per_cpu + per_memory) // 2)
+        if w.most_requested:
+            per_cpu = min(want_cpu, alloc_cpu) * MAX_NODE_SCORE // alloc_cpu
+            per_memory = min(want_memory, alloc_memory) * MAX_NODE_SCORE // alloc_memory
+            total += w.most_requested * ((per_cpu + per_memory) // 2)
+        if w.balanced_resource:
+            f_cpu = min(float(want_cpu) / float(alloc_cpu), 1.0)
+            f_memory = min(float(want_memory) / float(alloc_memory), 1.0)
+            std = abs((f_cpu - f_memory) / 2)
+            total += w.balanced_resource * float(math.floor((1.0 - std) * MAX_NODE_SCORE))
         return total
 
     def batch_score_nodes(self, task: TaskState, idx: IntArray) -> FloatArray | None:
