@@ -6,12 +6,14 @@
 
 The snapshot is generated (nodes 4 CPU / 32Gi / 110 pods; pending pods 100m / 500Mi in gangs
 with a PodGroup each, minMember = gang size), written as one JSON `List`, then loaded and
-scheduled in a fresh process so peak memory (ru_maxrss) is the scheduler's own.
+scheduled in a fresh process so peak memory (ru_maxrss) is the scheduler's own; the cyclic
+garbage collector is set as `vscheduler run` sets it (the loaded objects frozen, its thresholds).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -22,6 +24,7 @@ import time
 from collections.abc import Iterator
 
 from vscheduler import catalog, cycle
+from vscheduler.app import GC_THRESHOLDS
 from vscheduler.clock import FixedClock
 from vscheduler.convert.files import load_objects
 from vscheduler.convert.snapshot import build_snapshot
@@ -116,6 +119,8 @@ def measure(path: str, policy: str | None) -> dict[str, object]:
     t0 = time.perf_counter()
     snap = build_snapshot(load_objects([path]))
     load = time.perf_counter() - t0
+    gc.freeze()  # as `vscheduler run` does once its first lists are in (app.py)
+    gc.set_threshold(*GC_THRESHOLDS)
     report = cycle.run_cycle(snap, pipeline, clock=FixedClock(EPOCH))
     placed = len(report.result.binds)
     return {

@@ -194,7 +194,12 @@ class Placer:
         )
         total = 0.0
         for hook in self.local_scorers:
-            total = total + self._score(hook, task, idx).item(0)
+            try:
+                result = hook.fn(task, idx)
+            except Exception as exc:
+                self.report(hook, "nodeOrder", exc, task)
+                result = None  # a raising scorer scores 0, as in `_opinion`
+            total = total + (0.0 if result is None else np.asarray(result, np.float64).item(0))
         c.pred_ok[i] = ok
         c.fit_idle[i] = fit_idle
         c.fit_future[i] = fit_future

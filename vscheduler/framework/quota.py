@@ -174,7 +174,7 @@ def share_of(allocated: Resources, deserved: Resources, *, if_nothing_deserved: 
     capacity: 1, a best-effort queue goes after every queue still below its deserved)."""
     if deserved.is_empty():
         return if_nothing_deserved
-    return max(allocated.get(n) / a for n, a in deserved.items() if a > 0)
+    return max(allocated.get(n) / a for n, a in deserved.unordered_items() if a > 0)
 
 
 def real_capability(

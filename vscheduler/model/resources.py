@@ -66,6 +66,10 @@ class Resources:
         for name in sorted(self._v):
             yield name, self._v[name]
 
+    def unordered_items(self) -> Iterable[tuple[str, int]]:
+        """(name, amount) pairs in no set order, for sums and maxima over them (hot paths)."""
+        return self._v.items()
+
     def as_dict(self) -> dict[str, int]:
         """A fresh dict of the non-zero amounts."""
         return dict(self._v)

@@ -124,17 +124,18 @@ class NodeOrder(NodeOrderPoint, BatchNodeOrder, AllocateEvent, DeallocateEvent):
     def score_nodes(self, task: TaskState, idx: IntArray) -> FloatArray:
         """The weighted nodeOrder scores of the nodes `idx`."""
         w, ledger = self._w, self._ledger
-        total = self._static_scores(task)[idx]  # a copy: idx is an index array
+        static = self._static_scores(task)
         if not (w.least_requested or w.most_requested or w.balanced_resource):
-            return total
+            return static[idx]  # a copy: idx is an index array
         req = self._request(task)
         gpu = self._gpu is not None and bool(req[self._gpu])
         if self._cm_present and not gpu:
             if len(idx) == 1:  # one node (the one the last task took): scalars are cheaper
-                i = int(idx[0])
-                total[0] += self._two_resource_score(req.item(0), req.item(1), i)
-                return total
-            return total + self._two_resource_scores(req, idx)
+                i = idx.item(0)
+                two = self._two_resource_score(req.item(0), req.item(1), i)
+                return np.array((static.item(i) + two,))
+            return static[idx] + self._two_resource_scores(req, idx)
+        total = static[idx]
         requested = ledger.used[idx] + req
         allocatable = ledger.allocatable[idx]
         cm = self._cpu_memory
