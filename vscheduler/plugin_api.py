@@ -51,6 +51,8 @@ reason)`: shuffle puts the reason on the eviction and the strategy labels the me
 `budgeted=True` the plugin says it held the victim to a disruption budget of its own, and
 shuffle's per-node and per-run caps leave it alone.
 `podindex.PodIndex` counts the session's pods by node, for checks that look at other pods.
+A factory may keep what its plugin derives from the nodes alone across sessions with a
+`NodeMemo` (made again when the nodes change), per pod template in a bounded `TemplateTable`.
 A factory that needs something of the rest of the policy declares it in a `needs` attribute
 (`Needs`): the node-usage periods it reads (the collector queries each), and `TierConflict`s,
 plugins it must not share a tier with while one of its flags is on. Most factories need nothing
@@ -65,6 +67,7 @@ from vscheduler.framework import podindex
 from vscheduler.framework.ledger import BoolArray, FloatArray, IntArray, LedgerView
 from vscheduler.framework.messages import gang_shortfall
 from vscheduler.framework.needs import Needs, TierConflict
+from vscheduler.framework.nodememo import NodeMemo, TemplateTable
 from vscheduler.framework.protocols import (
     Allocatable,
     AllocateEvent,
@@ -187,6 +190,7 @@ __all__ = [
     "Needs",
     "NodeAffinity",
     "NodeFacts",
+    "NodeMemo",
     "NodeOrder",
     "NodeUsage",
     "Overused",
@@ -228,6 +232,7 @@ __all__ = [
     "TaskOrder",
     "TaskState",
     "TaskStatus",
+    "TemplateTable",
     "TierConflict",
     "Toleration",
     "VictimFilter",

@@ -26,11 +26,14 @@ from vscheduler.plugin_api import (
     DeallocateEvent,
     FloatArray,
     IntArray,
+    NodeFacts,
+    NodeMemo,
     NodeOrder as NodeOrderPoint,
     PluginSession,
     SpreadConstraint,
     Taint,
     TaskState,
+    TemplateTable,
 )
 from vscheduler.plugins.nodeorder.formulas import (
     GPU,
@@ -88,30 +91,22 @@ ARGUMENTS: Final = (
 class NodeOrder(NodeOrderPoint, BatchNodeOrder, AllocateEvent, DeallocateEvent):
     """The per-session plugin."""
 
-    def __init__(self, session: PluginSession, weights: Weights) -> None:
+    def __init__(self, session: PluginSession, weights: Weights, views: NodeViews) -> None:
         ledger = session.ledger
         self._w = weights
         self._ledger = ledger
+        self._views = views
         self._cpu_memory = [ledger.dim_index[CPU], ledger.dim_index[MEMORY]]
         self._gpu = ledger.dim_index.get(GPU)
-        self._images = image_index(ledger.nodes)
-        prefer = [
-            tuple(t for t in n.taints if t.effect == PREFER_NO_SCHEDULE) for n in ledger.nodes
-        ]
-        groups: dict[tuple[Taint, ...], int] = {}
-        self._taint_group: IntArray = np.array(
-            [groups.setdefault(t, len(groups)) for t in prefer], dtype=np.int64
-        )
-        self._taint_lists = tuple(groups)
         self._requests: dict[int, IntArray] = {}
         self._static: dict[int, FloatArray] = {}
         self._prefer_counts: dict[int, IntArray] = {}
-        self._any_prefer = any(prefer)
         if self._cpu_memory != [0, 1]:
             msg = "the ledger's first two dims must be cpu and memory"
             raise AssertionError(msg)
-        self._alloc_cm: IntArray = np.ascontiguousarray(ledger.allocatable[:, :2])
-        self._cm_present = bool((self._alloc_cm > 0).all())
+        self._alloc_cm = views.alloc_cm
+        self._cm_present = views.cm_present
+        """Every node has cpu and memory: the two-resource formulas apply (the fast path)."""
         self._opinions: dict[int, bool] = {}
         self._inclusion: dict[tuple[int, bool, bool], BoolArray] = {}
         self._topology: TopologyScores | None = None
@@ -119,7 +114,6 @@ class NodeOrder(NodeOrderPoint, BatchNodeOrder, AllocateEvent, DeallocateEvent):
             self._topology = TopologyScores(
                 session, weights.pod_affinity, weights.pod_topology_spread, self._included
             )
-        """Every node has cpu and memory: the two-resource formulas apply (the fast path)."""
 
     def score_nodes(self, task: TaskState, idx: IntArray) -> FloatArray:
         """The weighted nodeOrder scores of the nodes `idx`."""
@@ -221,13 +215,19 @@ class NodeOrder(NodeOrderPoint, BatchNodeOrder, AllocateEvent, DeallocateEvent):
     def _taint_scores(self, task: TaskState, idx: IntArray) -> FloatArray | None:
         """tainttoleration over the nodes `idx`, or None when none has an intolerable
         PreferNoSchedule taint."""
-        if not self._w.taint_toleration or not self._any_prefer:
+        views = self._views
+        if not self._w.taint_toleration or not views.any_prefer:
             return None
         counts = self._prefer_counts.get(task.class_id)
         if counts is None:
-            tolerations = task.facts.tolerations
-            per_group = [intolerable_prefer_no_schedule(t, tolerations) for t in self._taint_lists]
-            counts = np.array(per_group, dtype=np.int64)[self._taint_group]
+            template = task.facts.template_key()
+            counts = views.prefer_counts.get(template)
+            if counts is None:
+                tolerations = task.facts.tolerations
+                per_group = [intolerable_prefer_no_schedule(t, tolerations) for t in views.lists]
+                counts = np.array(per_group, dtype=np.int64)[views.group]
+                counts.flags.writeable = False  # shared by the sessions over these nodes
+                views.prefer_counts.put(template, counts)
             self._prefer_counts[task.class_id] = counts
         score = reverse_normalised(counts[idx])
         if score is None:
@@ -268,12 +268,17 @@ class NodeOrder(NodeOrderPoint, BatchNodeOrder, AllocateEvent, DeallocateEvent):
         """nodeaffinity and imagelocality, weighted: they depend on the nodes' facts only."""
         scores = self._static.get(task.class_id)
         if scores is None:
-            scores = np.zeros(len(self._ledger), dtype=np.float64)
-            facts = task.facts
-            if self._w.node_affinity and facts.affinity.preferred:
-                scores += self._w.node_affinity * self._affinity(task)
-            if self._w.image_locality and facts.images:
-                scores += self._w.image_locality * self._image_locality(task)
+            template = task.facts.template_key()
+            scores = self._views.static.get(template)
+            if scores is None:
+                scores = np.zeros(len(self._ledger), dtype=np.float64)
+                facts = task.facts
+                if self._w.node_affinity and facts.affinity.preferred:
+                    scores += self._w.node_affinity * self._affinity(task)
+                if self._w.image_locality and facts.images:
+                    scores += self._w.image_locality * self._image_locality(task)
+                scores.flags.writeable = False  # shared by the sessions over these nodes
+                self._views.static.put(template, scores)
             self._static[task.class_id] = scores
         return scores
 
@@ -290,7 +295,7 @@ class NodeOrder(NodeOrderPoint, BatchNodeOrder, AllocateEvent, DeallocateEvent):
     def _image_locality(self, task: TaskState) -> IntArray:
         sums = np.zeros(len(self._ledger), dtype=np.int64)
         for name in task.facts.images:
-            found = self._images.get(normalized_image_name(name))
+            found = self._views.images.get(normalized_image_name(name))
             if found is not None:
                 nodes, sizes = found
                 spread = len(nodes) / len(self._ledger)
@@ -306,10 +311,36 @@ class Factory:
 
     def __init__(self, weights: Weights) -> None:
         self.weights = weights
+        self._views = NodeMemo(NodeViews)
 
     def open(self, session: PluginSession) -> NodeOrder:
-        """A fresh plugin for `session`."""
-        return NodeOrder(session, self.weights)
+        """A fresh plugin for `session` (what it derives from the nodes alone is kept while the
+        nodes are the same)."""
+        return NodeOrder(session, self.weights, self._views.get(session.ledger.nodes))
+
+
+class NodeViews:
+    """What nodeorder derives from the nodes alone: the image index, the nodes grouped by their
+    PreferNoSchedule taints, allocatable cpu and memory, and per pod template the scores and
+    taint counts that depend only on template and node facts (`NodeMemo`: kept across sessions
+    while the nodes are the same objects)."""
+
+    def __init__(self, nodes: tuple[NodeFacts, ...]) -> None:
+        self.images = image_index(nodes)
+        prefer = [tuple(t for t in n.taints if t.effect == PREFER_NO_SCHEDULE) for n in nodes]
+        groups: dict[tuple[Taint, ...], int] = {}
+        self.group: IntArray = np.array(
+            [groups.setdefault(t, len(groups)) for t in prefer], dtype=np.int64
+        )
+        self.lists = tuple(groups)
+        self.any_prefer = any(prefer)
+        self.alloc_cm: IntArray = np.array(
+            [(n.allocatable.get(CPU), n.allocatable.get(MEMORY)) for n in nodes], dtype=np.int64
+        ).reshape(len(nodes), 2)
+        self.alloc_cm.flags.writeable = False
+        self.cm_present = bool((self.alloc_cm > 0).all())
+        self.static: TemplateTable[FloatArray] = TemplateTable()
+        self.prefer_counts: TemplateTable[IntArray] = TemplateTable()
 
 
 def build(arguments: Mapping[str, object]) -> Factory:

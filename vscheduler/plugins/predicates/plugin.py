@@ -27,6 +27,8 @@ from vscheduler.plugin_api import (
     DeallocateEvent,
     HostPort,
     IntArray,
+    NodeFacts,
+    NodeMemo,
     PluginSession,
     Predicate,
     PredicateReason,
@@ -35,6 +37,7 @@ from vscheduler.plugin_api import (
     Status,
     TaskState,
     TaskStatus,
+    TemplateTable,
     podindex,
     unresolvable,
     unschedulable,
@@ -70,15 +73,13 @@ class Config:
 class Predicates(Predicate, PredicateReason, PredicateResolvable, AllocateEvent, DeallocateEvent):
     """The per-session plugin."""
 
-    def __init__(self, session: PluginSession, config: Config) -> None:
+    def __init__(self, session: PluginSession, config: Config, views: NodeViews) -> None:
         ledger = session.ledger
-        nodes = ledger.nodes
         self._config = config
         self._ledger = ledger
-        self._ready: BoolArray = np.array([n.ready for n in nodes], dtype=np.bool_)
-        self._cordoned: BoolArray = np.array([n.unschedulable for n in nodes], dtype=np.bool_)
-        self._labels = LabelColumns([n.labels for n in nodes], ledger.names)
-        self._taints = TaintGroups([n.taints for n in nodes])
+        self._views = views
+        self._labels = views.labels
+        self._taints = views.taints
         self._static: dict[int, BoolArray] = {}
         self._ports = PortBook()
         self._placed: dict[str, tuple[int, tuple[HostPort, ...]]] = {}
@@ -90,6 +91,7 @@ class Predicates(Predicate, PredicateReason, PredicateResolvable, AllocateEvent,
         self._interpod: InterPodFilter | None = None
         self._spread: SpreadFilter | None = None
         self._inclusion: dict[tuple[int, bool, bool], BoolArray] = {}
+        """Per class, from `views` (kept across sessions per template)."""
         for task in session.tasks_with_host_ports:  # no index yet: only host ports to take
             if task.node_index >= 0 and task.status in HOLDING_PORTS:
                 self.on_allocate(task)
@@ -181,16 +183,23 @@ class Predicates(Predicate, PredicateReason, PredicateResolvable, AllocateEvent,
         """Nodes passing the checks that depend only on the class and the node's facts."""
         mask = self._static.get(task.class_id)
         if mask is None:
-            facts = task.facts
-            tolerations = facts.tolerations
-            mask = self._ready.copy()
-            if not checks.tolerated(tolerations, checks.UNSCHEDULABLE_TAINT):
-                mask &= ~self._cordoned
-            if self._config.node_affinity:
-                mask &= self._included(task, affinity=True, taints=False)
-            if self._config.taint_toleration:
-                mask &= self._included(task, affinity=False, taints=True)
+            template = task.facts.template_key()
+            mask = self._views.static.get(template)
+            if mask is None:
+                mask = self._views.static.put(template, self._static_of(task))
             self._static[task.class_id] = mask
+        return mask
+
+    def _static_of(self, task: TaskState) -> BoolArray:
+        views = self._views
+        mask = views.ready.copy()
+        if not checks.tolerated(task.facts.tolerations, checks.UNSCHEDULABLE_TAINT):
+            mask &= ~views.cordoned
+        if self._config.node_affinity:
+            mask &= self._included(task, affinity=True, taints=False)
+        if self._config.taint_toleration:
+            mask &= self._included(task, affinity=False, taints=True)
+        mask.flags.writeable = False  # shared by the sessions over these nodes
         return mask
 
     def _kept_by(self, task: TaskState, c: SpreadConstraint) -> BoolArray:
@@ -203,17 +212,25 @@ class Predicates(Predicate, PredicateReason, PredicateResolvable, AllocateEvent,
         key = (task.class_id, affinity, taints)
         mask = self._inclusion.get(key)
         if mask is None:
-            facts = task.facts
-            mask = np.ones(len(self._ledger), dtype=np.bool_)
-            if affinity:
-                mask &= self._labels.selector(facts.node_selector)
-                mask &= self._labels.required(facts.affinity.required)
-            if taints:
-                mask &= self._taints.per_group(
-                    checks.first_untolerated(list_, facts.tolerations) is None
-                    for list_ in self._taints.lists
-                )
+            kept = (task.facts.template_key(), affinity, taints)
+            mask = self._views.inclusion.get(kept)
+            if mask is None:
+                mask = self._views.inclusion.put(kept, self._inclusion_of(task, affinity, taints))
             self._inclusion[key] = mask
+        return mask
+
+    def _inclusion_of(self, task: TaskState, affinity: bool, taints: bool) -> BoolArray:
+        facts = task.facts
+        mask = np.ones(len(self._ledger), dtype=np.bool_)
+        if affinity:
+            mask &= self._labels.selector(facts.node_selector)
+            mask &= self._labels.required(facts.affinity.required)
+        if taints:
+            mask &= self._taints.per_group(
+                checks.first_untolerated(list_, facts.tolerations) is None
+                for list_ in self._taints.lists
+            )
+        mask.flags.writeable = False  # shared by the sessions over these nodes
         return mask
 
     def _request(self, task: TaskState) -> IntArray:
@@ -307,10 +324,26 @@ class Factory:
 
     def __init__(self, config: Config) -> None:
         self.config = config
+        self._views = NodeMemo(NodeViews)
 
     def open(self, session: PluginSession) -> Predicates:
-        """A fresh plugin for `session`."""
-        return Predicates(session, self.config)
+        """A fresh plugin for `session` (what it derives from the nodes alone is kept while the
+        nodes are the same)."""
+        return Predicates(session, self.config, self._views.get(session.ledger.nodes))
+
+
+class NodeViews:
+    """What the predicates derive from the nodes alone: readiness, cordons, label columns, taint
+    groups, and per pod template the masks of the checks that depend only on template and node
+    facts (`NodeMemo`: kept across sessions while the nodes are the same objects)."""
+
+    def __init__(self, nodes: tuple[NodeFacts, ...]) -> None:
+        self.ready: BoolArray = np.array([n.ready for n in nodes], dtype=np.bool_)
+        self.cordoned: BoolArray = np.array([n.unschedulable for n in nodes], dtype=np.bool_)
+        self.labels = LabelColumns([n.labels for n in nodes], [n.name for n in nodes])
+        self.taints = TaintGroups([n.taints for n in nodes])
+        self.static: TemplateTable[BoolArray] = TemplateTable()
+        self.inclusion: TemplateTable[BoolArray] = TemplateTable()
 
 
 ACCEPTED_FLAGS: Final = (
