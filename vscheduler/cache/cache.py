@@ -108,6 +108,7 @@ class SchedulerCache:
         self._scheduler_name = scheduler_name
         self._lock = threading.Lock()
         self._changed = threading.Event()
+        self._complete = threading.Event()
         self._generation = 0
         self._quiet_generation = 0
         self._converters = Converters(scheduler_name, {})
@@ -229,6 +230,8 @@ class SchedulerCache:
                 self._quiet_generation += 1
             elif changed:
                 self._touch(wake=not (groups and self._group_before_its_pods(held_before, key)))
+                if pods and not gone and self._completes_gang(before, self._shown_pod(key)):
+                    self._complete.set()
         if gone and slot.table is self._nodes:
             self._nodes_deleted([key])
 
@@ -390,6 +393,12 @@ class SchedulerCache:
     def changed(self) -> threading.Event:
         """Set on every change; the loop clears it before taking a snapshot."""
         return self._changed
+
+    @property
+    def complete(self) -> threading.Event:
+        """Set when a pending pod brings its PodGroup to its minMember (a gang is whole: the
+        loop need not wait for the rest of a burst); the loop clears it with `changed`."""
+        return self._complete
 
     def problems(self) -> dict[str, str]:
         """Every object that failed to convert (`Kind namespace/name` or `Kind name`) -> the
@@ -571,6 +580,16 @@ class SchedulerCache:
             return False
         group = self._jobs.facts.get(after.job)
         return group is not None and self._pods.members.get(after.job, 0) < group.min_member
+
+    def _completes_gang(self, before: TaskFacts | None, after: TaskFacts | None) -> bool:
+        """A pending pod that just joined its PodGroup brings it to its minMember: the burst
+        that made the gang is over, and nothing is gained by waiting for more changes."""
+        if after is None or after.group_name is None or after.status is not TaskStatus.PENDING:
+            return False
+        if before is not None and before.job == after.job:
+            return False
+        group = self._jobs.facts.get(after.job)
+        return group is not None and self._pods.members.get(after.job, 0) == group.min_member
 
     def _group_before_its_pods(self, before: JobFacts | None, key: str) -> bool:
         """A PodGroup just created, none of its pods here yet: a cycle must admit it, but within

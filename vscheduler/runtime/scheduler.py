@@ -4,12 +4,13 @@
 policy changed since the last cycle, or `QUIET_PERIOD` passed since the last cycle and the
 cache changed quietly: a placed pod now running, a bind confirmed); `run` loops until stopped:
 it waits for the period or for the cache to signal a change (then waits `debounce` more, so a
-burst of watch events becomes one cycle). Each bind goes to the carrier as its statement
-commits (`DecisionCarrier.stream`), so a backlog's first binds leave while the cycle still runs;
-the rest of the result follows at the cycle's end. A replica that stops leading mid-cycle drops
-the rest of that cycle's decisions (the binds streamed meet the effects' fence: none leaves once
-the lease is lost). A cycle that raises is reported to the observer (`observe_cycle_failed`, with
-the pending pods it left unplaced) and logged; the loop goes on, and the next cycle tries again.
+burst of watch events becomes one cycle, unless the change completed a gang: its burst is over).
+Each bind goes to the carrier as its statement commits (`DecisionCarrier.stream`), so a
+backlog's first binds leave while the cycle still runs; the rest of the result follows at the
+cycle's end. A replica that stops leading mid-cycle drops the rest of that cycle's decisions
+(the binds streamed meet the effects' fence: none leaves once the lease is lost). A cycle that
+raises is reported to the observer (`observe_cycle_failed`, with the pending pods it left
+unplaced) and logged; the loop goes on, and the next cycle tries again.
 Every failed cycle, and every cycle that runs, is told to the `CycleHealth` (the consecutive
 failures behind `/readyz`).
 """
@@ -37,6 +38,9 @@ _SLICE = 0.1
 QUIET_PERIOD = 5.0
 """Seconds after a cycle before changes no decision depends on (a placed pod now running) run a
 cycle of their own; any other change runs one at once."""
+DEBOUNCE = 0.1
+"""Seconds the loop waits after a change wakes it, so a burst of changes (pods created one by
+one) becomes one cycle; cut short when the change completes a gang (`Cache.complete`)."""
 YIELD_RATIO = 1.0
 """While earlier decisions are being carried out, the pause after a cycle, relative to how long
 that cycle took."""
@@ -48,6 +52,11 @@ class Cache(Protocol):
     @property
     def generation(self) -> int:
         """Changes whenever anything a cycle reads changes."""
+        ...
+
+    @property
+    def complete(self) -> threading.Event:
+        """Set when a change completes a unit of work (a gang's last member came)."""
         ...
 
     @property
@@ -116,7 +125,7 @@ class Scheduler:
         is_leading: Callable[[], bool] = lambda: True,
         before_cycle: Callable[[], None] = lambda: None,
         period: float = 1.0,
-        debounce: float = 0.05,
+        debounce: float = DEBOUNCE,
         yield_ratio: float = YIELD_RATIO,
         quiet_period: float = QUIET_PERIOD,
         health: CycleHealth | None = None,
@@ -149,6 +158,7 @@ class Scheduler:
             self._observer.observe_skip()
             return None
         self._cache.changed.clear()
+        self._cache.complete.clear()
         self.cycles += 1
         snapshot: ClusterSnapshot | None = None
         try:
@@ -200,7 +210,7 @@ class Scheduler:
                     self.cycles,
                 )
             if self._wait(stop):
-                stop.wait(self._debounce)
+                self._cache.complete.wait(self._debounce)  # fold a burst, unless a gang is whole
 
     def _wait(self, stop: threading.Event) -> bool:
         """Wait for the next cycle: True when a change wakes it early, False at the period's end

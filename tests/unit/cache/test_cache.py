@@ -546,19 +546,25 @@ def test_a_placed_pod_reported_running_with_its_start_time_is_a_quiet_change(
     assert cache.snapshot().tasks["uid-p1"].started is not None
 
 
-def test_a_gangs_members_wake_the_loop_only_once_the_last_one_arrives(
+def test_a_gangs_members_wake_the_loop_only_once_the_last_one_arrives_and_that_one_at_once(
     cache: SchedulerCache,
 ) -> None:
     cache.apply(PODGROUP, event("ADDED", raw_podgroup("pg1", min_member=3)))
-    woken = []
-    for i in range(3):
+    woken, whole = [], []
+    for i in range(4):
         before, quiet = cache.generation, cache.quiet_generation
         cache.changed.clear()
+        cache.complete.clear()
         cache.apply(POD, event("ADDED", raw_pod(f"p{i}", version="1", group="pg1")))
         woken.append(cache.generation != before and cache.changed.is_set())
+        whole.append(cache.complete.is_set())
         assert cache.quiet_generation == quiet + (not woken[-1])
-    assert woken == [False, False, True]  # the first two: the gang cannot be placed yet
-    assert len(cache.snapshot().tasks) == 3
+    assert woken == [False, False, True, True]  # the first two: the gang cannot be placed yet
+    assert whole == [False, False, True, False]  # the third made it whole: no burst to wait for
+    assert len(cache.snapshot().tasks) == 4
+    cache.apply(POD, event("ADDED", raw_pod("lone", version="1")))
+    assert cache.changed.is_set()
+    assert not cache.complete.is_set()  # a lone pod waits for more
 
 
 def test_a_podgroup_created_before_its_pods_is_left_to_the_schedule_period(

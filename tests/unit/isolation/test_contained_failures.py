@@ -105,6 +105,7 @@ def test_the_loop_logs_the_plugin_and_the_pod(caplog: pytest.LogCaptureFixture) 
         generation = 1
         quiet_generation = 0
         changed = __import__("threading").Event()
+        complete = __import__("threading").Event()
 
         def snapshot(self) -> Any:
             return snapshot(node("n1"), pod("bad").requests(cpu="1"))
@@ -292,6 +293,7 @@ def test_simulate_and_the_loop_tell_the_action_error_with_the_job(
         generation = 1
         quiet_generation = 0
         changed = __import__("threading").Event()
+        complete = __import__("threading").Event()
 
         def snapshot(self) -> Any:
             return snapshot(node("n1"), pod("p").requests(cpu="1"))

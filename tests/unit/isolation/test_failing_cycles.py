@@ -33,6 +33,7 @@ class BrokenCache:
         self._generation = 0
         self.quiet_generation = 0
         self.changed = threading.Event()
+        self.complete = threading.Event()
 
     @property
     def generation(self) -> int:

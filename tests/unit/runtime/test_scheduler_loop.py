@@ -24,6 +24,7 @@ class FakeCache:
         self.generation = 1
         self.quiet_generation = 0
         self.changed = threading.Event()
+        self.complete = threading.Event()
 
     def snapshot(self) -> ClusterSnapshot:
         return self.snap
@@ -167,6 +168,43 @@ def test_while_earlier_binds_are_in_flight_a_change_wakes_the_loop_after_a_gap_a
     effects.busy = lambda: False  # type: ignore[method-assign]
     scheduler._last_cycle_end = perf_counter()
     assert scheduler._wait(stop) is True  # idle: no gap at all
+
+
+def test_a_change_completing_a_gang_runs_a_cycle_without_waiting_out_the_debounce() -> None:
+    cache = FakeCache(snapshot(node("n1")))
+    effects = FakeEffects()
+    scheduler = Scheduler(
+        cache=cache,
+        policy=PolicyHolder(),
+        effects=effects,
+        clock=FixedClock(START),
+        observer=FakeObserver(),
+        is_synced=lambda: True,
+        period=3600.0,
+        debounce=3600.0,  # a burst of lone pods would wait an hour
+    )
+    stop = threading.Event()
+    thread = threading.Thread(target=scheduler.run, args=(stop,))
+    thread.start()
+    try:
+        for _ in range(1000):  # the first cycle
+            if effects.submitted:
+                break
+            stop.wait(0.01)
+        cache.generation += 1
+        cache.complete.set()  # the change made a gang whole
+        cache.changed.set()
+        for _ in range(1000):
+            if len(effects.submitted) == 2:
+                break
+            stop.wait(0.01)
+        assert len(effects.submitted) == 2
+        assert not cache.complete.is_set()  # cleared with `changed` as the cycle began
+    finally:
+        stop.set()
+        cache.complete.set()  # let a loop still folding a burst go
+        thread.join(timeout=5)
+    assert not thread.is_alive()
 
 
 def test_a_quiet_change_runs_a_cycle_only_once_the_quiet_period_has_passed() -> None:
