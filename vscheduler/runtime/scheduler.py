@@ -4,7 +4,7 @@
 policy changed since the last cycle, or `QUIET_PERIOD` passed since the last cycle and the
 cache changed quietly: a placed pod now running, a bind confirmed); `run` loops until stopped:
 it waits for the period or for the cache to signal a change (then waits `debounce` more, so a
-burst of watch events becomes one cycle, unless the change completed a gang: its burst is over).
+burst of watch events becomes one cycle; `gang_debounce`, shorter, once a gang is whole).
 Each bind goes to the carrier as its statement commits (`DecisionCarrier.stream`), so a
 backlog's first binds leave while the cycle still runs; the rest of the result follows at the
 cycle's end. A replica that stops leading mid-cycle drops the rest of that cycle's decisions
@@ -40,7 +40,12 @@ QUIET_PERIOD = 5.0
 cycle of their own; any other change runs one at once."""
 DEBOUNCE = 0.1
 """Seconds the loop waits after a change wakes it, so a burst of changes (pods created one by
-one) becomes one cycle; cut short when the change completes a gang (`Cache.complete`)."""
+one) becomes one cycle: every cycle opens a session over the whole cluster, so the more pods it
+decides, the less each costs."""
+GANG_DEBOUNCE = 0.05
+"""The wait's end once a gang is whole (`Cache.complete`: its last member came; the members
+before it woke no cycle): a gang's members already waited for it, and gangs completing close
+together still share a cycle."""
 YIELD_RATIO = 1.0
 """While earlier decisions are being carried out, the pause after a cycle, relative to how long
 that cycle took."""
@@ -126,6 +131,7 @@ class Scheduler:
         before_cycle: Callable[[], None] = lambda: None,
         period: float = 1.0,
         debounce: float = DEBOUNCE,
+        gang_debounce: float = GANG_DEBOUNCE,
         yield_ratio: float = YIELD_RATIO,
         quiet_period: float = QUIET_PERIOD,
         health: CycleHealth | None = None,
@@ -135,6 +141,7 @@ class Scheduler:
         self._is_synced, self._is_leading = is_synced, is_leading
         self._before_cycle = before_cycle
         self._period, self._debounce = period, debounce
+        self._gang_debounce = min(gang_debounce, debounce)
         self._yield_ratio = yield_ratio
         self._last_cycle_end = 0.0
         self._last_cycle_seconds = 0.0
@@ -210,7 +217,7 @@ class Scheduler:
                     self.cycles,
                 )
             if self._wait(stop):
-                self._cache.complete.wait(self._debounce)  # fold a burst, unless a gang is whole
+                self._fold(stop)
 
     def _wait(self, stop: threading.Event) -> bool:
         """Wait for the next cycle: True when a change wakes it early, False at the period's end
@@ -231,6 +238,13 @@ class Scheduler:
                 return not stop.is_set()
             waited += _SLICE
         return False
+
+    def _fold(self, stop: threading.Event) -> None:
+        """Let a burst of changes end before the cycle: `debounce` seconds from now, or
+        `gang_debounce` once a gang is whole (sooner, if that is past already)."""
+        woke = perf_counter()
+        if self._cache.complete.wait(self._debounce):
+            stop.wait(max(0.0, woke + self._gang_debounce - perf_counter()))
 
     def _yield_to_workers(self, stop: threading.Event) -> None:
         """While earlier decisions are in flight, keep the gap after the last cycle."""

@@ -170,7 +170,7 @@ def test_while_earlier_binds_are_in_flight_a_change_wakes_the_loop_after_a_gap_a
     assert scheduler._wait(stop) is True  # idle: no gap at all
 
 
-def test_a_change_completing_a_gang_runs_a_cycle_without_waiting_out_the_debounce() -> None:
+def test_a_change_completing_a_gang_ends_the_wait_for_the_rest_of_a_burst() -> None:
     cache = FakeCache(snapshot(node("n1")))
     effects = FakeEffects()
     scheduler = Scheduler(
@@ -182,6 +182,7 @@ def test_a_change_completing_a_gang_runs_a_cycle_without_waiting_out_the_debounc
         is_synced=lambda: True,
         period=3600.0,
         debounce=3600.0,  # a burst of lone pods would wait an hour
+        gang_debounce=0.0,
     )
     stop = threading.Event()
     thread = threading.Thread(target=scheduler.run, args=(stop,))
