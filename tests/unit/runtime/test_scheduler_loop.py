@@ -14,7 +14,7 @@ from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import Bind, CycleResult
 from vscheduler.obs.metrics import SchedulerMetrics
 from vscheduler.runtime.policy import PolicyHolder
-from vscheduler.runtime.scheduler import Scheduler
+from vscheduler.runtime.scheduler import DEBOUNCE, GANG_DEBOUNCE, Scheduler
 from vscheduler.testing.builders import START, node, pod, snapshot
 
 
@@ -62,8 +62,14 @@ class FakeObserver:
 
 
 def make(
-    *, synced: bool = True, leading: list[bool] | None = None
+    *,
+    synced: bool = True,
+    leading: list[bool] | None = None,
+    period: float = 1.0,
+    debounce: float = DEBOUNCE,
+    gang_debounce: float = GANG_DEBOUNCE,
 ) -> tuple[Scheduler, FakeCache, FakeEffects, FakeObserver]:
+    """A loop over a one-node, one-pod cache."""
     cache = FakeCache(snapshot(node("n1"), pod("p1").requests(cpu="1")))
     effects, observer = FakeEffects(), FakeObserver()
     lead = leading if leading is not None else [True]
@@ -75,6 +81,9 @@ def make(
         observer=observer,
         is_synced=lambda: synced,
         is_leading=lambda: lead[0] if len(lead) == 1 else lead.pop(0),
+        period=period,
+        debounce=debounce,
+        gang_debounce=gang_debounce,
     )
     return scheduler, cache, effects, observer
 
@@ -171,19 +180,8 @@ def test_while_earlier_binds_are_in_flight_a_change_wakes_the_loop_after_a_gap_a
 
 
 def test_a_change_completing_a_gang_ends_the_wait_for_the_rest_of_a_burst() -> None:
-    cache = FakeCache(snapshot(node("n1")))
-    effects = FakeEffects()
-    scheduler = Scheduler(
-        cache=cache,
-        policy=PolicyHolder(),
-        effects=effects,
-        clock=FixedClock(START),
-        observer=FakeObserver(),
-        is_synced=lambda: True,
-        period=3600.0,
-        debounce=3600.0,  # a burst of lone pods would wait an hour
-        gang_debounce=0.0,
-    )
+    # a burst of lone pods would wait an hour
+    scheduler, cache, effects, _ = make(period=3600.0, debounce=3600.0, gang_debounce=0.0)
     stop = threading.Event()
     thread = threading.Thread(target=scheduler.run, args=(stop,))
     thread.start()
