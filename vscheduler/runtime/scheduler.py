@@ -37,7 +37,7 @@ _SLICE = 0.1
 """Seconds the loop waits at a time, so a stop is noticed promptly."""
 QUIET_PERIOD = 5.0
 """Seconds after a cycle before changes no decision depends on (a placed pod now running) run a
-cycle of their own; any other change runs one at once."""
+cycle of their own; any other change wakes the loop at once (a cycle follows the fold)."""
 DEBOUNCE = 0.1
 """Seconds the loop waits after a change wakes it, so a burst of changes (pods created one by
 one) becomes one cycle: every cycle opens a session over the whole cluster, so the more pods it
