@@ -217,11 +217,12 @@ class SchedulerCache:
             elif not same_version(slot.table.raw.get(key), event.obj):
                 result = slot.convert(self._converters, event.obj, who)
                 changed |= self._store(slot, key, who, event.obj, result)
+            after = self._shown_pod(key) if pods and changed and not gone else None
             quiet = (
                 changed
                 and not gone
                 and (
-                    (pods and self._quiet_pod(before, self._shown_pod(key)))
+                    (pods and self._quiet_pod(before, after))
                     or (groups and _quiet_group(held_before, self._jobs.facts.get(key)))
                     or (nodes and _quiet_node(held_before, self._nodes.facts.get(key)))
                 )
@@ -230,7 +231,7 @@ class SchedulerCache:
                 self._quiet_generation += 1
             elif changed:
                 self._touch(wake=not (groups and self._group_before_its_pods(held_before, key)))
-                if pods and not gone and self._completes_gang(before, self._shown_pod(key)):
+                if self._completes_gang(before, after):
                     self._complete.set()
         if gone and slot.table is self._nodes:
             self._nodes_deleted([key])
@@ -574,22 +575,30 @@ class SchedulerCache:
         minMember, this one counted: no action can place, admit or evict for a job that is not
         valid, so until its last member arrives (a change that wakes a cycle) it need not wake
         one. A pod that moved from another job, or was not pending before, is not quiet."""
-        if after is None or after.group_name is None or after.status is not TaskStatus.PENDING:
+        gang = self._gang_of_pending(after)
+        if gang is None or after is None:
             return False
         if before is not None and (before.job != after.job or before.status is not after.status):
             return False
-        group = self._jobs.facts.get(after.job)
-        return group is not None and self._pods.members.get(after.job, 0) < group.min_member
+        held, min_member = gang
+        return held < min_member
 
     def _completes_gang(self, before: TaskFacts | None, after: TaskFacts | None) -> bool:
         """A pending pod that just joined its PodGroup brings it to its minMember: the burst
         that made the gang is over, and nothing is gained by waiting for more changes."""
+        gang = self._gang_of_pending(after)
+        if gang is None or after is None or (before is not None and before.job == after.job):
+            return False
+        held, min_member = gang
+        return held == min_member
+
+    def _gang_of_pending(self, after: TaskFacts | None) -> tuple[int, int] | None:
+        """(pods held, minMember) of the known PodGroup of a pending pod `after`; None for
+        any other pod."""
         if after is None or after.group_name is None or after.status is not TaskStatus.PENDING:
-            return False
-        if before is not None and before.job == after.job:
-            return False
+            return None
         group = self._jobs.facts.get(after.job)
-        return group is not None and self._pods.members.get(after.job, 0) == group.min_member
+        return None if group is None else (self._pods.members.get(after.job, 0), group.min_member)
 
     def _group_before_its_pods(self, before: JobFacts | None, key: str) -> bool:
         """A PodGroup just created, none of its pods here yet: a cycle must admit it, but within

@@ -143,12 +143,13 @@ class Placer:
             self._classes[task.class_id] = cached
         elif cached.synced != ledger.log_position:
             changed = ledger.changed_since(cached.synced)
-            if len(changed) * 4 >= len(ledger):
+            rows = set(changed) if len(changed) * 4 < len(ledger) else None
+            if rows is None:
                 self._refresh(cached, task, self._all)
-            elif len(set(changed)) == 1:  # the common case: the node the last task took
+            elif len(rows) == 1:  # the common case: the node the last task took
                 self._refresh_one(cached, task, changed[0])
             else:
-                self._refresh(cached, task, np.array(sorted(set(changed)), dtype=np.int64))
+                self._refresh(cached, task, np.array(sorted(rows), dtype=np.int64))
             cached.synced = ledger.log_position
         if task.uid in self.failed_tasks:  # a plugin raised: its answers are not the class's
             self._classes.pop(task.class_id, None)
