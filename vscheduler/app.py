@@ -275,6 +275,7 @@ class App:
             self.metrics.set_leader(True)  # (a dry run schedules nothing: it reports 0)
         self.problems = ProblemReporter(self.cache, self.events)
         self._frozen = False
+        self._run_started = clock.monotonic()
         self.health = CycleHealth(
             settings.unready_after_failed_cycles,
             on_count=self.metrics.set_consecutive_failed_cycles,
@@ -288,6 +289,7 @@ class App:
             clock=clock,
             observer=self.metrics,
             is_synced=self.gate.is_synced,
+            wait_synced=self.gate.wait,
             is_leading=self.is_leading,
             before_cycle=self._before_cycle,
             period=settings.period,
@@ -401,15 +403,26 @@ class App:
             logger.warning("could not record the %s event: %s", reason, exc)
 
     def _before_cycle(self) -> None:
-        if not self._frozen and self.gate.is_synced():
+        if not self._frozen and (
+            self.gate.is_synced()
+            or self.clock.monotonic() - self._run_started > FIRST_LISTS_GC_PAUSE
+        ):
             # The first full lists made most of the heap; moving it out of the collector's view
             # keeps later collections from rescanning 50k pods (the lister measured GC as most of
-            # its decode time).
+            # its decode time). The collector was paused while they came in (`run`).
             gc.freeze()
+            gc.enable()
             self._frozen = True
         if self.file_policy is not None:
             self.file_policy.poll()
         self.problems.report()
+
+    def _pause_collector(self) -> None:
+        """`GC_THRESHOLDS` from now on; the collector paused until the first lists are in, at
+        most `FIRST_LISTS_GC_PAUSE` seconds (`_before_cycle` resumes it)."""
+        gc.set_threshold(*GC_THRESHOLDS)
+        gc.disable()
+        self._run_started = self.clock.monotonic()
 
     def _started_leading(self) -> None:
         logger.info("%s is now the leader", self.identity)
@@ -463,7 +476,7 @@ class App:
                 self.settings.scheduler_name,
                 self.settings.decisions_file or "the log only",
             )
-        gc.set_threshold(*GC_THRESHOLDS)
+        self._pause_collector()
         for informer in self.informers:
             informer.start()
         self.watches.start()
@@ -480,6 +493,8 @@ class App:
         """Drain binds, then Events, within the grace period; release the lease, stop threads
         (idempotent)."""
         self.stop.set()
+        if not self._frozen:
+            gc.enable()  # stopped before the first lists were in: the collector resumes
         self.effects.shutdown(self.settings.drain_timeout)
         if self.recorder is not None:
             self.recorder.shutdown(self.settings.drain_timeout)
@@ -504,6 +519,16 @@ several times each and promoted to the old generations, whose collections then r
 whole cache. With 50,000 the young collections run about once a cycle, and most of what a cycle
 made is gone by then: an in-memory cycle over 3,000 running pods went from 0.108 s to 0.055 s
 (docs/design.md, "Garbage collection")."""
+
+
+FIRST_LISTS_GC_PAUSE = 60.0
+"""Seconds at most the cyclic collector stays paused while the first lists come in.
+
+Decoding and converting a 10,000-pod list makes millions of objects that all live on; the
+collector scanned them again and again as they came (`json.loads` of a 21 MB pod list: 0.36 s
+paused, 0.49 s with `GC_THRESHOLDS`, 1.3 s with Python's defaults). Once every kind has synced
+(or this long after the start, if the API server keeps a list from coming), the heap is frozen
+and the collector resumes."""
 
 
 def run(settings: Settings) -> int:

@@ -5,6 +5,8 @@ policy changed since the last cycle, or `QUIET_PERIOD` passed since the last cyc
 cache changed quietly: a placed pod now running, a bind confirmed); `run` loops until stopped:
 it waits for the period or for the cache to signal a change (then waits `debounce` more, so a
 burst of watch events becomes one cycle; `gang_debounce`, shorter, once a gang is whole).
+Before the informers' first lists are in, it waits for them (`wait_synced`) instead, and the
+first cycle follows the last list at once: a backlog waiting at start needs no fold.
 Each bind goes to the carrier as its statement commits (`DecisionCarrier.stream`), so a
 backlog's first binds leave while the cycle still runs; the rest of the result follows at the
 cycle's end. A replica that stops leading mid-cycle drops the rest of that cycle's decisions
@@ -127,6 +129,7 @@ class Scheduler:
         clock: Clock,
         observer: Observer,
         is_synced: Callable[[], bool],
+        wait_synced: Callable[[float], bool] | None = None,
         is_leading: Callable[[], bool] = lambda: True,
         before_cycle: Callable[[], None] = lambda: None,
         period: float = 1.0,
@@ -139,6 +142,7 @@ class Scheduler:
         self._cache, self._policy, self._effects = cache, policy, effects
         self._clock, self._observer = clock, observer
         self._is_synced, self._is_leading = is_synced, is_leading
+        self._wait_synced = wait_synced
         self._before_cycle = before_cycle
         self._period, self._debounce = period, debounce
         self._gang_debounce = min(gang_debounce, debounce)
@@ -216,7 +220,9 @@ class Scheduler:
                     "cycle %d failed; only the binds it committed before were carried out",
                     self.cycles,
                 )
-            if self._wait(stop):
+            if self._wait_synced is not None and not self._is_synced():
+                self._wait_synced(_SLICE)
+            elif self._wait(stop):
                 self._fold(stop)
 
     def _wait(self, stop: threading.Event) -> bool:

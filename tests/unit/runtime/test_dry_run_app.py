@@ -1,17 +1,23 @@
 """`run --dry-run` wires a scheduler that cannot write: a read-only client for everything, no
-elector, the cycles' decisions to the recorder, Events to the log, and a leader gauge of 0."""
+elector, the cycles' decisions to the recorder, Events to the log, and a leader gauge of 0.
+And `run` pauses Python's cyclic collector while the first lists come in, resuming it (the heap
+frozen) once every kind has synced, after `FIRST_LISTS_GC_PAUSE` at most, or on a shutdown
+before that."""
 
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from prometheus_client import generate_latest
 
-from vscheduler.app import App
+from vscheduler.app import FIRST_LISTS_GC_PAUSE, App
 from vscheduler.clock import FixedClock
+from vscheduler.informer.kinds import CLUSTER_KINDS
 from vscheduler.runtime.decisions import DecisionRecorder, DryRunEvents
 from vscheduler.runtime.settings import LeaderElection, Settings
 
@@ -69,3 +75,53 @@ def test_a_scheduling_app_writes_through_its_client(tmp_path: Path) -> None:
         assert app.events is app.writer
     finally:
         app.shutdown()
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Iterator[App]:
+    settings = Settings(
+        kubeconfig=str(kubeconfig(tmp_path)),
+        listen_address="127.0.0.1:0",
+        leader_election=LeaderElection(enabled=False),
+    )
+    made = App(settings, clock=FixedClock(dt.datetime(2026, 1, 1, tzinfo=dt.UTC)))
+    try:
+        yield made
+    finally:
+        made.shutdown()
+        gc.enable()
+
+
+@pytest.mark.timeout(20)
+def test_the_collector_is_paused_until_every_kind_has_synced(app: App) -> None:
+    app._pause_collector()
+    assert not gc.isenabled()
+    for kind in CLUSTER_KINDS[:-1]:
+        app.gate.mark_synced(kind)
+        app._before_cycle()
+        assert not gc.isenabled()
+    app.gate.mark_synced(CLUSTER_KINDS[-1])
+    app._before_cycle()
+    assert gc.isenabled()
+
+
+@pytest.mark.timeout(20)
+def test_the_collector_resumes_after_the_longest_pause_though_a_list_is_still_missing(
+    app: App,
+) -> None:
+    assert isinstance(app.clock, FixedClock)
+    app._pause_collector()
+    app.clock.advance(FIRST_LISTS_GC_PAUSE)
+    app._before_cycle()
+    assert not gc.isenabled()
+    app.clock.advance(0.5)
+    app._before_cycle()
+    assert gc.isenabled()
+    assert not app.gate.is_synced()
+
+
+@pytest.mark.timeout(20)
+def test_a_shutdown_before_the_first_lists_resumes_the_collector(app: App) -> None:
+    app._pause_collector()
+    app.shutdown()
+    assert gc.isenabled()

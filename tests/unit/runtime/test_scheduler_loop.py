@@ -295,3 +295,37 @@ def test_the_loop_counts_a_failed_cycle_as_an_error_cycle_and_its_pods_as_error_
     assert counted("vscheduler_cycles_total", {"result": "error"}) == 1
     assert counted("vscheduler_cycles_total", {"result": "success"}) == 0
     assert counted("vscheduler_schedule_attempts_total", {"result": "error"}) == 2
+
+
+def test_the_first_cycle_follows_the_first_lists_without_a_fold() -> None:
+    # a change would wait an hour; the lists coming in do not
+    cache = FakeCache(snapshot(node("n1"), pod("p1").requests(cpu="1")))
+    effects, synced = FakeEffects(), threading.Event()
+    scheduler = Scheduler(
+        cache=cache,
+        policy=PolicyHolder(),
+        effects=effects,
+        clock=FixedClock(START),
+        observer=FakeObserver(),
+        is_synced=synced.is_set,
+        wait_synced=synced.wait,
+        period=3600.0,
+        debounce=3600.0,
+    )
+    stop = threading.Event()
+    thread = threading.Thread(target=scheduler.run, args=(stop,))
+    cache.changed.set()  # the lists of the kinds synced so far
+    thread.start()
+    try:
+        stop.wait(0.3)
+        assert effects.submitted == []  # a kind still listing: no cycle
+        synced.set()
+        for _ in range(1000):
+            if effects.submitted:
+                break
+            stop.wait(0.01)
+        assert len(effects.submitted) == 1
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+    assert not thread.is_alive()
