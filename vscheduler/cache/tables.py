@@ -90,10 +90,13 @@ class PodTable(Table[TaskFacts]):
     """Pods by uid: only the pods that matter (an irrelevant pod is removed, raw and all).
 
     `facts` is kept in snapshot order (creation time, then uid): a pod newer than every other
-    is appended; any other insertion marks the order stale, restored at the next `ordered()`.
+    is appended; any other insertion marks the order stale from its place on, and the next
+    `ordered()` moves only the pods from there to the end, in order (creation times have
+    one-second resolution, so pods created together arrive in any uid order; rebuilding the
+    whole dict for them was 7 % of a W1 cycle in `py-spy`).
     """
 
-    __slots__ = ("_in_order", "_order", "by_key", "members")
+    __slots__ = ("_order", "_stale_from", "by_key", "members")
 
     def __init__(self) -> None:
         super().__init__()
@@ -102,7 +105,9 @@ class PodTable(Table[TaskFacts]):
         self.members: dict[str, int] = {}
         """Job key -> how many of the pods held are its (jobs without pods are left out)."""
         self._order: list[tuple[dt.datetime, str]] = []
-        self._in_order = True
+        self._stale_from: int | None = None
+        """The first place in `_order` from which `facts` may be out of order (None: in order):
+        every pod before it holds its dict slot in order, every pod added since is after it."""
 
     def put(
         self, key: str, raw: Raw, facts: TaskFacts | None, label: str, problem: str = ""
@@ -118,7 +123,8 @@ class PodTable(Table[TaskFacts]):
         if old is None or _order_key(old) != _order_key(facts):
             self._unorder(old)
             self._enter(_order_key(facts))
-            self._in_order = self._in_order and old is None  # a moved pod keeps its dict slot
+            if old is not None:  # a moved pod keeps its dict slot: all of it is to reorder
+                self._stale_from = 0
         self.by_key[facts.key] = key
         if old is None or old.job != facts.job:
             self._leave(old)
@@ -146,17 +152,22 @@ class PodTable(Table[TaskFacts]):
             self.members.pop(old.job, None)
 
     def ordered(self) -> dict[str, TaskFacts]:
-        """`facts` in snapshot order (the table's own dict: copy it before handing it out)."""
-        if not self._in_order:
+        """`facts` in snapshot order (the table's own dict: copy it before handing it out).
+        Only the pods from the first stale place on are moved: pods created within the same
+        second arrive in any uid order, so a stale order is usually a short tail."""
+        if self._stale_from is not None:
             facts = self.facts
-            self.facts = {uid: facts[uid] for _, uid in self._order}
-            self._in_order = True
+            tail = [(uid, facts.pop(uid)) for _, uid in self._order[self._stale_from :]]
+            facts.update(tail)
+            self._stale_from = None
         return self.facts
 
     def _enter(self, order: tuple[dt.datetime, str]) -> None:
         if self._order and order < self._order[-1]:
-            bisect.insort(self._order, order)
-            self._in_order = False
+            i = bisect.bisect_right(self._order, order)
+            self._order.insert(i, order)
+            if self._stale_from is None or i < self._stale_from:
+                self._stale_from = i
         else:
             self._order.append(order)
 
@@ -167,6 +178,8 @@ class PodTable(Table[TaskFacts]):
         i = bisect.bisect_left(self._order, order)
         if i < len(self._order) and self._order[i] == order:
             del self._order[i]
+            if self._stale_from is not None and i < self._stale_from:
+                self._stale_from -= 1
 
 
 def same_version(held: Raw | None, obj: Raw) -> bool:

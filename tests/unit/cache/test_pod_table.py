@@ -1,9 +1,11 @@
 """The pod table's per-job member counts stay exact under any sequence of puts and removes
-(they decide which pod arrivals wake a cycle: a gang short of members does not)."""
+(they decide which pod arrivals wake a cycle: a gang short of members does not), and its
+snapshot order (creation time, then uid) is exact whenever it is asked for."""
 
 from __future__ import annotations
 
 import collections
+import datetime as dt
 
 from hypothesis import given, settings, strategies as st
 
@@ -12,12 +14,14 @@ from vscheduler.model.facts import TaskFacts
 from vscheduler.model.resources import EMPTY
 from vscheduler.model.status import TaskStatus
 
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 UIDS = [f"u{i}" for i in range(5)]
 JOBS = ["ns/a", "ns/b", "ns/c"]
 
 
-def facts(uid: str, name: str, job: str) -> TaskFacts:
+def facts(uid: str, name: str, job: str, created: dt.datetime = T0) -> TaskFacts:
     return TaskFacts(
+        created=created,
         uid=uid,
         namespace="ns",
         name=name,
@@ -49,3 +53,31 @@ def test_member_counts_match_the_pods_held(ops: list[tuple[str, str, str, str]])
             table.remove(uid)
         counted = collections.Counter(f.job for f in table.facts.values())
         assert table.members == dict(counted)
+
+
+timed = st.tuples(
+    st.sampled_from(["put", "put", "put", "put", "drop", "remove", "remove", "order"]),
+    st.sampled_from([f"u{i}" for i in range(12)]),
+    st.integers(0, 3),  # seconds: pods of one second arrive in any uid order
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(timed, min_size=8, max_size=60))
+def test_the_snapshot_order_is_creation_time_then_uid_whenever_asked(
+    ops: list[tuple[str, str, int]],
+) -> None:
+    table = PodTable()
+    for kind, uid, second in ops:
+        created = T0 + dt.timedelta(seconds=second)  # a put again may move a pod in the order
+        if kind == "put":
+            table.put(uid, {}, facts(uid, f"p-{uid}", "ns/a", created), f"Pod ns/p-{uid}")
+        elif kind == "drop":
+            table.put(uid, {}, None, f"Pod ns/p-{uid}")
+        elif kind == "remove":
+            table.remove(uid)
+        else:
+            held = table.ordered()
+            assert list(held) == sorted(held, key=lambda u: (held[u].created, u))
+    held = table.ordered()
+    assert list(held) == sorted(held, key=lambda u: (held[u].created, u))
