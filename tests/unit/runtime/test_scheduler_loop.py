@@ -63,13 +63,13 @@ class FakeObserver:
 
 def make(
     *,
-    synced: bool = True,
+    synced: bool | threading.Event = True,
     leading: list[bool] | None = None,
     period: float = 1.0,
     debounce: float = DEBOUNCE,
     gang_debounce: float = GANG_DEBOUNCE,
 ) -> tuple[Scheduler, FakeCache, FakeEffects, FakeObserver]:
-    """A loop over a one-node, one-pod cache."""
+    """A loop over a one-node, one-pod cache (`synced` an Event: the gate it waits on)."""
     cache = FakeCache(snapshot(node("n1"), pod("p1").requests(cpu="1")))
     effects, observer = FakeEffects(), FakeObserver()
     lead = leading if leading is not None else [True]
@@ -79,7 +79,8 @@ def make(
         effects=effects,
         clock=FixedClock(START),
         observer=observer,
-        is_synced=lambda: synced,
+        is_synced=synced.is_set if isinstance(synced, threading.Event) else lambda: synced,
+        wait_synced=synced.wait if isinstance(synced, threading.Event) else None,
         is_leading=lambda: lead[0] if len(lead) == 1 else lead.pop(0),
         period=period,
         debounce=debounce,
@@ -299,19 +300,8 @@ def test_the_loop_counts_a_failed_cycle_as_an_error_cycle_and_its_pods_as_error_
 
 def test_the_first_cycle_follows_the_first_lists_without_a_fold() -> None:
     # a change would wait an hour; the lists coming in do not
-    cache = FakeCache(snapshot(node("n1"), pod("p1").requests(cpu="1")))
-    effects, synced = FakeEffects(), threading.Event()
-    scheduler = Scheduler(
-        cache=cache,
-        policy=PolicyHolder(),
-        effects=effects,
-        clock=FixedClock(START),
-        observer=FakeObserver(),
-        is_synced=synced.is_set,
-        wait_synced=synced.wait,
-        period=3600.0,
-        debounce=3600.0,
-    )
+    synced = threading.Event()
+    scheduler, cache, effects, _ = make(synced=synced, period=3600.0, debounce=3600.0)
     stop = threading.Event()
     thread = threading.Thread(target=scheduler.run, args=(stop,))
     cache.changed.set()  # the lists of the kinds synced so far
