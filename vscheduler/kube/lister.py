@@ -26,9 +26,9 @@ Decoding alone at 50,000 pods: `json.loads` 5.0 s; `json.loads` + `ApiClient.des
 "V1PodList")` 154 s: ~3 ms a pod, 60 % of it the fresh `Configuration()` each of a pod's
 ~34 model objects builds.
 The raw figure at 50k is mostly the cyclic garbage collector scanning the growing heap: with
-the collector paused, `json.loads` takes 1.5 s (whole body or 500-item pages alike), which the
-composition root can exploit (`gc.freeze()` after the first sync, higher thresholds); this
-module leaves that process-wide switch alone.
+the collector paused, `json.loads` takes 1.5 s (whole body or 500-item pages alike). This
+module leaves that process-wide switch alone: the composition root pauses the collector until
+the first lists are in, then freezes the heap (`app.FIRST_LISTS_GC_PAUSE`).
 """
 
 from __future__ import annotations
