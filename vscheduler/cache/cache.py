@@ -36,6 +36,7 @@ while neither the PodGroups nor their ownership change (~1 ms a snapshot at 5,00
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -60,6 +61,7 @@ from vscheduler.model.cluster import (
     DEFAULT_SCHEDULER_NAME,
     ClusterSnapshot,
     ImplicitJobs,
+    TaskChanges,
     complete_jobs,
     default_queues,
 )
@@ -79,6 +81,9 @@ logger = logging.getLogger(__name__)
 F = TypeVar("F")
 DEFAULT_ASSUME_TTL = 30.0
 """Seconds an assumed bind or eviction is shown without the watch confirming it."""
+_SERIALS = itertools.count(1)
+"""Snapshot serials, unique in the process (so two caches' snapshots never pass for each
+other's)."""
 _EVICTION_SEEN = frozenset({TaskStatus.RELEASING, TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 _CORDON_TAINT_KEY = "node.kubernetes.io/unschedulable"
 
@@ -125,6 +130,10 @@ class SchedulerCache:
         self._claims = GroupClaims()
         self._implicit_jobs: ImplicitJobs = {}
         """The lone pods' implicit jobs of the last snapshot (see `complete_jobs`)."""
+        self._last_serial = 0
+        """The last snapshot's serial (0: none taken yet)."""
+        self._last_overlaid: set[str] = set()
+        """The pods the last snapshot showed through an assumption or a refusal."""
         slots: list[_Slot[Any]] = [
             _Slot("PriorityClass", self._classes, Converters.priority_class, False),
             _Slot("Namespace", self._namespaces, Converters.namespace, False),
@@ -461,8 +470,11 @@ class SchedulerCache:
             if self._stale_priorities:
                 self._reconvert()
             tasks = dict(self._pods.ordered())
-            tasks.update(self._assumed.overlay(tasks))
-            tasks.update(self._refusals.overlay(tasks))
+            assumed = self._assumed.overlay(tasks)
+            tasks.update(assumed)
+            refused = self._refusals.overlay(tasks)
+            tasks.update(refused)
+            serial, changes = self._number(assumed.keys() | refused.keys())
             jobs = self._claims.keep_ours(self._jobs.sorted_facts(_by_key))
             jobs = complete_jobs(tasks, jobs, self._implicit_jobs)
             queues = {q.name: q for q in self._queues.sorted_facts(_by_name)}
@@ -491,7 +503,20 @@ class SchedulerCache:
             reservations=books,
             scheduler_name=self._scheduler_name,
             taken_at=taken_at,
+            serial=serial,
+            changes=changes,
         )
+
+    def _number(self, overlaid: set[str]) -> tuple[int, TaskChanges | None]:
+        """The next snapshot's serial, and its tasks that may differ from the last snapshot's:
+        the pods put or removed since, and the pods an assumption or a refusal shows
+        otherwise now or did then."""
+        serial = next(_SERIALS)
+        since, self._last_serial = self._last_serial, serial
+        uids = frozenset(self._pods.touched.union(overlaid, self._last_overlaid))
+        self._pods.touched.clear()
+        self._last_overlaid = overlaid
+        return serial, None if since == 0 else TaskChanges(since, uids)
 
     # --- under the lock -----------------------------------------------------------------------
     def _store(

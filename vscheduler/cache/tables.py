@@ -96,7 +96,7 @@ class PodTable(Table[TaskFacts]):
     whole dict for them was 7 % of a W1 cycle in `py-spy`).
     """
 
-    __slots__ = ("_order", "_stale_from", "by_key", "members")
+    __slots__ = ("_order", "_stale_from", "by_key", "members", "touched")
 
     def __init__(self) -> None:
         super().__init__()
@@ -108,6 +108,8 @@ class PodTable(Table[TaskFacts]):
         self._stale_from: int | None = None
         """The first place in `_order` from which `facts` may be out of order (None: in order):
         every pod before it holds its dict slot in order, every pod added since is after it."""
+        self.touched: set[str] = set()
+        """Uids put or removed since the owner last cleared it (the cache, at each snapshot)."""
 
     def put(
         self, key: str, raw: Raw, facts: TaskFacts | None, label: str, problem: str = ""
@@ -115,6 +117,7 @@ class PodTable(Table[TaskFacts]):
         """Store a pod (by uid); a pod that does not matter (`facts` None) is removed."""
         if facts is None:
             return self.remove(key)
+        self.touched.add(key)
         old = self.facts.get(key)
         changed = False
         other = self.by_key.get(facts.key)
@@ -133,6 +136,7 @@ class PodTable(Table[TaskFacts]):
 
     def remove(self, key: str) -> bool:
         """Forget a pod by uid; whether it was held."""
+        self.touched.add(key)
         old = self.facts.get(key)
         if old is None:
             return super().remove(key)

@@ -36,7 +36,7 @@ import functools
 import itertools
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeVar, cast
 
 from vscheduler.clock import Clock
 from vscheduler.framework import messages, podindex
@@ -235,18 +235,18 @@ class Session:
         """Every task's record into `tasks` and its job's: the carried one unless its facts
         changed, the last session moved it, or its job is made anew (`remade`: it is then
         added to the new job record); returns the uids whose records were made or re-added."""
-        old_tasks = carried.tasks if carried is not None else {}
-        touched = carried.touched_tasks if carried is not None else set()
-        changed = changes.tasks
-        made: set[str] = set()
-        tasks = self.tasks
-        for uid, facts in snapshot.tasks.items():
-            task = old_tasks.get(uid)
-            if task is None or facts.job in remade or uid in changed or uid in touched:
+        now = snapshot.tasks
+        if carried is None:
+            self.tasks = {uid: self._record(facts, None) for uid, facts in now.items()}
+            return set(self.tasks)
+        old_tasks, touched, changed = carried.tasks, carried.touched_tasks, changes.tasks
+        made = _to_make(now, carried, changed, remade)
+        tasks: dict[str, TaskState | None] = dict(zip(now, map(old_tasks.get, now), strict=True))
+        if made:
+            for uid in [uid for uid in now if uid in made]:  # in task order
                 fresh = uid in changed or uid in touched
-                task = self._record(facts, None if fresh else task)
-                made.add(uid)
-            tasks[uid] = task
+                tasks[uid] = self._record(now[uid], None if fresh else tasks[uid])
+        self.tasks = cast(dict[str, TaskState], tasks)  # a uid without a record came: made
         return made
 
     def _load_all(self, snapshot: ClusterSnapshot) -> list[TaskState]:
@@ -280,6 +280,7 @@ class Session:
         loading.pending.update(opening.pending.difference(noted))
         loading.nominated.update(opening.nominated.difference(noted))
         loading.orphans.update(opening.orphans.difference(noted))
+        loading.homeless.update(opening.homeless.difference(noted))
         loading.ports.update(opening.ports.difference(noted))
         before = opening.tasks
         out = _Loading()
@@ -323,9 +324,11 @@ class Session:
             frozenset(loading.pending),
             frozenset(loading.nominated),
             frozenset(loading.orphans),
+            frozenset(loading.homeless),
             frozenset(loading.ports),
             on_nodes,
             extra,
+            snapshot.serial,
         )
         return [tasks[uid] for uid in loading.nominated]
 
@@ -780,35 +783,42 @@ class Opening:
     """Uids of the tasks on no node that carry a nomination."""
     orphans: frozenset[str]
     """Uids of the pending tasks whose PodGroup is not in the snapshot."""
+    homeless: frozenset[str]
+    """Uids of the tasks, of any status, that name a job not in the snapshot."""
     ports: frozenset[str]
     """Uids of the tasks that ask host ports."""
     on_nodes: frozenset[str]
     """The resource names some node's allocatable has."""
     extra: frozenset[str]
     """The resource names tasks request that no node has (dimensions of their own)."""
+    serial: int
+    """The snapshot's serial (`ClusterSnapshot.serial`)."""
 
 
 class _Loading:
     """What a session's open reads of the task records it makes or takes."""
 
-    __slots__ = ("nominated", "orphans", "pending", "placed", "ports")
+    __slots__ = ("homeless", "nominated", "orphans", "pending", "placed", "ports")
 
     def __init__(self) -> None:
         self.pending: set[str] = set()
         self.nominated: set[str] = set()
         self.orphans: set[str] = set()
+        self.homeless: set[str] = set()
         self.ports: set[str] = set()
         self.placed: tuple[Placed, Placed, Placed] = (([], []), ([], []), ([], []))
         """Tasks counted on nodes: occupying, pipelined, releasing (see `Ledger.load`)."""
 
     def note(self, task: TaskState, index: Mapping[str, int]) -> None:
         """The record's node row (set on it), and whether it is pending, nominated, or
-        pending without its PodGroup."""
+        without its job (pending or not)."""
         facts = task.facts
+        if task.job is None and facts.job:
+            self.homeless.add(facts.uid)
+            if facts.status is TaskStatus.PENDING:
+                self.orphans.add(facts.uid)
         if facts.status is TaskStatus.PENDING:
             self.pending.add(facts.uid)
-            if task.job is None and facts.job:
-                self.orphans.add(facts.uid)
         if facts.host_ports:
             self.ports.add(facts.uid)
         if facts.node_name is None:
@@ -834,9 +844,21 @@ def _changes(snapshot: ClusterSnapshot, opening: Opening) -> Changes:
     or went, or its allocatable names another set of resources, or a task's request would add
     or drop a dimension of the ledger."""
     before, now_tasks = opening.tasks, snapshot.tasks
+    told = snapshot.changes
+    if told is not None and told.since == opening.serial and opening.serial:
+        changed: dict[str, TaskFacts] = {}
+        gone: dict[str, TaskFacts] = {}
+        for uid in sorted(told.uids):
+            facts = now_tasks.get(uid)
+            was = before.get(uid)
+            if facts is not None and facts is not was:
+                changed[uid] = facts
+            elif facts is None and was is not None:
+                gone[uid] = was
+        return Changes(changed, gone, _node_rows(snapshot, opening, changed, gone))
     changed = {uid: facts for uid, facts in now_tasks.items() if before.get(uid) is not facts}
     came = sum(1 for uid in changed if uid not in before)
-    gone: dict[str, TaskFacts] = {}
+    gone = {}
     if len(now_tasks) - came != len(before):
         gone = {uid: facts for uid, facts in before.items() if uid not in now_tasks}
     return Changes(changed, gone, _node_rows(snapshot, opening, changed, gone))
@@ -887,6 +909,31 @@ def _remade(snapshot: ClusterSnapshot, carried: Carried, changes: Changes) -> se
             remade.add(facts.job)
     remade.update(key for key in carried.jobs if key not in snapshot.jobs)
     return remade
+
+
+def _to_make(
+    now: Mapping[str, TaskFacts],
+    carried: Carried,
+    changed: Mapping[str, TaskFacts],
+    remade: set[str],
+) -> set[str]:
+    """The uids whose records a session opening from `carried` makes (or adds again to a job
+    made anew): tasks that came or changed, tasks the last session moved, and every task of a
+    job made anew. A job's tasks are the ones its last record held, and the ones that named
+    it while it was missing (`Opening.homeless`); a task that named another job then changed."""
+    made = set(changed)
+    made.update(uid for uid in carried.touched_tasks if uid in now)
+    old_jobs = carried.jobs
+    for key in remade:
+        old = old_jobs.get(key)
+        if old is not None:
+            made.update(uid for uid in old.tasks if uid in now)
+    made.update(
+        uid
+        for uid in carried.opening.homeless
+        if (facts := now.get(uid)) is not None and facts.job in remade
+    )
+    return made
 
 
 def _requested_dims(tasks: Iterable[TaskFacts]) -> set[str]:

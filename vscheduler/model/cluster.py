@@ -24,6 +24,17 @@ DEFAULT_SCHEDULER_NAME = "vscheduler"
 DEFAULT_QUEUE = "default"
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class TaskChanges:
+    """Which tasks may differ from an earlier snapshot's: every uid whose facts object in this
+    snapshot is not the very one the snapshot numbered `since` held (came, changed, gone, or
+    shown otherwise by an assumption), perhaps with some that did not change. A session that
+    opened on snapshot `since` reads only these instead of comparing every task."""
+
+    since: int
+    uids: frozenset[str]
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class ClusterSnapshot:
     """Everything a session reads. Maps are insertion-ordered deterministically.
@@ -55,6 +66,10 @@ class ClusterSnapshot:
     reservation plugin reads the one its arguments name)."""
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
     taken_at: dt.datetime = EPOCH
+    serial: int = 0
+    """The cache's number for this snapshot, unique in the process (0: not from a cache)."""
+    changes: TaskChanges | None = None
+    """The tasks that may differ from the cache's previous snapshot (None: not known)."""
 
 
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"

@@ -92,5 +92,8 @@ def _records(session: Session) -> tuple[object, ...]:
         uid: (t.facts, t.status, t.node_index, t.job.key if t.job else None)
         for uid, t in session.tasks.items()
     }
-    jobs = {k: (j.facts, j.count(*TaskStatus), j.allocated) for k, j in session.jobs.items()}
+    jobs = {
+        k: (j.facts, j.count(*TaskStatus), j.allocated, list(j.tasks))
+        for k, j in session.jobs.items()
+    }
     return tasks, jobs
