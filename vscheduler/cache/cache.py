@@ -476,6 +476,7 @@ class SchedulerCache:
             tasks.update(refused)
             serial, changes = self._number(assumed.keys() | refused.keys())
             jobs = self._claims.keep_ours(self._jobs.sorted_facts(_by_key))
+            podgroups = tuple(jobs)
             jobs = complete_jobs(tasks, jobs, self._implicit_jobs)
             queues = {q.name: q for q in self._queues.sorted_facts(_by_name)}
             classes = {pc.name: pc for pc in self._classes.sorted_facts(_by_name)}
@@ -505,6 +506,7 @@ class SchedulerCache:
             taken_at=taken_at,
             serial=serial,
             changes=changes,
+            podgroups=podgroups,
         )
 
     def _number(self, overlaid: set[str]) -> tuple[int, TaskChanges | None]:

@@ -195,6 +195,7 @@ def _build(
         nodes=tuple(builder.nodes),
         tasks=builder.tasks,
         jobs=complete_jobs(builder.tasks, jobs),
+        podgroups=tuple(jobs),
         queues=default_queues(builder.queues),
         priority_classes=classes,
         namespaces=tuple(builder.namespaces),

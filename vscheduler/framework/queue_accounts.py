@@ -222,6 +222,20 @@ def _by_queue(session: PluginSession) -> dict[str, tuple[JobState, list[JobState
     return out
 
 
+def _reserving(session: PluginSession) -> dict[str, list[JobState]]:
+    """For each existing queue that some job names (`QueueTotals.held`, carried from session
+    to session): its jobs with minResources, in job order (only PodGroups have minResources:
+    a queue of thousands of lone pods' jobs is not walked)."""
+    queues = session.queues
+    out: dict[str, list[JobState]] = {
+        name: [] for name in sorted(session.queue_totals.held()) if name in queues
+    }
+    for job in session.podgroup_jobs:
+        if job.facts.min_resources is not None and job.facts.queue in out:
+            out[job.facts.queue].append(job)
+    return out
+
+
 def _new_account(queue: QueueState, total: Resources, guarantees: Resources) -> QueueAccount:
     facts = queue.facts
     guarantee = quota.counted(facts.guarantee)
@@ -538,7 +552,7 @@ class QueueAccounts:
     def _add_jobs(self, session: PluginSession) -> None:
         less_allocated = self.rules.inqueue_less_allocated
         totals = session.queue_totals
-        for name, (_, reserving) in _by_queue(session).items():
+        for name, reserving in _reserving(session).items():
             self.accounts[name].add_jobs(reserving, totals.of(name), less_allocated=less_allocated)
 
     def _find_deserved(self) -> None:

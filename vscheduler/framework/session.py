@@ -359,6 +359,12 @@ class Session:
                 remade.add(key)
             else:
                 jobs[key] = old
+        keys = snapshot.podgroups
+        if keys is None:
+            keys = tuple(k for k, j in jobs.items() if not j.facts.synthetic)
+        self.podgroup_jobs: tuple[JobState, ...] = tuple(jobs[key] for key in keys)
+        """The jobs that are PodGroups (not a lone pod's implicit job), in job order: what
+        plugins that read only PodGroups walk, not every job."""
 
     def _record(self, facts: TaskFacts, kept: TaskState | None) -> TaskState:
         """The task's record, added to its job's: `kept` (a carried record of these very facts,
@@ -699,7 +705,7 @@ class Session:
             if t.status is TaskStatus.PIPELINED and t.facts.node_name is None
         }
         statuses, plain = podgroup_statuses(
-            self.jobs.values(), self.findings, self.uid, self._reusable_statuses()
+            self.podgroup_jobs, self.findings, self.uid, self._reusable_statuses()
         )
         self._statuses.update(plain)  # in place: a `Carried` taken before close sees them
         return self.decisions.result(

@@ -214,27 +214,35 @@ class QueueTotals:
     records were made anew (`patched`), so a queue of thousands of lone pods' jobs is not
     summed again every cycle."""
 
-    __slots__ = ("_by_job", "_by_queue")
+    __slots__ = ("_by_job", "_by_queue", "_held")
 
     def __init__(
         self,
         by_job: dict[str, tuple[str, Resources, Resources]] | None = None,
         by_queue: dict[str, tuple[Resources, Resources]] | None = None,
+        held: dict[str, int] | None = None,
     ) -> None:
         self._by_job = by_job if by_job is not None else {}
         """Job key -> (its queue, its plain allocation, its pending request) as counted."""
         self._by_queue = by_queue if by_queue is not None else {}
+        self._held = held if held is not None else {}
+        """Queue -> how many jobs name it (queues naming none left out)."""
 
     def patched(self, jobs: Mapping[str, JobState], remade: Iterable[str]) -> QueueTotals:
         """These totals with the jobs `remade` (made anew, or gone from `jobs`) counted again:
         a new object (this one is left as it was)."""
         by_job, by_queue = dict(self._by_job), dict(self._by_queue)
+        held = dict(self._held)
         for key in remade:
             counted = by_job.pop(key, None)
             if counted is not None:
                 queue, plain, pending = counted
                 was_plain, was_pending = by_queue[queue]
                 by_queue[queue] = (was_plain - plain, was_pending - pending)
+                if held[queue] == 1:
+                    del held[queue]
+                else:
+                    held[queue] -= 1
             job = jobs.get(key)
             if job is None:
                 continue
@@ -243,7 +251,12 @@ class QueueTotals:
             by_job[key] = (queue, plain, job.pending_request)
             was_plain, was_pending = by_queue.get(queue, (EMPTY, EMPTY))
             by_queue[queue] = (was_plain + plain, was_pending + job.pending_request)
-        return QueueTotals(by_job, by_queue)
+            held[queue] = held.get(queue, 0) + 1
+        return QueueTotals(by_job, by_queue, held)
+
+    def held(self) -> frozenset[str]:
+        """The queues some job names."""
+        return frozenset(self._held)
 
     def of(self, queue: str) -> tuple[Resources, Resources]:
         """The queue's (plain allocation, pending request) sums."""

@@ -68,6 +68,11 @@ class SessionView(Protocol):
         ...
 
     @property
+    def podgroup_jobs(self) -> tuple[JobState, ...]:
+        """The jobs that are PodGroups (not a lone pod's implicit job), in job order."""
+        ...
+
+    @property
     def queues(self) -> Mapping[str, QueueState]:
         """Queue name -> its state this session."""
         ...

@@ -70,6 +70,9 @@ class ClusterSnapshot:
     """The cache's number for this snapshot, unique in the process (0: not from a cache)."""
     changes: TaskChanges | None = None
     """The tasks that may differ from the cache's previous snapshot (None: not known)."""
+    podgroups: tuple[str, ...] | None = None
+    """The keys of `jobs` that are PodGroups (not a lone pod's implicit job), in job order
+    (None: not told; a session then finds them in `jobs`)."""
 
 
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"

@@ -165,9 +165,7 @@ class Gang(
     def __init__(self, session: PluginSession) -> None:
         self._session = session
         self._invalid_at_open: dict[str, tuple[str, str]] = {}
-        for job in session.jobs.values():
-            if job.facts.synthetic:
-                continue  # read only for the PodGroup's condition, which it has not
+        for job in session.podgroup_jobs:  # read only for the PodGroup's condition
             found = invalid_reason(job)
             if found is not None:
                 self._invalid_at_open[job.key] = found
@@ -213,9 +211,7 @@ class Gang(
         PodGroup already says so (`Scheduled=True` for the same reason, no `Unschedulable=True`)
         gets none: the status written would keep the one it has (a condition's time is when it
         last changed), so a cluster of running gangs costs no condition per gang per cycle."""
-        for job in self._session.jobs.values():
-            if job.facts.synthetic:
-                continue
+        for job in self._session.podgroup_jobs:
             wanted = self._condition(job)
             if wanted is None or _said_already(job, wanted):
                 continue

@@ -96,7 +96,7 @@ class Overcommit(JobEnqueueable, JobEnqueued):
         self._session = session
         self._held = [
             (job, held)
-            for job in session.jobs.values()
+            for job in session.podgroup_jobs
             if job.facts.min_resources is not None and (held := reserved(job))
         ]
         """The jobs admitted before this session and what their minResources still reserve."""

@@ -80,6 +80,11 @@ def assert_same_opening(opened: Session, afresh: Session) -> None:
         plain = total(j.allocated for j in jobs if j.facts.min_resources is None)
         counted = (plain, total(j.pending_request for j in jobs))
         assert opened.queue_totals.of(name) == afresh.queue_totals.of(name) == counted, name
+    named = {j.queue for j in afresh.jobs.values()}
+    assert opened.queue_totals.held() == afresh.queue_totals.held() == named
+    podgroups = [j.key for j in afresh.jobs.values() if not j.facts.synthetic]
+    assert [j.key for j in opened.podgroup_jobs] == podgroups
+    assert [j.key for j in afresh.podgroup_jobs] == podgroups
     assert list(opened.tasks) == list(afresh.tasks)
     for name in ("tasks_with_host_ports", "tasks_with_terms"):
         assert [t.uid for t in getattr(opened, name)] == [t.uid for t in getattr(afresh, name)]
