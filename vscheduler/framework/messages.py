@@ -18,6 +18,7 @@ session itself.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -88,13 +89,19 @@ def gang_message(findings: Findings, job: JobState) -> str:
 
 
 def unschedulable(
-    view: SessionView, findings: Findings, dispatch: Dispatcher, placer: Placer
+    view: SessionView,
+    pending_at_open: Iterable[TaskState],
+    findings: Findings,
+    dispatch: Dispatcher,
+    placer: Placer,
 ) -> dict[str, str]:
-    """pod key -> message, for every pod of this scheduler still pending at session close."""
+    """pod key -> message, for every pod of this scheduler still pending at session close, in
+    task order (`pending_at_open`: the tasks pending as the session opened, in task order; no
+    task becomes pending in a session unless it was then)."""
     by_class: dict[int, str] = {}
     out: dict[str, str] = {}
     sources = _Sources(findings, dispatch, placer)
-    for task in view.tasks.values():
+    for task in pending_at_open:
         if task.status is not TaskStatus.PENDING or task.node is not None:
             continue
         if task.facts.scheduler_name != view.snapshot.scheduler_name:

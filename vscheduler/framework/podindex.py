@@ -27,7 +27,7 @@ import numpy as np
 from vscheduler.framework.ledger import BoolArray, IntArray
 from vscheduler.framework.state import TaskState
 from vscheduler.model import status as st
-from vscheduler.model.facts import NodeFacts
+from vscheduler.model.facts import NodeFacts, TaskFacts
 from vscheduler.model.podaffinity import NO_POD_AFFINITY, PodAffinity, PodAffinityTerm
 from vscheduler.model.selector import IN
 from vscheduler.model.status import TaskStatus
@@ -121,15 +121,11 @@ def carried_terms(affinity: PodAffinity) -> Iterator[tuple[str, int, PodAffinity
         yield PREFERRED_ANTI, weighted.weight, weighted.term
 
 
-def with_terms(tasks: Iterable[TaskState]) -> list[TaskState]:
-    """The tasks that have inter-pod terms or spread constraints (one cheap pass: most have
-    neither)."""
-    return [
-        t
-        for t in tasks
-        if (t.facts.pod_affinity is not NO_POD_AFFINITY and not t.facts.pod_affinity.is_empty)
-        or t.facts.topology_spread
-    ]
+def has_terms(facts: TaskFacts) -> bool:
+    """Whether the pod has inter-pod terms or spread constraints (most have neither)."""
+    return (facts.pod_affinity is not NO_POD_AFFINITY and not facts.pod_affinity.is_empty) or bool(
+        facts.topology_spread
+    )
 
 
 class PodIndex:

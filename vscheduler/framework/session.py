@@ -35,7 +35,7 @@ import datetime as dt
 import functools
 import itertools
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set as AbstractSet
 from typing import Protocol, TypeVar, cast
 
 from vscheduler.clock import Clock
@@ -100,6 +100,8 @@ class PluginEntry:
     factory: PluginFactory[object]
 
 
+_STAGED = frozenset({TaskStatus.ALLOCATED, TaskStatus.PIPELINED})
+"""The statuses a task is placed in within a session, before its bind or its room is free."""
 _NOTHING_HELD: contextlib.nullcontext[None] = contextlib.nullcontext()
 """`Session.own_room` when no pod is nominated: entered and left for free."""
 
@@ -281,6 +283,8 @@ class Session:
         loading.nominated.update(opening.nominated.difference(noted))
         loading.orphans.update(opening.orphans.difference(noted))
         loading.homeless.update(opening.homeless.difference(noted))
+        loading.terms.update(opening.terms.difference(noted))
+        loading.staged.update(opening.staged.difference(noted))
         loading.ports.update(opening.ports.difference(noted))
         before = opening.tasks
         out = _Loading()
@@ -326,6 +330,8 @@ class Session:
             frozenset(loading.orphans),
             frozenset(loading.homeless),
             frozenset(loading.ports),
+            frozenset(loading.terms),
+            frozenset(loading.staged),
             on_nodes,
             extra,
             snapshot.serial,
@@ -467,8 +473,14 @@ class Session:
         """The tasks with inter-pod terms or spread constraints, in task order (one pass per
         session, however many plugins ask)."""
         if self._with_terms is None:
-            self._with_terms = tuple(podindex.with_terms(self.tasks.values()))
+            self._with_terms = self._in_order(self._opening.terms)
         return self._with_terms
+
+    def _in_order(self, uids: AbstractSet[str]) -> tuple[TaskState, ...]:
+        """The tasks of `uids` in task order (one light pass, none for no uid)."""
+        if not uids:
+            return ()
+        return tuple([task for uid, task in self.tasks.items() if uid in uids])
 
     def queue_of(self, job: JobState) -> QueueState | None:
         """The job's queue, or None if it does not exist."""
@@ -689,11 +701,8 @@ class Session:
     def close(self) -> CycleResult:
         """Let plugins report, then gather the cycle's decisions and findings."""
         self.dispatch.session_closing()
-        pipelined = {
-            t.key: t.node or ""
-            for t in self.tasks.values()
-            if t.status in (TaskStatus.PIPELINED, TaskStatus.ALLOCATED)
-        }
+        staged = self._in_order(self._touched_tasks.union(self._opening.staged))
+        pipelined = {t.key: t.node or "" for t in staged if t.status in _STAGED}
         nominated = {
             t.key: self.ledger.names[i]
             for uid, i in self.nominations.items()
@@ -701,7 +710,7 @@ class Session:
         }
         nominated |= {
             t.key: t.node or ""
-            for t in self.tasks.values()
+            for t in staged
             if t.status is TaskStatus.PIPELINED and t.facts.node_name is None
         }
         statuses, plain = podgroup_statuses(
@@ -712,7 +721,13 @@ class Session:
             pipelined,
             nominated,
             statuses,
-            messages.unschedulable(self, self.findings, self.dispatch, self.placer),
+            messages.unschedulable(
+                self,
+                self._in_order(self._opening.pending),
+                self.findings,
+                self.dispatch,
+                self.placer,
+            ),
         )
 
     def _reusable_statuses(self) -> dict[str, PodGroupStatus]:
@@ -793,6 +808,10 @@ class Opening:
     """Uids of the tasks, of any status, that name a job not in the snapshot."""
     ports: frozenset[str]
     """Uids of the tasks that ask host ports."""
+    terms: frozenset[str]
+    """Uids of the tasks with inter-pod terms or spread constraints."""
+    staged: frozenset[str]
+    """Uids of the tasks whose facts read Allocated or Pipelined."""
     on_nodes: frozenset[str]
     """The resource names some node's allocatable has."""
     extra: frozenset[str]
@@ -804,7 +823,16 @@ class Opening:
 class _Loading:
     """What a session's open reads of the task records it makes or takes."""
 
-    __slots__ = ("homeless", "nominated", "orphans", "pending", "placed", "ports")
+    __slots__ = (
+        "homeless",
+        "nominated",
+        "orphans",
+        "pending",
+        "placed",
+        "ports",
+        "staged",
+        "terms",
+    )
 
     def __init__(self) -> None:
         self.pending: set[str] = set()
@@ -812,6 +840,8 @@ class _Loading:
         self.orphans: set[str] = set()
         self.homeless: set[str] = set()
         self.ports: set[str] = set()
+        self.terms: set[str] = set()
+        self.staged: set[str] = set()
         self.placed: tuple[Placed, Placed, Placed] = (([], []), ([], []), ([], []))
         """Tasks counted on nodes: occupying, pipelined, releasing (see `Ledger.load`)."""
 
@@ -827,6 +857,10 @@ class _Loading:
             self.pending.add(facts.uid)
         if facts.host_ports:
             self.ports.add(facts.uid)
+        if podindex.has_terms(facts):
+            self.terms.add(facts.uid)
+        if facts.status in _STAGED:
+            self.staged.add(facts.uid)
         if facts.node_name is None:
             if facts.nominated_node is not None:
                 self.nominated.add(facts.uid)

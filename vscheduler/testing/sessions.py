@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from vscheduler import catalog, cycle
 from vscheduler.clock import FixedClock
+from vscheduler.framework import podindex
 from vscheduler.framework.registry import Pipeline
 from vscheduler.framework.session import PluginEntry, Session
 from vscheduler.model.cluster import ClusterSnapshot
@@ -88,8 +89,24 @@ def assert_same_opening(opened: Session, afresh: Session) -> None:
     assert list(opened.tasks) == list(afresh.tasks)
     for name in ("tasks_with_host_ports", "tasks_with_terms"):
         assert [t.uid for t in getattr(opened, name)] == [t.uid for t in getattr(afresh, name)]
+    with_terms = [uid for uid, t in afresh.tasks.items() if podindex.has_terms(t.facts)]
+    assert [t.uid for t in afresh.tasks_with_terms] == with_terms
     assert _records(opened) == _records(afresh)
-    assert opened.close() == afresh.close()
+    staged = {
+        t.key: t.node or ""
+        for t in afresh.tasks.values()
+        if t.status in (TaskStatus.ALLOCATED, TaskStatus.PIPELINED)
+    }
+    ours = afresh.snapshot.scheduler_name
+    waiting = [
+        t.key
+        for t in afresh.tasks.values()
+        if t.status is TaskStatus.PENDING and t.node is None and t.facts.scheduler_name == ours
+    ]
+    result = afresh.close()
+    assert opened.close() == result
+    assert result.pipelined == staged
+    assert list(result.unschedulable) == waiting
 
 
 def _records(session: Session) -> tuple[object, ...]:
