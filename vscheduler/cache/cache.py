@@ -223,8 +223,12 @@ class SchedulerCache:
             changed = pods and self._claims.claim(key, claim)
             if gone:
                 changed |= self._forget(slot, key)
-            elif not same_version(slot.table.raw.get(key), event.obj):
-                result = slot.convert(self._converters, event.obj, who)
+            elif not same_version(held := slot.table.raw.get(key), event.obj):
+                if pods:  # most events of a placed pod change its status only
+                    old = self._pods.facts.get(key)
+                    result = self._converters.pod_update(held, old, event.obj, who)
+                else:
+                    result = slot.convert(self._converters, event.obj, who)
                 changed |= self._store(slot, key, who, event.obj, result)
             after = self._shown_pod(key) if pods and changed and not gone else None
             quiet = (

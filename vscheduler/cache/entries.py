@@ -20,7 +20,7 @@ from typing import Final, Generic, TypeVar
 from vscheduler.cache.malformed import Identity, malformed_job, malformed_task
 from vscheduler.convert.misc import check_raw, convert_namespace, convert_priority_class
 from vscheduler.convert.node import convert_node
-from vscheduler.convert.pod import PodConverter
+from vscheduler.convert.pod import UNREAD, PodConverter, Unread
 from vscheduler.convert.podgroup import convert_podgroup
 from vscheduler.convert.queue import convert_queue
 from vscheduler.errors import InputError
@@ -61,6 +61,20 @@ class Converters:
             problem = _problem("Pod", who, exc)
             task = malformed_task(obj, who, problem, scheduler_name=self.scheduler_name)
             return Converted(task, problem if task is not None else "")
+
+    def pod_update(
+        self, held: Raw | None, facts: TaskFacts | None, obj: Raw, who: Identity
+    ) -> Converted[TaskFacts]:
+        """`pod(obj)`, read from the facts of the pod as held when only its status changed
+        (`PodConverter.restatused`); held facts with a problem are never reused."""
+        if held is not None and facts is not None and not facts.problem:
+            try:
+                read = self.pods.restatused(held, facts, obj)
+            except Exception:  # the full conversion says what is wrong
+                read = UNREAD
+            if not isinstance(read, Unread):
+                return Converted(read)
+        return self.pod(obj, who)
 
     def podgroup(self, obj: Raw, who: Identity) -> Converted[JobFacts]:
         """A malformed PodGroup keeps minimal facts carrying the problem."""

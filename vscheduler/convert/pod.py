@@ -14,6 +14,7 @@ Must not: look at nodes, PodGroups or Queues (a missing PodGroup is the schedule
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Hashable, Mapping
 from typing import Final
@@ -69,6 +70,15 @@ pod-level requests and overhead, combined as Kubernetes' `PodRequests` combines 
 
 _MEMO_LIMIT: Final = 65536
 _PHASES: Final = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
+_UNREAD_META: Final = frozenset({"resourceVersion", "managedFields"})
+"""Metadata no fact of a pod reads, and which changes with every write."""
+
+
+class Unread:
+    """`PodConverter.restatused`'s answer when the object must be converted in full."""
+
+
+UNREAD: Final = Unread()
 _GO_TRUE: Final = frozenset({"1", "t", "T", "true", "TRUE", "True"})
 _GO_FALSE: Final = frozenset({"0", "f", "F", "false", "FALSE", "False"})
 
@@ -185,6 +195,38 @@ class PodConverter:
                 *scoring_warnings,
                 *(unusual_annotations(meta, label) if ours else ()),
             ),
+        )
+
+    def restatused(self, held: Raw, facts: TaskFacts, obj: Raw) -> TaskFacts | Unread | None:
+        """`convert(obj)` read from `facts` (converted from `held`, no problem) when `obj`
+        differs from `held` only in its status and in metadata that no fact reads (the
+        resourceVersion, managedFields): most watch events of a placed pod are its kubelet's
+        (here kwok's) status writes. `UNREAD` when anything else differs, or the status reads
+        oddly: the caller then converts `obj` in full. Of the status, `convert` reads the
+        phase, `startTime` and `nominatedNodeName` only: a status field it comes to read must
+        be read here too (`tests/unit/cache/test_status_events.py` compares the two)."""
+        if held.get("spec") != obj.get("spec") or not _same_meta(held, obj):
+            return UNREAD
+        status = obj.get("status")
+        if not isinstance(status, dict):
+            return UNREAD
+        phase = status.get("phase", "Pending")
+        if phase not in _PHASES:
+            return UNREAD
+        ours = facts.scheduler_name == self._scheduler_name
+        if not ours and (facts.node_name is None or phase in ("Succeeded", "Failed")):
+            return None
+        meta = obj.get("metadata")
+        deleting = isinstance(meta, dict) and meta.get("deletionTimestamp") is not None
+        task_status = _task_status(phase, node_name=facts.node_name, deleting=deleting)
+        if task_status is None:
+            return None
+        started = _started(status, f"Pod {facts.namespace}/{facts.name}")
+        nominated = _nominated(status) if ours else None
+        if (task_status, started, nominated) == (facts.status, facts.started, facts.nominated_node):
+            return facts
+        return dataclasses.replace(
+            facts, status=task_status, started=started, nominated_node=nominated
         )
 
     def _read_tolerations(self, spec: Raw, label: str) -> tuple[Toleration, ...]:
@@ -335,3 +377,13 @@ def _index(meta: Meta) -> int | None:
 def _is_index(text: str) -> bool:
     """ASCII digits only, short enough to be an index."""
     return 0 < len(text) <= 18 and text.isascii() and text.isdigit()
+
+
+def _same_meta(held: Raw, obj: Raw) -> bool:
+    """Whether the two objects' metadata agree but for what no fact reads."""
+    a, b = held.get("metadata"), obj.get("metadata")
+    if type(a) is not dict or type(b) is not dict:
+        return False
+    if (a.keys() ^ b.keys()) - _UNREAD_META:
+        return False
+    return all(a[k] == b[k] for k in a if k not in _UNREAD_META)
