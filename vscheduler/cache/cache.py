@@ -519,10 +519,11 @@ class SchedulerCache:
         otherwise now or did then."""
         serial = next(_SERIALS)
         since, self._last_serial = self._last_serial, serial
-        uids = frozenset(self._pods.touched.union(overlaid, self._last_overlaid))
-        self._pods.touched.clear()
-        self._last_overlaid = overlaid
-        return serial, None if since == 0 else TaskChanges(since, uids)
+        touched, self._pods.touched = self._pods.touched, set()
+        last, self._last_overlaid = self._last_overlaid, overlaid
+        if since == 0 or touched is None:
+            return serial, None
+        return serial, TaskChanges(since, frozenset(touched.union(overlaid, last)))
 
     # --- under the lock -----------------------------------------------------------------------
     def _store(

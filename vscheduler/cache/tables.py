@@ -98,6 +98,10 @@ class PodTable(Table[TaskFacts]):
 
     __slots__ = ("_order", "_stale_from", "by_key", "members", "touched")
 
+    TOUCHED_HELD = 65_536
+    """Uids `touched` holds at most past the pods held (a replica that takes no snapshot, a
+    standby, must not grow it without end); past that it holds None: not known."""
+
     def __init__(self) -> None:
         super().__init__()
         self.by_key: dict[str, str] = {}
@@ -108,8 +112,9 @@ class PodTable(Table[TaskFacts]):
         self._stale_from: int | None = None
         """The first place in `_order` from which `facts` may be out of order (None: in order):
         every pod before it holds its dict slot in order, every pod added since is after it."""
-        self.touched: set[str] = set()
-        """Uids put or removed since the owner last cleared it (the cache, at each snapshot)."""
+        self.touched: set[str] | None = set()
+        """Uids put or removed since the owner last reset it (the cache, at each snapshot);
+        None when there were too many to hold (`TOUCHED_HELD`)."""
 
     def put(
         self, key: str, raw: Raw, facts: TaskFacts | None, label: str, problem: str = ""
@@ -117,7 +122,7 @@ class PodTable(Table[TaskFacts]):
         """Store a pod (by uid); a pod that does not matter (`facts` None) is removed."""
         if facts is None:
             return self.remove(key)
-        self.touched.add(key)
+        self._touch(key)
         old = self.facts.get(key)
         changed = False
         other = self.by_key.get(facts.key)
@@ -136,7 +141,7 @@ class PodTable(Table[TaskFacts]):
 
     def remove(self, key: str) -> bool:
         """Forget a pod by uid; whether it was held."""
-        self.touched.add(key)
+        self._touch(key)
         old = self.facts.get(key)
         if old is None:
             return super().remove(key)
@@ -145,6 +150,13 @@ class PodTable(Table[TaskFacts]):
         if self.by_key.get(old.key) == key:
             del self.by_key[old.key]
         return super().remove(key)
+
+    def _touch(self, key: str) -> None:
+        touched = self.touched
+        if touched is not None:
+            touched.add(key)
+            if len(touched) > len(self.facts) + self.TOUCHED_HELD:
+                self.touched = None
 
     def _leave(self, old: TaskFacts | None) -> None:
         if old is None:

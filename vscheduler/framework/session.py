@@ -791,8 +791,8 @@ class Opening:
     only the rows of nodes whose allocatable or pod count changed) and loads only the tasks
     whose facts changed, came or went (`_changes`; the cache hands every snapshot the same
     facts objects until an object changes); the other records are taken again as `Carried`
-    says, so a cycle over thousands of running pods costs a pass over the task map, not a load
-    of every task."""
+    says, so a cycle over thousands of running pods costs a C-level copy of the task map and
+    light passes for the few tasks it must read again, not a load of every task."""
 
     tasks: Mapping[str, TaskFacts]
     """The snapshot's tasks the ledger was loaded from."""
@@ -880,9 +880,11 @@ class Changes:
 
 
 def _changes(snapshot: ClusterSnapshot, opening: Opening) -> Changes:
-    """What changed since `opening`. The ledger cannot resume (`nodes` None) when a node came
-    or went, or its allocatable names another set of resources, or a task's request would add
-    or drop a dimension of the ledger."""
+    """What changed since `opening`: read from the tasks the snapshot names when it names them
+    against the opening's own snapshot (`ClusterSnapshot.changes`), else found by comparing
+    every task. The ledger cannot resume (`nodes` None) when a node came or went, or its
+    allocatable names another set of resources, or a task's request would add or drop a
+    dimension of the ledger."""
     before, now_tasks = opening.tasks, snapshot.tasks
     told = snapshot.changes
     if told is not None and told.since == opening.serial and opening.serial:

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from vscheduler.cache.cache import SchedulerCache
+from vscheduler.cache.tables import PodTable
 from vscheduler.clock import FixedClock
 from vscheduler.informer.kinds import NODE, POD, PODGROUP, PRIORITY_CLASS, QUEUE
 from vscheduler.informer.ports import WatchEvent
@@ -130,3 +132,26 @@ def test_two_caches_never_pass_for_each_other() -> None:
     nxt = other.snapshot()
     assert nxt.changes is not None
     assert nxt.changes.since != first.serial
+
+
+def test_a_cache_that_takes_no_snapshot_forgets_what_changed_past_a_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A standby replica watches without taking snapshots: the uids it would name are bounded
+    (past the bound the next snapshot names nothing: its session compares every task)."""
+    monkeypatch.setattr(PodTable, "TOUCHED_HELD", 3)
+    cache = SchedulerCache(clock=FixedClock(START))
+    for kind in (NODE, PODGROUP, QUEUE, PRIORITY_CLASS, POD):
+        cache.replace(kind, [])
+    first = cache.snapshot()
+    for i in range(4):  # pods come and go: none is held, their uids would pile up
+        cache.apply(POD, WatchEvent("ADDED", raw_pod(f"p{i}")))
+        cache.apply(POD, WatchEvent("DELETED", raw_pod(f"p{i}")))
+    second = cache.snapshot()
+    assert second.changes is None
+    cache.apply(POD, WatchEvent("ADDED", raw_pod("again")))
+    third = cache.snapshot()
+    assert third.changes is not None
+    assert third.changes.since == second.serial
+    assert third.changes.uids == {"uid-again"}
+    assert first.serial < second.serial < third.serial
