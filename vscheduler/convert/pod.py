@@ -141,9 +141,9 @@ class PodConverter:
         node_name = string(spec, "nodeName", label, "spec") or None
         phase = choice(status, "phase", label, "status", _PHASES, "Pending")
         ours = pod_scheduler == self._scheduler_name
-        if not ours and (node_name is None or phase in ("Succeeded", "Failed")):
-            return None
-        task_status = _task_status(phase, node_name=node_name, deleting=meta.deleting)
+        task_status = _mattering_status(
+            phase, ours=ours, node_name=node_name, deleting=meta.deleting
+        )
         if task_status is None:
             return None
         resources = read_pod_resources(spec, label, self._lists)
@@ -214,11 +214,11 @@ class PodConverter:
         if phase not in _PHASES:
             return UNREAD
         ours = facts.scheduler_name == self._scheduler_name
-        if not ours and (facts.node_name is None or phase in ("Succeeded", "Failed")):
-            return None
         meta = obj.get("metadata")
         deleting = isinstance(meta, dict) and meta.get("deletionTimestamp") is not None
-        task_status = _task_status(phase, node_name=facts.node_name, deleting=deleting)
+        task_status = _mattering_status(
+            phase, ours=ours, node_name=facts.node_name, deleting=deleting
+        )
         if task_status is None:
             return None
         started = _started(status, f"Pod {facts.namespace}/{facts.name}")
@@ -274,6 +274,16 @@ def _nominated(status: Raw) -> str | None:
 def _started(status: Raw, label: str) -> dt.datetime | None:
     value = status.get("startTime")
     return None if value is None else timestamp(value, label, "status.startTime")
+
+
+def _mattering_status(
+    phase: str, *, ours: bool, node_name: str | None, deleting: bool
+) -> TaskStatus | None:
+    """The pod's task status, or None when it does not matter: another scheduler's pod on no
+    node or finished, or a pod deleted before it was placed."""
+    if not ours and (node_name is None or phase in ("Succeeded", "Failed")):
+        return None
+    return _task_status(phase, node_name=node_name, deleting=deleting)
 
 
 def _task_status(phase: str, *, node_name: str | None, deleting: bool) -> TaskStatus | None:
