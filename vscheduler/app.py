@@ -225,6 +225,7 @@ class App:
             client,
             clock=clock,
             fence=None if dry_run else self._may_send,
+            still_leading=None if dry_run else self.is_leading,
             outage=self.outage,
             read_only=dry_run,
         )

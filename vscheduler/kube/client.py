@@ -27,6 +27,13 @@ raise `errors.NotSentError` itself (the effects' check that the decision still h
 propagates unchanged, and nothing of the request reaches the server (a request cut after its
 headers is discarded with its connection).
 
+What no client can fence: a pause of the whole process (SIGSTOP, a frozen VM, a long GC stop)
+that lands after the last check and before the socket takes the bytes; they leave when it
+resumes, maybe after a standby took the lease. The API server takes no fencing token for a
+Binding, and kube-scheduler has the same window (it checks no lease per write at all). On the
+wire nothing but the `sendall` runs after the check, and `still_leading` is asked right after
+the bytes left: a write that left after the lease lapsed is logged as a warning naming it.
+
 Read-only: a `KubeApi` made with `read_only=True` (`run --dry-run` and the live-cluster tools)
 refuses every method but GET with `errors.ReadOnlyError` before the rate limiter or the socket
 is reached: nothing a caller does, through any writer, can change the cluster.
@@ -35,7 +42,9 @@ is reached: nothing a caller does, through any writer, can change the cluster.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
+import logging
 import math
 import os
 import threading
@@ -64,6 +73,8 @@ from vscheduler.kube.errors import from_answer, translate
 from vscheduler.kube.outage import Outage
 from vscheduler.kube.ratelimit import DEFAULT_BURST, DEFAULT_QPS, TokenBucket
 from vscheduler.kube.wire import Wire, urllib3_connector
+
+logger = logging.getLogger(__name__)
 
 Query = Sequence[tuple[str, str]]
 JSON = "application/json"
@@ -204,6 +215,7 @@ class KubeApi:
         connect_timeout: float = 10.0,
         request_timeout: float = 30.0,
         fence: Callable[[], bool] | None = None,
+        still_leading: Callable[[], bool] | None = None,
         outage: Outage | None = None,
         read_only: bool = False,
     ) -> None:
@@ -214,6 +226,9 @@ class KubeApi:
         self._fence = fence
         """Asked after the rate limiter's wait and right before each chunk of a write leaves:
         False refuses it with FencedError, so a replica that lost its lease sends nothing more."""
+        self._still_leading = still_leading
+        """Asked right after a write's bytes left (on the wire): False means the lease lapsed
+        between the fence and the send (a pause of the process landed there), logged."""
         self._connect_timeout = connect_timeout
         self._request_timeout = request_timeout
         self.outage = outage
@@ -268,6 +283,7 @@ class KubeApi:
                 None if body is None else json.dumps(body).encode(),
                 timeout=(self._connect_timeout, self._request_timeout),
                 before_send=self._guard if write else _nothing,
+                after_send=functools.partial(self._sent, method, path) if write else _nothing,
             )
         except NotSentError:
             raise
@@ -389,6 +405,18 @@ class KubeApi:
         if self._fence is not None and not self._fence():
             raise FencedError("write not sent: this replica no longer leads")
 
+    def _sent(self, method: str, path: str) -> None:
+        """Warn when a write left after this replica's lease lapsed: the process was paused
+        between the fence's check and the send (no client can close that window; the API
+        server takes no fencing token), and a standby may have led when it arrived."""
+        if self._still_leading is not None and not self._still_leading():
+            logger.warning(
+                "%s %s left after this replica's lease lapsed (the process was paused between "
+                "the lease check and the send): another replica may have led when it arrived",
+                method,
+                path,
+            )
+
     def _guard_send(self) -> None:
         """The connection's hook, before each chunk: only a write of this thread is asked."""
         if getattr(self._writing, "path", ""):
@@ -412,11 +440,13 @@ def connect(
     *,
     clock: Clock,
     fence: Callable[[], bool] | None = None,
+    still_leading: Callable[[], bool] | None = None,
     outage: Outage | None = None,
     read_only: bool = False,
 ) -> KubeApi:
     """The composition root's entry: an ApiClient for `settings`, behind a token bucket, its
-    writes fenced by `fence` when given (refused altogether when `read_only`), its outages
+    writes fenced by `fence` when given (refused altogether when `read_only`) and a write that
+    left after the lease lapsed (`still_leading` False right after it) logged, its outages
     reported through `outage`."""
     api_client = build_api_client(
         settings.kubeconfig,
@@ -431,6 +461,7 @@ def connect(
         connect_timeout=settings.connect_timeout,
         request_timeout=settings.request_timeout,
         fence=fence,
+        still_leading=still_leading,
         outage=outage,
         read_only=read_only,
     )

@@ -93,23 +93,32 @@ class Wire:
         *,
         timeout: tuple[float, float],
         before_send: Callable[[], None] = lambda: None,
+        after_send: Callable[[], None] = lambda: None,
     ) -> Answer:
         """Send `method target` (a path with its query) and read the answer whole.
 
         `before_send` is called right before the bytes go to the socket (each time, when the
-        request is sent again on a new connection); what it raises propagates, nothing sent."""
+        request is sent again on a new connection); what it raises propagates, nothing sent.
+        Nothing but the `sendall` itself runs between its return and the bytes leaving (the
+        socket's timeout is set before it), so a pause of the process that lands between the
+        two is as unlikely as we can make it. `after_send` is called right after they left."""
         data = self._encode(method, target, headers, body)
         where = f" ({target.partition('?')[0]})"
         for fresh_only in (False, True):
             conn, reused = self._take(timeout[0], fresh_only=fresh_only, where=where)
+            sock = conn.sock
             try:
+                sock.settimeout(timeout[1])
                 before_send()
             except BaseException:
                 self._give(conn, keep=True)
                 raise
             try:
-                conn.sock.settimeout(timeout[1])
-                _send(conn.sock, data)
+                try:
+                    sock.sendall(data)
+                except _CLOSED as exc:  # the server cannot have read the whole request
+                    raise _NoAnswerError(_describe(exc)) from exc
+                after_send()
                 answer, keep = _read_answer(conn.reader, head=method == "HEAD")
             except (_NoAnswerError, OSError) as exc:
                 conn.close()
@@ -180,15 +189,6 @@ class Wire:
 
 _CLOSED = (BrokenPipeError, ConnectionResetError, ssl.SSLEOFError, ssl.SSLZeroReturnError)
 """What sending on, or reading from, a connection the server has closed raises."""
-
-
-def _send(sock: socket.socket, data: bytes) -> None:
-    """All of `data`; a connection found closed is `_NoAnswerError` (the server cannot have read
-    the whole request)."""
-    try:
-        sock.sendall(data)
-    except _CLOSED as exc:
-        raise _NoAnswerError(_describe(exc)) from exc
 
 
 def _read_answer(reader: Any, *, head: bool) -> tuple[Answer, bool]:

@@ -82,6 +82,39 @@ def test_a_fence_that_raises_stops_the_write_with_its_own_error_and_reads_are_ne
         api.close()
 
 
+@pytest.mark.timeout(10)
+def test_a_write_that_left_after_the_lease_lapsed_is_logged_by_name_and_one_in_time_is_not(
+    apiserver: FakeApiServer, kubeconfig: Path, clock: FixedClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The fence passed; the process paused before the bytes left and resumed past the lease
+    # deadline: the write went out (no client can stop it then), and the warning names it.
+    leading = iter([True, False])
+    api = KubeApi(
+        build_api_client(str(kubeconfig), pool_maxsize=2),
+        TokenBucket(0, 0, clock=clock),
+        fence=lambda: True,
+        still_leading=lambda: next(leading),
+    )
+    try:
+        apiserver.reply("POST", f"{POD}/binding", 201, BOUND)
+        writer = KubeWriter(api, clock=clock)
+        with caplog.at_level(logging.WARNING, logger="vscheduler.kube.client"):
+            writer.bind("team-a", "worker-0", "uid-0", "node-a")
+            assert caplog.messages == []
+            apiserver.reply("POST", f"{POD}/binding", 201, BOUND)
+            writer.bind("team-a", "worker-0", "uid-0", "node-a")
+        assert caplog.messages == [
+            f"POST {POD}/binding left after this replica's lease lapsed (the process was paused "
+            "between the lease check and the send): another replica may have led when it arrived"
+        ]
+        assert len(apiserver.requests("POST")) == 2
+        apiserver.reply("GET", POD, 200, {"kind": "Pod"})
+        assert api.request("GET", POD) == {"kind": "Pod"}
+        assert next(leading, "reads ask nothing") == "reads ask nothing"
+    finally:
+        api.close()
+
+
 def test_the_clients_own_retries_are_off(kubeconfig: Path) -> None:
     client = build_api_client(str(kubeconfig), pool_maxsize=1)
     try:
