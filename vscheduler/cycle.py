@@ -93,7 +93,7 @@ def run_cycle(
     plugins += tuple(
         (name, "OnSessionClose", s) for name, s in session.dispatch.close_seconds.items()
     )
-    return CycleReport(
+    report = CycleReport(
         result,
         perf_counter() - started,
         timings,
@@ -102,6 +102,8 @@ def run_cycle(
         plugins,
         session.carried(),
     )
+    session.release()
+    return report
 
 
 def next_snapshot(snapshot: ClusterSnapshot, result: CycleResult) -> ClusterSnapshot:
