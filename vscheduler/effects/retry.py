@@ -15,8 +15,6 @@ import logging
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
-import tenacity
-
 from vscheduler.clock import Clock
 from vscheduler.errors import TransientClusterError
 
@@ -71,42 +69,28 @@ def call_with_retry(
 ) -> T:
     """`fn()`, retried on `TransientClusterError` under `policy`; the last error is raised.
 
-    `what` names the call in log lines; `stopping()` true ends the retries (shutdown).
+    `what` names the call in log lines; `stopping()` true ends the retries (shutdown). A call
+    that succeeds at once makes nothing but its clock reading: this runs for every bind and
+    Event, and tenacity's `Retrying` (a dozen objects a call, in reference cycles) was garbage
+    the cyclic collector had to find.
     """
     started = clock.monotonic()
-
-    def give_up(state: tenacity.RetryCallState) -> bool:
+    try:
+        return fn()
+    except TransientClusterError as err:
+        error = err
+    attempt = 1
+    while True:
         spent = clock.monotonic() - started
-        return state.attempt_number >= policy.max_attempts or spent >= policy.deadline or stopping()
-
-    def wait(state: tenacity.RetryCallState) -> float:
-        left = policy.deadline - (clock.monotonic() - started)
-        return max(0.0, min(policy.backoff(state.attempt_number), left))
-
-    def log_retry(state: tenacity.RetryCallState) -> None:
-        error = state.outcome.exception() if state.outcome is not None else None
-        logger.info("%s: attempt %d failed (%s); retrying", what, state.attempt_number, error)
-
-    def pause(seconds: float) -> None:
-        sleep(seconds)
-
-    last: list[Exception] = []
-
-    def attempt() -> T:
-        if last and stopping():  # shut down during the backoff: no new attempt
-            raise last[0]
+        if attempt >= policy.max_attempts or spent >= policy.deadline or stopping():
+            raise error
+        pause = max(0.0, min(policy.backoff(attempt), policy.deadline - spent))
+        logger.info("%s: attempt %d failed (%s); retrying", what, attempt, error)
+        sleep(pause)
+        if stopping():  # shut down during the backoff: no new attempt
+            raise error
+        attempt += 1
         try:
             return fn()
-        except Exception as err:
-            last[:] = [err]
-            raise
-
-    retrying = tenacity.Retrying(
-        sleep=pause,
-        stop=give_up,
-        wait=wait,
-        retry=tenacity.retry_if_exception_type(TransientClusterError),
-        before_sleep=log_retry,
-        reraise=True,
-    )
-    return retrying(attempt)
+        except TransientClusterError as err:
+            error = err

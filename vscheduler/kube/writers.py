@@ -23,7 +23,7 @@
   other keys (the reservation plugin's releases; `effects.ports.ConfigMapWriter`).
 
 Every call goes through `KubeApi` (rate limited); failures raise ClusterError subclasses. No
-retries here: the effects layer decides (tenacity, with a deadline).
+retries here: the effects layer decides (`effects.retry`, with a deadline).
 """
 
 from __future__ import annotations
