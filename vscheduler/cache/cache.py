@@ -44,7 +44,14 @@ from typing import Any, Final, Generic, TypeVar
 
 from vscheduler.cache import reservations
 from vscheduler.cache.assumed import AssumedKind, Assumptions
-from vscheduler.cache.entries import KEPT_RAW, Converted, Converters, ConvertFn, kept_raw
+from vscheduler.cache.entries import (
+    KEPT_RAW,
+    Converted,
+    Converters,
+    ConvertFn,
+    kept_pod,
+    kept_raw,
+)
 from vscheduler.cache.malformed import Identity, identity
 from vscheduler.cache.refusals import EvictionBackoff
 from vscheduler.cache.reservations import ReservationBooks
@@ -441,7 +448,8 @@ class SchedulerCache:
             }
 
     def pod_raw(self, task_uid: str) -> Raw | None:
-        """The pod's raw object as last watched, or None."""
+        """What the cache keeps of the pod's object as last watched (`entries.kept_pod`), or
+        None."""
         with self._lock:
             return self._pods.raw.get(task_uid)
 
@@ -529,8 +537,10 @@ class SchedulerCache:
     def _store(
         self, slot: _Slot[Any], key: str, who: Identity, obj: Raw, result: Converted[Any]
     ) -> bool:
-        changed = slot.table.put(key, obj, result.facts, f"{slot.name} {who.key}", result.problem)
-        if slot.table is self._pods:
+        pods = slot.table is self._pods
+        kept = kept_pod(obj) if pods else obj
+        changed = slot.table.put(key, kept, result.facts, f"{slot.name} {who.key}", result.problem)
+        if pods:
             changed |= self._settle(key, result.facts)
         elif slot.table is self._classes and changed:
             self._renew_converters()

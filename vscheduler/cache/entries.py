@@ -109,6 +109,37 @@ ConvertFn = Callable[[Converters, Raw, Identity], Converted[F]]
 """A kind's converter, given the current `Converters`."""
 
 
+_KEPT_STATUS: Final = ("phase", "startTime", "nominatedNodeName")
+
+
+def kept_pod(obj: Raw) -> Raw:
+    """What the cache keeps of a pod's object: what is read of it again, no more.
+
+    Its metadata but `managedFields` and its spec (both for `PodConverter.restatused`, and the
+    metadata for references); of its status what `PodConverter.convert` reads (`phase`,
+    `startTime`, `nominatedNodeName`: pods are converted again from what is kept when priority
+    classes change) and, while it is not placed, `conditions` (the effects compare with them
+    before writing PodScheduled). The rest of the status and the managed fields were most of a
+    placed pod's containers: held for every pod, they were scanned by the cyclic collector
+    again and again. An object whose metadata or status is not an object is kept whole (its
+    problem is read from it)."""
+    meta, status, spec = obj.get("metadata"), obj.get("status", {}), obj.get("spec")
+    if type(meta) is not dict or type(status) is not dict:
+        return obj
+    if "managedFields" in meta:
+        meta = {k: v for k, v in meta.items() if k != "managedFields"}
+    kept = {k: status[k] for k in _KEPT_STATUS if k in status}
+    if "conditions" in status and not (type(spec) is dict and spec.get("nodeName")):
+        kept["conditions"] = status["conditions"]
+    return {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": obj.get("kind"),
+        "metadata": meta,
+        "spec": spec,
+        "status": kept,
+    }
+
+
 def kept_raw(kind: str, *, namespaced: bool) -> ConvertFn[Raw]:
     """The converter of a kind kept raw: the object itself, once its metadata reads."""
 

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from vscheduler.cache.cache import SchedulerCache
+from vscheduler.cache.entries import kept_pod
 from vscheduler.clock import FixedClock
 from vscheduler.informer.kinds import (
     NAMESPACE,
@@ -256,10 +257,10 @@ def test_raw_objects_are_served_by_uid_and_by_key(cache: SchedulerCache) -> None
     cache.apply(POD, event("ADDED", pod))
     cache.apply(PODGROUP, event("ADDED", group))
     cache.apply(NODE, event("ADDED", node))
-    assert cache.pod_raw("uid-p1") is pod
+    assert cache.pod_raw("uid-p1") == kept_pod(pod)
     assert cache.pod_uid("ns/p1") == "uid-p1"
     assert cache.podgroup_raw("ns/pg1") is group
-    assert cache.object_raw("Pod", "ns/p1") is pod
+    assert cache.object_raw("Pod", "ns/p1") == kept_pod(pod)
     assert cache.object_raw("Node", "n1") is node
     assert cache.object_raw("Node", "n2") is None
     assert cache.object_raw("Lease", "x") is None
@@ -433,7 +434,7 @@ def test_an_update_that_changes_no_facts_does_not_move_the_generation(
     cache.apply(POD, event("MODIFIED", written))
     assert cache.generation == before
     assert not cache.changed.is_set()
-    assert cache.pod_raw("uid-p1") is written
+    assert cache.pod_raw("uid-p1") == kept_pod(written)
 
 
 def test_an_assumed_decision_changes_the_snapshot_but_wakes_no_cycle(

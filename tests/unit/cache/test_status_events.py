@@ -1,6 +1,9 @@
 """A watch event that changes only a pod's status (its kubelet's writes) is read from the
 facts already held (`Converters.pod_update`): for any pod the API server accepts and any next
-version of it, what the cache stores is exactly what converting the new version in full gives."""
+version of it, what the cache stores is exactly what converting the new version in full gives.
+The cache holds only part of each pod's object (`entries.kept_pod`): everything read from it
+again (a conversion when priority classes change, the effects' checks before a status write)
+reads the same from that part as from the whole object."""
 
 from __future__ import annotations
 
@@ -9,8 +12,9 @@ from typing import Any
 
 from hypothesis import given, settings, strategies as st
 
-from vscheduler.cache.entries import Converters
+from vscheduler.cache.entries import Converters, kept_pod
 from vscheduler.cache.malformed import identity
+from vscheduler.effects import status as effects_status
 from vscheduler.testing.strategies import SCHEDULER, pods
 
 STATUS_CHANGES = st.fixed_dictionaries(
@@ -72,7 +76,40 @@ def test_a_status_event_is_read_as_a_full_conversion_reads_it(
     assert who is not None
     held = converters.pod(pod, who)
     new = changed(pod, status, other)
-    assert converters.pod_update(pod, held.facts, new, who) == converters.pod(new, who)
+    kept = kept_pod(pod)  # what the cache holds of it
+    assert converters.pod_update(kept, held.facts, new, who) == converters.pod(new, who)
+
+
+@settings(max_examples=300, deadline=None)
+@given(pods(), STATUS_CHANGES, st.booleans())
+def test_what_the_cache_keeps_of_a_pod_reads_as_the_whole_pod_does(
+    pod: dict[str, Any], status: dict[str, Any], placed: bool
+) -> None:
+    pod["metadata"] |= {"name": "p", "namespace": "ns", "uid": "u1", "resourceVersion": "1"}
+    pod["metadata"]["managedFields"] = [{"manager": "kwok", "fieldsV1": {"f:status": {}}}]
+    pod["status"] = {**pod["status"], **status}
+    pod["status"]["conditions"] = [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "m"}
+    ]
+    if placed:
+        pod["spec"]["nodeName"] = "n1"
+    kept = kept_pod(pod)
+    converters = Converters(SCHEDULER, {})
+    who = identity(pod, namespaced=True)
+    assert who is not None
+    assert identity(kept, namespaced=True) == who
+    assert converters.pod(kept, who) == converters.pod(pod, who)
+    now = "2026-01-01T00:05:00Z"
+    for message in ("m", "another cause"):
+        assert effects_status.pod_scheduled_condition(
+            message, kept, now
+        ) == effects_status.pod_scheduled_condition(message, pod, now)
+    assert effects_status.nominated_node(kept) == effects_status.nominated_node(pod)
+    assert effects_status.object_ref("Pod", kept) == effects_status.object_ref("Pod", pod)
+    meta, kept_status = kept["metadata"], kept["status"]
+    assert isinstance(meta, dict) and isinstance(kept_status, dict)
+    assert "managedFields" not in meta
+    assert bool(pod["spec"].get("nodeName")) is ("conditions" not in kept_status)
 
 
 def test_a_status_event_reuses_the_facts_it_does_not_change() -> None:
