@@ -45,10 +45,11 @@ def open_session(
     uid: str = "cycle-1",
     timer: Callable[[], float] | None = None,
     carried: Carried | None = None,
+    arrival_grace: float = 0.0,
 ) -> Session:
     """A session on `snapshot` with the pipeline's plugins, before any action runs (`timer`
     times each plugin's open and close, see `Session`; `carried`: the last session's records,
-    see `Carried`)."""
+    see `Carried`; `arrival_grace`: see `Session.close`)."""
     return Session(
         snapshot,
         pipeline.tiers,
@@ -57,6 +58,7 @@ def open_session(
         uid=uid,
         timer=timer,
         carried=carried,
+        arrival_grace=arrival_grace,
     )
 
 
@@ -69,14 +71,23 @@ def run_cycle(
     watch: Watch | None = None,
     on_bind: Callable[[Bind], None] | None = None,
     carried: Carried | None = None,
+    arrival_grace: float = 0.0,
 ) -> CycleReport:
     """Open a session, run every action in order, close it (`watch` is told of each task
     allocate decides, as `Session.watch`; `on_bind` of each bind as its statement commits, as
     `Session.on_bind`: the result still lists every bind; `carried`: the last cycle's
-    `CycleReport.carried`, whose records this cycle takes again where nothing changed)."""
+    `CycleReport.carried`, whose records this cycle takes again where nothing changed;
+    `arrival_grace`: how long a gang still being created keeps its members' pending messages
+    back, see `Session.close`; the live scheduler's, 0 elsewhere)."""
     started = perf_counter()
     session = open_session(
-        snapshot, pipeline, clock=clock, uid=uid, timer=perf_counter, carried=carried
+        snapshot,
+        pipeline,
+        clock=clock,
+        uid=uid,
+        timer=perf_counter,
+        carried=carried,
+        arrival_grace=arrival_grace,
     )
     session.watch = watch
     session.on_bind = on_bind

@@ -61,7 +61,7 @@ import datetime as dt
 import functools
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Set as AbstractSet
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Final, ParamSpec
 
@@ -326,7 +326,7 @@ class EffectsExecutor:
         steps: tuple[tuple[str, Callable[[], None]], ...] = (
             ("binds", lambda: self._submit_binds(tickets, created)),
             ("evictions", lambda: self._submit_evictions(result.evictions)),
-            ("pod conditions", lambda: self._update_pods(result.unschedulable)),
+            ("pod conditions", lambda: self._update_pods(result.unschedulable, result.arriving)),
             ("nominations", lambda: self._update_nominations(result, snapshot)),
             ("podgroup statuses", lambda: self._update_podgroups(result.podgroups, created)),
             ("reservation releases", lambda: self._release(result.reservations_released)),
@@ -543,9 +543,15 @@ class EffectsExecutor:
             self._event(ref, "Warning", "EvictionBlocked", message)
 
     # --- pod conditions -----------------------------------------------------------------------
-    def _update_pods(self, unschedulable: Mapping[str, str]) -> None:
+    def _update_pods(
+        self, unschedulable: Mapping[str, str], arriving: AbstractSet[str] = frozenset()
+    ) -> None:
+        """PodScheduled=False on each pod left pending, but those of a gang still arriving
+        (`CycleResult.arriving`: written once it stops growing)."""
         now = self._clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
         for key, message in unschedulable.items():
+            if key in arriving:
+                continue
             raw = self._cache.object_raw("Pod", key)
             if raw is None:
                 continue

@@ -119,8 +119,9 @@ class Session:
         uid: str = "session",
         timer: Callable[[], float] | None = None,
         carried: Carried | None = None,
+        arrival_grace: float = 0.0,
     ) -> None:
-        self.snapshot = snapshot
+        self.snapshot, self._arrival_grace = snapshot, dt.timedelta(seconds=arrival_grace)
         self.clock = clock
         self.now: dt.datetime = clock.now()
         self._now_text = self.now.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -717,18 +718,42 @@ class Session:
             self.podgroup_jobs, self.findings, self.uid, self._reusable_statuses()
         )
         self._statuses.update(plain)  # in place: a `Carried` taken before close sees them
-        return self.decisions.result(
+        pending = self._in_order(self._opening.pending)
+        result = self.decisions.result(
             pipelined,
             nominated,
             statuses,
-            messages.unschedulable(
-                self,
-                self._in_order(self._opening.pending),
-                self.findings,
-                self.dispatch,
-                self.placer,
-            ),
+            messages.unschedulable(self, pending, self.findings, self.dispatch, self.placer),
         )
+        if not self._arrival_grace:
+            return result
+        arriving, revisit = self._arriving(pending, result.unschedulable)
+        return dataclasses.replace(result, arriving=arriving, revisit_at=revisit)
+
+    def _arriving(
+        self, pending: Iterable[TaskState], unschedulable: Mapping[str, str]
+    ) -> tuple[frozenset[str], dt.datetime | None]:
+        """The pods left pending whose PodGroup has fewer pods than its minMember, the newest
+        created under `arrival_grace` ago: their gang is still being created, one pod after
+        another, and will most likely start whole within moments. Their pending message (a
+        PodScheduled=False condition and a FailedScheduling Event each, what most of a gang
+        workload's status writes were) waits until the gang has not grown for the grace; then
+        it is written as usual. Also when the first of them falls due."""
+        keys: list[str] = []
+        due: dict[str, dt.datetime | None] = {}
+        for task in pending:
+            job = task.job
+            if task.key not in unschedulable or job is None or job.facts.synthetic:
+                continue
+            if job.key not in due:
+                newest = max(t.facts.created for t in job.tasks.values())
+                growing = len(job.tasks) < job.facts.min_member
+                ends = newest + self._arrival_grace
+                due[job.key] = ends if growing and ends > self.now else None
+            if due[job.key] is not None:
+                keys.append(task.key)
+        ends_at = [d for d in due.values() if d is not None]
+        return frozenset(keys), min(ends_at, default=None)
 
     def release(self) -> None:
         """Drop everything this session holds, once its report and `carried` are taken.

@@ -7,6 +7,7 @@ and the runtime's effects carry out.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from collections.abc import Mapping
 
 from vscheduler.model.facts import PodGroupCondition
@@ -103,7 +104,10 @@ class CycleResult:
     (pipelined ones, and those whose nomination the session honoured; any other pod carrying
     one has it cleared);
     `podgroups` holds the status of every real PodGroup the session saw; `unschedulable` maps
-    every pod left pending to the message written to its PodScheduled condition;
+    every pod left pending to the message written to its PodScheduled condition, but for the
+    pods in `arriving` (members of a gang still being created, see `Session.close`): their
+    message is written once the gang stops arriving, and `revisit_at` is when the first of them
+    falls due (a cycle then runs even if nothing changed);
     `reservations_released` are reservations to remove from their ConfigMap (the reservation
     plugin's); `queues` holds the figures a queue plugin reported for each queue, by name.
     """
@@ -116,3 +120,5 @@ class CycleResult:
     unschedulable: Mapping[str, str] = dataclasses.field(default_factory=dict)
     reservations_released: tuple[ReservationRelease, ...] = ()
     queues: Mapping[str, QueueFigures] = dataclasses.field(default_factory=dict)
+    arriving: frozenset[str] = frozenset()
+    revisit_at: dt.datetime | None = None

@@ -19,6 +19,7 @@ failures behind `/readyz`).
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import threading
 from collections.abc import Callable
@@ -48,6 +49,12 @@ GANG_DEBOUNCE = 0.05
 """The wait's end once a gang is whole (`Cache.complete`: its last member came; the members
 before it woke no cycle): a gang's members already waited for it, and gangs completing close
 together still share a cycle."""
+ARRIVAL_GRACE = 1.0
+"""Seconds a gang still being created (fewer pods than its minMember, the newest this recent)
+keeps its members' pending messages back (`Session.close`): a gang's pods come one request
+after another, and one cycle seeing it half made wrote a PodScheduled condition and a
+FailedScheduling Event on each member made so far, moments before the gang started whole. A
+gang that stops growing short of its minMember gets them this long after its last pod came."""
 YIELD_RATIO = 1.0
 """While earlier decisions are being carried out, the pause after a cycle, relative to how long
 that cycle took."""
@@ -137,6 +144,7 @@ class Scheduler:
         gang_debounce: float = GANG_DEBOUNCE,
         yield_ratio: float = YIELD_RATIO,
         quiet_period: float = QUIET_PERIOD,
+        arrival_grace: float = ARRIVAL_GRACE,
         health: CycleHealth | None = None,
     ) -> None:
         self._cache, self._policy, self._effects = cache, policy, effects
@@ -155,6 +163,9 @@ class Scheduler:
         self._quiet_period = quiet_period
         self.cycles = 0
         self._carried: Carried | None = None
+        self._arrival_grace = arrival_grace
+        self._revisit_at: dt.datetime | None = None
+        """When the messages a gang still arriving kept back fall due (a cycle then runs)."""
 
     def run_once(self) -> CycleReport | None:
         """One cycle, if the scheduler may and should run one."""
@@ -163,8 +174,14 @@ class Scheduler:
             return None
         seen = (self._cache.generation, self._policy.generation)
         quiet = self._cache.quiet_generation
-        if seen == self._last and (
-            quiet == self._last_quiet or perf_counter() - self._last_cycle_end < self._quiet_period
+        due = self._revisit_at is not None and self._clock.now() >= self._revisit_at
+        if (
+            seen == self._last
+            and not due
+            and (
+                quiet == self._last_quiet
+                or perf_counter() - self._last_cycle_end < self._quiet_period
+            )
         ):
             self._observer.observe_skip()
             return None
@@ -181,6 +198,7 @@ class Scheduler:
                 uid=f"cycle-{self.cycles}",
                 on_bind=lambda bind: self._effects.stream(bind, taken),
                 carried=self._carried,
+                arrival_grace=self._arrival_grace,
             )
         except Exception as exc:
             self._carried = None  # records a failed session may have left half moved
@@ -189,6 +207,7 @@ class Scheduler:
             raise
         self.health.succeeded()
         self._carried = report.carried
+        self._revisit_at = report.result.revisit_at
         self._last, self._last_quiet = seen, quiet
         self._last_cycle_end, self._last_cycle_seconds = perf_counter(), report.seconds
         for error in report.plugin_errors:

@@ -107,7 +107,8 @@ def test_what_the_cache_keeps_of_a_pod_reads_as_the_whole_pod_does(
     assert effects_status.nominated_node(kept) == effects_status.nominated_node(pod)
     assert effects_status.object_ref("Pod", kept) == effects_status.object_ref("Pod", pod)
     meta, kept_status = kept["metadata"], kept["status"]
-    assert isinstance(meta, dict) and isinstance(kept_status, dict)
+    assert isinstance(meta, dict)
+    assert isinstance(kept_status, dict)
     assert "managedFields" not in meta
     assert bool(pod["spec"].get("nodeName")) is ("conditions" not in kept_status)
 

@@ -383,6 +383,17 @@ def test_the_unschedulable_condition_is_written_once_with_a_warning(
     assert len(writer.of("event")) == 1
 
 
+def test_a_gang_still_arriving_gets_its_condition_only_once_it_stops_arriving(
+    effects: EffectsExecutor, writer: FakeWriter
+) -> None:
+    message = "pod group is not ready, 1 Pending, 3 minAvailable"
+    carry_out(effects, CycleResult(unschedulable={"ns/p1": message}, arriving=frozenset({"ns/p1"})))
+    assert (writer.of("condition"), writer.of("event")) == ([], [])
+    carry_out(effects, CycleResult(unschedulable={"ns/p1": message}))
+    assert [c[1]["message"] for c in writer.of("condition")] == [message]  # type: ignore[index]
+    assert writer.of("event") == [("Pod ns/p1", "Warning", "FailedScheduling", message)]
+
+
 def test_a_changed_message_is_written_again(
     effects: EffectsExecutor, writer: FakeWriter, cache: SchedulerCache
 ) -> None:
