@@ -15,7 +15,7 @@ from vscheduler.model.commands import Bind, CycleResult
 from vscheduler.obs.metrics import SchedulerMetrics
 from vscheduler.runtime.policy import PolicyHolder
 from vscheduler.runtime.scheduler import DEBOUNCE, GANG_DEBOUNCE, Scheduler
-from vscheduler.testing.builders import START, node, pod, snapshot
+from vscheduler.testing.builders import START, at, node, pod, podgroup, snapshot
 
 
 class FakeCache:
@@ -319,3 +319,33 @@ def test_the_first_cycle_follows_the_first_lists_without_a_fold() -> None:
         stop.set()
         thread.join(timeout=5)
     assert not thread.is_alive()
+
+
+GANG = ["default/g-0", "default/g-1"]
+
+
+def gang_arriving() -> ClusterSnapshot:
+    """Two pods of a PodGroup of minMember 3, created half a second before `at(10)`."""
+    members = [pod(p.partition("/")[2]).group("g").created(9.5) for p in GANG]
+    return snapshot(node("n1"), podgroup("g").min_member(3), *members, taken_at=at(10))
+
+
+def test_the_loop_runs_a_cycle_when_held_back_messages_fall_due_and_they_are_written() -> None:
+    clock, effects = FixedClock(at(10)), FakeEffects()
+    scheduler = Scheduler(
+        cache=FakeCache(gang_arriving()),
+        policy=PolicyHolder(),
+        effects=effects,
+        clock=clock,
+        observer=FakeObserver(),
+        is_synced=lambda: True,
+    )
+    assert scheduler.run_once() is not None
+    assert effects.submitted[-1].arriving == frozenset(GANG)
+    clock.advance(0.4)
+    assert scheduler.run_once() is None  # nothing changed, nothing due yet
+    clock.advance(0.1)
+    assert scheduler.run_once() is not None  # due: a cycle although nothing changed
+    assert effects.submitted[-1].arriving == frozenset()
+    assert list(effects.submitted[-1].unschedulable) == GANG
+    assert scheduler.run_once() is None  # and none after it
