@@ -328,7 +328,10 @@ class EffectsExecutor:
             ("evictions", lambda: self._submit_evictions(result.evictions)),
             ("pod conditions", lambda: self._update_pods(result.unschedulable, result.arriving)),
             ("nominations", lambda: self._update_nominations(result, snapshot)),
-            ("podgroup statuses", lambda: self._update_podgroups(result.podgroups, created)),
+            (
+                "podgroup statuses",
+                lambda: self._update_podgroups(result.podgroups, created, result.arriving_groups),
+            ),
             ("reservation releases", lambda: self._release(result.reservations_released)),
             ("queue warnings", lambda: self._warn_queues(result.queues)),
             ("housekeeping", self._blocked_sent.expire),
@@ -657,8 +660,15 @@ class EffectsExecutor:
 
     # --- PodGroup statuses --------------------------------------------------------------------
     def _update_podgroups(
-        self, podgroups: Mapping[str, PodGroupStatus], created: Mapping[str, dt.datetime]
+        self,
+        podgroups: Mapping[str, PodGroupStatus],
+        created: Mapping[str, dt.datetime],
+        arriving: AbstractSet[str] = frozenset(),
     ) -> None:
+        """Each PodGroup's status where it differs from the watched one; a gang still arriving
+        (`CycleResult.arriving_groups`) only when its phase moves: its Unschedulable condition
+        would follow each member's creation (`valid: 2`, `valid: 3`, ...), and is written once
+        the gang stops arriving."""
         for key, status in podgroups.items():
             raw = self._cache.podgroup_raw(key)
             if raw is None:
@@ -666,6 +676,8 @@ class EffectsExecutor:
             patch = st.podgroup_status_patch(status, raw)
             if not patch:
                 self._groups_sent.discard(key)
+            elif key in arriving and "phase" not in patch:
+                continue
             elif self._groups_sent.claim(key, st.patch_substance(patch)):
                 wanted = (status, raw, created.get(key))
                 if self._groups_wanted.want(key, wanted) and not self._spawn_status(

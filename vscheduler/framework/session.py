@@ -727,18 +727,20 @@ class Session:
         )
         if not self._arrival_grace:
             return result
-        arriving, revisit = self._arriving(pending, result.unschedulable)
-        return dataclasses.replace(result, arriving=arriving, revisit_at=revisit)
+        arriving, groups, revisit = self._arriving(pending, result.unschedulable)
+        return dataclasses.replace(
+            result, arriving=arriving, arriving_groups=groups, revisit_at=revisit
+        )
 
     def _arriving(
         self, pending: Iterable[TaskState], unschedulable: Mapping[str, str]
-    ) -> tuple[frozenset[str], dt.datetime | None]:
+    ) -> tuple[frozenset[str], frozenset[str], dt.datetime | None]:
         """The pods left pending whose PodGroup has fewer pods than its minMember, the newest
         created under `arrival_grace` ago: their gang is still being created, one pod after
         another, and will most likely start whole within moments. Their pending message (a
         PodScheduled=False condition and a FailedScheduling Event each, what most of a gang
         workload's status writes were) waits until the gang has not grown for the grace; then
-        it is written as usual. Also when the first of them falls due."""
+        it is written as usual. Returns them, their PodGroups, and when the first falls due."""
         keys: list[str] = []
         due: dict[str, dt.datetime | None] = {}
         for task in pending:
@@ -752,8 +754,8 @@ class Session:
                 due[job.key] = ends if growing and ends > self.now else None
             if due[job.key] is not None:
                 keys.append(task.key)
-        ends_at = [d for d in due.values() if d is not None]
-        return frozenset(keys), min(ends_at, default=None)
+        ends_at = {k: d for k, d in due.items() if d is not None}
+        return frozenset(keys), frozenset(ends_at), min(ends_at.values(), default=None)
 
     def release(self) -> None:
         """Drop everything this session holds, once its report and `carried` are taken.

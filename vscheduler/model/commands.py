@@ -107,7 +107,8 @@ class CycleResult:
     every pod left pending to the message written to its PodScheduled condition, but for the
     pods in `arriving` (members of a gang still being created, see `Session.close`): their
     message is written once the gang stops arriving, and `revisit_at` is when the first of them
-    falls due (a cycle then runs even if nothing changed);
+    falls due (a cycle then runs even if nothing changed); the PodGroups of those gangs
+    (`arriving_groups`) have their status written only when their phase moves meanwhile;
     `reservations_released` are reservations to remove from their ConfigMap (the reservation
     plugin's); `queues` holds the figures a queue plugin reported for each queue, by name.
     """
@@ -121,4 +122,5 @@ class CycleResult:
     reservations_released: tuple[ReservationRelease, ...] = ()
     queues: Mapping[str, QueueFigures] = dataclasses.field(default_factory=dict)
     arriving: frozenset[str] = frozenset()
+    arriving_groups: frozenset[str] = frozenset()
     revisit_at: dt.datetime | None = None

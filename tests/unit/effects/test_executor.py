@@ -480,6 +480,22 @@ def test_a_podgroup_that_starts_running_gets_its_counts_and_a_normal_event(
     assert writer.of("event") == [("PodGroup ns/pg1", "Normal", "Scheduled", "pod group is ready")]
 
 
+def test_a_gang_still_arriving_has_its_podgroup_status_written_only_when_its_phase_moves(
+    effects: EffectsExecutor, writer: FakeWriter, cache: SchedulerCache
+) -> None:
+    cache.apply(PODGROUP, WatchEvent("ADDED", raw_podgroup({"phase": "Inqueue"})))
+    arriving = frozenset({"ns/pg1"})
+    condition = unschedulable("Not enough valid tasks for gang-scheduling, valid: 1, min: 2", "c1")
+    still = PodGroupStatus(phase=PodGroupPhase.INQUEUE, conditions=(condition,))
+    carry_out(effects, CycleResult(podgroups={"ns/pg1": still}, arriving_groups=arriving))
+    assert writer.of("status") == []  # a condition alone, while it arrives: held
+    started = PodGroupStatus(phase=PodGroupPhase.RUNNING, running=0)
+    carry_out(effects, CycleResult(podgroups={"ns/pg1": started}, arriving_groups=arriving))
+    assert writer.of("status") == [("ns/pg1", {"phase": "Running"})]  # the phase moved
+    carry_out(effects, CycleResult(podgroups={"ns/pg1": still}))  # it stopped arriving
+    assert len(writer.of("status")) == 2
+
+
 def test_a_podgroup_gone_when_its_status_is_written_is_dropped_without_retry_or_event(
     effects: EffectsExecutor,
     writer: FakeWriter,

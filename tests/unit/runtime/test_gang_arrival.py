@@ -39,6 +39,7 @@ def test_members_of_a_gang_still_arriving_are_decided_but_their_messages_wait() 
         "valid: 2, min: 3",
     )
     assert result.arriving == frozenset(MEMBERS)
+    assert result.arriving_groups == frozenset({"default/g"})
     assert result.revisit_at == at(10.5)
     assert result.binds == ()
 
@@ -49,4 +50,8 @@ def test_a_gang_that_stopped_growing_whole_or_not_or_with_no_grace_holds_nothing
     no_grace = decide(gang(created=9.5), grace=0.0)
     for result in (stopped, whole_but_too_big, no_grace):
         assert result.unschedulable
-        assert (result.arriving, result.revisit_at) == (frozenset(), None)
+        assert (result.arriving, result.arriving_groups, result.revisit_at) == (
+            frozenset(),
+            frozenset(),
+            None,
+        )
