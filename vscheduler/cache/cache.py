@@ -157,10 +157,12 @@ class SchedulerCache:
         self._node_listeners: list[Callable[[str], None]] = []
 
     # --- Sink ---------------------------------------------------------------------------------
-    def replace(self, kind: Kind, items: Sequence[Raw]) -> None:
+    def replace(self, kind: Kind, items: Iterable[Raw]) -> None:
         """A fresh full list of `kind`: everything not in it is gone (assumptions included).
 
-        Objects are converted outside the lock; one whose resourceVersion is the one held is
+        Objects are converted outside the lock, as `items` yields them (the informer's list
+        arrives while it is read); the cache changes only once every item is in, so a list that
+        fails on the way changes nothing; one whose resourceVersion is the one held is
         not converted again (a relist after 410 Gone costs little).
         """
         slot = self._slot(kind)
@@ -195,7 +197,7 @@ class SchedulerCache:
     def _convert_all(
         self,
         slot: _Slot[Any],
-        items: Sequence[Raw],
+        items: Iterable[Raw],
         converters: Converters,
         held: Mapping[str, Raw],
     ) -> list[tuple[str, Identity, Raw, Converted[Any] | None]]:

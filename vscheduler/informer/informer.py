@@ -3,14 +3,17 @@
 list -> `sink.replace` -> the kind is synced on the `SyncGate` -> watch from the list's
 resourceVersion. Lists ask for resourceVersion "0", which the API server answers from its watch
 cache without a read of etcd (client-go's reflector does the same); the list after a 410 asks
-for the latest state instead. The watch hands ADDED / MODIFIED / DELETED to `sink.apply`, and
-the resourceVersion of every event and BOOKMARK is remembered. A watch that ends normally is
-reopened from the last resourceVersion; `ExpiredError` (410) lists again at once; any other
-failure waits a capped exponential backoff with jitter, which resets after a success (a list, or
-a watch that delivered something). A watch that ends within `short_watch` seconds having
-delivered nothing counts as a failure, so a server that closes at once cannot spin us. Nothing
-kills the loop: every exception is logged and retried. A sink that fails on an event leaves its
-state in doubt, so the informer lists again (after the backoff).
+for the latest state instead. A list's items reach `sink.replace` as they arrive (the lister
+reads the body while the sink iterates it), so the sink converts the first objects while the API
+server still sends the rest; a failure on the way raises from the sink's iteration and changes
+nothing (the sink takes a list only whole). The watch hands ADDED / MODIFIED / DELETED to
+`sink.apply`, and the resourceVersion of every event and BOOKMARK is remembered. A watch that
+ends normally is reopened from the last resourceVersion; `ExpiredError` (410) lists again at
+once; any other failure waits a capped exponential backoff with jitter, which resets after a
+success (a list, or a watch that delivered something). A watch that ends within `short_watch`
+seconds having delivered nothing counts as a failure, so a server that closes at once cannot
+spin us. Nothing kills the loop: every exception is logged and retried. A sink that fails on an
+event leaves its state in doubt, so the informer lists again (after the backoff).
 
 Watch timeouts are `min_watch_timeout * [1, 2)` seconds (client-go's 5..10 minutes), so the
 watches of many kinds do not all reopen at once.
@@ -28,7 +31,7 @@ from vscheduler.clock import Clock
 from vscheduler.errors import ClusterError, ExpiredError, UnreachableError
 from vscheduler.informer.backoff import Backoff, FractionSource
 from vscheduler.informer.kinds import Kind
-from vscheduler.informer.ports import Lister, Sink, WatchEvent
+from vscheduler.informer.ports import Lister, Raw, Sink, WatchEvent
 from vscheduler.informer.readiness import SyncGate
 
 logger = logging.getLogger(__name__)
@@ -151,9 +154,16 @@ class Informer:
 
     def _list(self) -> None:
         listing = self._lister.list(self._kind, resource_version="" if self._consistent else "0")
+        count = 0
+
+        def counted() -> Iterator[Raw]:
+            nonlocal count
+            for count, item in enumerate(listing.items, 1):  # noqa: B007
+                yield item
+
+        self._deliver(lambda: self._sink.replace(self._kind, counted()))
         if self._stop.is_set():
             return
-        self._deliver(lambda: self._sink.replace(self._kind, listing.items))
         self._resource_version = listing.resource_version
         self._consistent = False
         self._failures = 0
@@ -164,7 +174,7 @@ class Informer:
         logger.debug(
             "%s listed: %d objects at %s",
             self.thread_name,
-            len(listing.items),
+            count,
             listing.resource_version,
         )
 
@@ -198,8 +208,13 @@ class Informer:
         self._failures = 0
 
     def _deliver(self, delivery: Callable[[], None]) -> None:
+        """Hand over to the sink; a list read while delivered may fail on the way
+        (`ClusterError`: raised as it is, so a 410 lists again and an outage is told as one)."""
         try:
             delivery()
+        except ClusterError:
+            self._resource_version = None
+            raise
         except Exception as exc:
             self._resource_version = None
             raise _SinkError(f"the sink failed on {self._kind.name}: {exc!r}") from exc

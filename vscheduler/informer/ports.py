@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Literal, Protocol
 
 from vscheduler.informer.kinds import Kind
@@ -27,9 +27,11 @@ class WatchEvent:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Listing:
-    """A full list and the resourceVersion to watch from."""
+    """A full list and the resourceVersion to watch from. `items` may be read as it arrives
+    from the API server (iterate it once; a failure on the way raises `ClusterError` from the
+    iteration)."""
 
-    items: Sequence[Raw]
+    items: Iterable[Raw]
     resource_version: str
 
 
@@ -54,8 +56,9 @@ class Lister(Protocol):
 class Sink(Protocol):
     """Where an informer delivers (the scheduler cache, the policy holder)."""
 
-    def replace(self, kind: Kind, items: Sequence[Raw]) -> None:
-        """A fresh full list of `kind`: everything not in it is gone."""
+    def replace(self, kind: Kind, items: Iterable[Raw]) -> None:
+        """A fresh full list of `kind`: everything not in it is gone. `items` is iterated once;
+        should it raise, nothing of the list takes effect."""
         ...
 
     def apply(self, kind: Kind, event: WatchEvent) -> None:

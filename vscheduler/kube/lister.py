@@ -46,6 +46,7 @@ from vscheduler.informer.kinds import Kind
 from vscheduler.informer.ports import EventType, Listing, Raw, WatchEvent
 from vscheduler.kube.client import KubeApi
 from vscheduler.kube.errors import status_error, translate
+from vscheduler.kube.listbody import ListBody
 from vscheduler.kube.paths import collection_path
 
 logger = logging.getLogger(__name__)
@@ -54,6 +55,9 @@ DEFAULT_PAGE_SIZE = 500
 """client-go's page size."""
 _EVENT_TYPES: frozenset[str] = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK"})
 _READ_SIZE = 64 * 1024
+LIST_READ_SIZE = 256 * 1024
+"""Bytes a list's body is read in (a read waits for them all, or the body's end): ~100 pods, so
+the pod split across two reads, scanned twice, is a small part of each read."""
 
 
 class KubeLister:
@@ -66,31 +70,37 @@ class KubeLister:
         page_size: int = DEFAULT_PAGE_SIZE,
         idle_margin: float = 30.0,
         stop_poll: float = 0.25,
+        list_read_size: int = LIST_READ_SIZE,
     ) -> None:
         self._api = api
         self._page_size = page_size
+        self._list_read_size = list_read_size
         self._idle_margin = idle_margin
         self._stop_poll = stop_poll
 
     def list(self, kind: Kind, *, resource_version: str = "") -> Listing:
         """Every object of `kind`, page by page; items carry `kind` and `apiVersion`.
-        `resource_version` goes with the first page only (a continue token carries it)."""
+        `resource_version` goes with the first page only (a continue token carries it).
+
+        The first page's fields before its items are read here (the resourceVersion to watch
+        from: every page of one list shares it); the items are read as they arrive, while the
+        caller iterates (a failure on the way raises from the iteration). Should the API server
+        put the list's metadata after its items, every page is read before this returns."""
         path = collection_path(kind)
-        items: list[Raw] = []
-        token = ""
-        while True:
-            query = [("limit", str(self._page_size)), *_selectors(kind)]
-            if token:
-                query.append(("continue", token))
-            elif resource_version:
-                query.append(("resourceVersion", resource_version))
-            page = self._api.request("GET", path, query=query)
-            items.extend(_items(page, kind, path))
-            metadata = page.get("metadata")
-            metadata = metadata if isinstance(metadata, dict) else {}
-            token = str(metadata.get("continue") or "")
-            if not token:
-                return Listing(items, str(metadata.get("resourceVersion") or ""))
+        pages = _Pages(self, kind, path, self._page(path, kind, "", resource_version))
+        version = pages.version()
+        if version is not None:
+            return Listing(pages, version)
+        items = list(pages)
+        return Listing(items, pages.version() or "")
+
+    def _page(self, path: str, kind: Kind, token: str, resource_version: str) -> _Page:
+        query = [("limit", str(self._page_size)), *_selectors(kind)]
+        if token:
+            query.append(("continue", token))
+        elif resource_version:
+            query.append(("resourceVersion", resource_version))
+        return _Page(self._api.open("GET", path, query=query), path, self._list_read_size)
 
     def watch(
         self, kind: Kind, resource_version: str, *, timeout_seconds: int, stop: threading.Event
@@ -156,23 +166,93 @@ class _StreamGuard:
                 logger.debug("could not interrupt a watch: %r", exc)
 
 
+class _Page:
+    """One page's response, its body read as it arrives."""
+
+    def __init__(self, response: urllib3.HTTPResponse, path: str, read_size: int) -> None:
+        self._response = response
+        self._path = path
+        self._read_size = read_size
+        self.body = ListBody(self._read, path)
+
+    def _read(self) -> bytes:
+        try:
+            return bytes(self._response.read(self._read_size))
+        except Exception as exc:
+            raise translate(exc, path=self._path) from exc
+
+    def metadata(self) -> dict[str, Any]:
+        """The list's metadata read so far ({} when none)."""
+        metadata = self.body.fields.get("metadata")
+        return metadata if isinstance(metadata, dict) else {}
+
+    def close(self, *, read: bool) -> None:
+        """Hand the connection back when the body was read to its end; else close it."""
+        if read:
+            self._response.release_conn()
+        else:
+            self._response.close()
+
+
+class _Pages:
+    """The items of every page of one list, read while iterated."""
+
+    def __init__(self, lister: KubeLister, kind: Kind, path: str, first: _Page) -> None:
+        self._lister = lister
+        self._kind = kind
+        self._path = path
+        self._first: _Page | None = first
+        try:
+            first.body.fields_before_items()
+        except BaseException:
+            first.close(read=False)
+            raise
+        self._version = _version_of(first)
+
+    def version(self) -> str | None:
+        """The first page's resourceVersion (None until its metadata has been read)."""
+        return self._version
+
+    def __iter__(self) -> Iterator[Raw]:
+        page, self._first = self._first, None
+        if page is None:
+            raise RuntimeError("a list's items can be read once")
+        while True:
+            read = False
+            try:
+                yield from _checked(page.body.items(), self._kind, self._path)
+                if "items" in page.body.fields and page.body.fields["items"] is not None:
+                    raise ClusterError(f"list of {self._path}: `items` is not a list")
+                read = True
+            finally:
+                page.close(read=read)
+            if self._version is None:
+                self._version = _version_of(page)
+            token = str(page.metadata().get("continue") or "")
+            if not token:
+                return
+            page = self._lister._page(self._path, self._kind, token, "")
+
+
+def _version_of(page: _Page) -> str | None:
+    version = page.metadata().get("resourceVersion")
+    return str(version) if version is not None else None
+
+
 def _selectors(kind: Kind) -> list[tuple[str, str]]:
     return [("fieldSelector", kind.field_selector)] if kind.field_selector else []
 
 
-def _items(page: dict[str, Any], kind: Kind, path: str) -> list[Raw]:
-    raw = page.get("items")
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        raise ClusterError(f"list of {path}: `items` is not a list")
-    items: list[Raw] = []
-    for item in raw:
+def _checked(items: Iterable[Any], kind: Kind, path: str) -> Iterator[Raw]:
+    """The objects among `items`, with their kind and apiVersion (the API server leaves them
+    out of a list's items)."""
+    for item in items:
         if isinstance(item, dict):
             item.setdefault("kind", kind.name)
             item.setdefault("apiVersion", kind.api_version)
-            items.append(item)
-    return items
+            yield item
+        else:
+            logger.warning("list of %s: skipping an item that is not an object", path)
 
 
 def _segments(response: urllib3.HTTPResponse) -> Iterator[bytes]:

@@ -44,7 +44,7 @@ class KubeSource:
 
     def list(self, kind: Kind) -> Sequence[Raw]:
         """Every object of `kind`, page by page."""
-        return self._lister.list(kind).items
+        return list(self._lister.list(kind).items)
 
     def get(self, path: str, query: Query = ()) -> dict[str, Any] | None:
         """GET `path`; None for a 404."""

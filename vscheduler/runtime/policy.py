@@ -19,7 +19,7 @@ import dataclasses
 import logging
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 
 from vscheduler import catalog
 from vscheduler.conf.advice import policy_warnings
@@ -121,8 +121,9 @@ class ConfigMapPolicy:
         self._holder = holder
         self._key = key
 
-    def replace(self, kind: Kind, items: Sequence[Raw]) -> None:
+    def replace(self, kind: Kind, items: Iterable[Raw]) -> None:
         """The ConfigMap as listed (absent: the default policy)."""
+        items = list(items)
         if not items:
             logger.warning("policy ConfigMap not found; the built-in default policy is in force")
             self._holder.offer(None, "default policy")

@@ -16,6 +16,8 @@ import contextlib
 import dataclasses
 import datetime as dt
 import inspect
+import io
+import json
 import threading
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -178,7 +180,8 @@ def accesses() -> set[Access]:
     api = RecordingApi()
     lister = KubeLister(api)
     for kind in kinds_watched(settings):
-        lister.list(kind)
+        with contextlib.suppress(_SentError):  # a list, read as it arrives, goes through `open`
+            lister.list(kind)
         with contextlib.suppress(_SentError):
             next(iter(lister.watch(kind, "1", timeout_seconds=1, stop=threading.Event())))
     writer = KubeWriter(api, clock=FixedClock(dt.datetime(2024, 5, 1, tzinfo=dt.UTC)))
@@ -340,6 +343,20 @@ class ReadOnlyRecordingApi(RecordingApi):
             return {"data": {"volcano-scheduler.conf": READONLY_POLICY}}
         return answer
 
+    def open(self, method: str, path: str, **kwargs: Any) -> Any:
+        """A list (read as it arrives) answers as `request` does; a watch ends at once."""
+        query = dict(kwargs.get("query", ()))
+        if method != "GET" or query.get("watch") == "true":
+            return super().open(method, path, **kwargs)
+        return _Body(json.dumps(self.request(method, path, **kwargs)).encode())
+
+
+class _Body(io.BytesIO):
+    """An answer's body as a streamed response reads it."""
+
+    def release_conn(self) -> None:
+        """Nothing to hand back."""
+
 
 def readonly_accesses() -> set[Access]:
     """Every request of `snapshot`, `explain`, `queues`, `compare-decisions` (with the shipped
@@ -361,7 +378,8 @@ def readonly_accesses() -> set[Access]:
     snapshot.take(source, catalog.load_pipeline(text), warn=lambda _: None)
     lister = KubeLister(api)
     for kind in kinds_watched(settings):
-        lister.list(kind)
+        with contextlib.suppress(_SentError):  # a list, read as it arrives, goes through `open`
+            lister.list(kind)
         with contextlib.suppress(_SentError):
             next(iter(lister.watch(kind, "1", timeout_seconds=1, stop=threading.Event())))
     return {access_of(*sent) for sent in api.sent}

@@ -3,7 +3,7 @@ from __future__ import annotations
 import datetime as dt
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import pytest
 
@@ -87,7 +87,7 @@ class RecordingSink:
         self.calls: list[tuple[str, object]] = []
         self.fail_on = fail_on
 
-    def replace(self, kind: Kind, items: Sequence[Raw]) -> None:
+    def replace(self, kind: Kind, items: Iterable[Raw]) -> None:
         self.calls.append(("replace", [i["metadata"]["name"] for i in items]))  # type: ignore[index]
 
     def apply(self, kind: Kind, event: WatchEvent) -> None:

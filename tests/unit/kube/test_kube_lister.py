@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from vscheduler.errors import ExpiredError, NotFoundError, TransientClusterError
+from vscheduler.errors import ClusterError, ExpiredError, NotFoundError, TransientClusterError
 from vscheduler.informer.kinds import NODE, POD, PODGROUP, config_map
 from vscheduler.kube.client import KubeApi
 from vscheduler.kube.lister import KubeLister
@@ -45,15 +45,18 @@ def collect(
 
 
 @pytest.mark.timeout(10)
-def test_list_follows_continue_tokens_and_watches_from_the_last_pages_resource_version(
+def test_list_follows_continue_tokens_and_watches_from_the_first_pages_resource_version(
     apiserver: FakeApiServer, api: KubeApi
 ) -> None:
+    """Every page of one list shares the first page's resourceVersion (the continue token holds
+    it), so it is known before the items are read."""
     apiserver.reply("GET", PODS, 200, page([pod("a", "5"), pod("b", "6")], "100", token="t1"))
-    apiserver.reply("GET", PODS, 200, page([pod("c", "7")], "101"))
+    apiserver.reply("GET", PODS, 200, page([pod("c", "7")], "100"))
     listing = KubeLister(api, page_size=2).list(POD)
 
+    assert listing.resource_version == "100"
+    assert len(apiserver.requests("GET")) == 1  # the next page is asked for as the items are read
     assert [item["metadata"]["name"] for item in listing.items] == ["a", "b", "c"]  # type: ignore[index]
-    assert listing.resource_version == "101"
     first, second = apiserver.requests("GET")
     assert first.query == {"limit": ["2"]}
     assert second.query == {"limit": ["2"], "continue": ["t1"]}
@@ -64,8 +67,8 @@ def test_a_resource_version_goes_with_the_first_page_only(
     apiserver: FakeApiServer, api: KubeApi
 ) -> None:
     apiserver.reply("GET", PODS, 200, page([pod("a", "5")], "100", token="t1"))
-    apiserver.reply("GET", PODS, 200, page([pod("c", "7")], "101"))
-    KubeLister(api, page_size=1).list(POD, resource_version="0")
+    apiserver.reply("GET", PODS, 200, page([pod("c", "7")], "100"))
+    list(KubeLister(api, page_size=1).list(POD, resource_version="0").items)
 
     first, second = apiserver.requests("GET")
     assert first.query == {"limit": ["1"], "resourceVersion": ["0"]}
@@ -90,7 +93,7 @@ def test_a_configmap_kind_lists_one_namespace_with_its_field_selector(
     path = "/api/v1/namespaces/vscheduler-system/configmaps"
     apiserver.reply("GET", path, 200, page([], "3"))
     listing = KubeLister(api).list(config_map("vscheduler-system", "policy"))
-    assert listing.items == []
+    assert list(listing.items) == []
     (request,) = apiserver.requests()
     assert request.path == path
     assert request.query["fieldSelector"] == ["metadata.name=policy"]
@@ -101,8 +104,9 @@ def test_an_expired_continue_token_raises_expired(apiserver: FakeApiServer, api:
     apiserver.reply("GET", PODS, 200, page([pod("a", "5")], "100", token="t1"))
     too_old = apiserver.status(410, "Expired", "The provided continue parameter is too old")
     apiserver.reply("GET", PODS, 410, too_old)
+    listing = KubeLister(api).list(POD)
     with pytest.raises(ExpiredError, match="continue parameter is too old"):
-        KubeLister(api).list(POD)
+        list(listing.items)
 
 
 @pytest.mark.timeout(10)
@@ -229,3 +233,62 @@ def test_a_watch_asked_after_stop_sends_nothing(apiserver: FakeApiServer, api: K
     stop.set()
     assert collect(KubeLister(api), stop=stop) == []
     assert apiserver.requests() == []
+
+
+class Gate(threading.Event):
+    """An Event the fake server waits on; remembers whether that wait ran out."""
+
+    timed_out = False
+
+    def wait(self, timeout: float | None = None) -> bool:
+        came = super().wait(timeout)
+        self.timed_out |= not came
+        return came
+
+
+@pytest.mark.timeout(20)
+def test_a_lists_items_are_yielded_while_the_rest_of_its_body_is_still_to_come(
+    apiserver: FakeApiServer, api: KubeApi
+) -> None:
+    """The first items reach the caller before the server sends the rest (it waits for the
+    caller to have them), so converting them overlaps the API server's sending."""
+    body = json.dumps(page([pod(f"p{i}", str(i)) for i in range(40)], "100")).encode()
+    cut = body.index(b'{"metadata": {"name": "p30"')
+    gate = Gate()
+    apiserver.stream("GET", PODS, [body[:cut], gate, body[cut:]])
+    listing = KubeLister(api, list_read_size=256).list(POD)
+    items = iter(listing.items)
+
+    first = [next(items)["metadata"]["name"] for _ in range(20)]  # type: ignore[index]
+    gate.set()
+    rest = [item["metadata"]["name"] for item in items]  # type: ignore[index]
+
+    assert first + rest == [f"p{i}" for i in range(40)]
+    assert listing.resource_version == "100"
+    assert not gate.timed_out
+
+
+@pytest.mark.timeout(10)
+def test_a_list_cut_short_raises_from_its_items(apiserver: FakeApiServer, api: KubeApi) -> None:
+    body = json.dumps(page([pod("a", "5"), pod("b", "6")], "100")).encode()
+    apiserver.stream("GET", PODS, [body[: body.index(b'"b"')]])
+    listing = KubeLister(api).list(POD)
+    with pytest.raises(ClusterError, match="malformed list from /api/v1/pods"):
+        list(listing.items)
+
+
+@pytest.mark.timeout(10)
+def test_items_that_are_not_a_list_raise(apiserver: FakeApiServer, api: KubeApi) -> None:
+    apiserver.reply("GET", PODS, 200, {"metadata": {"resourceVersion": "1"}, "items": {}})
+    with pytest.raises(ClusterError, match="`items` is not a list"):
+        list(KubeLister(api).list(POD).items)
+
+
+@pytest.mark.timeout(10)
+def test_metadata_after_the_items_is_read_with_them(apiserver: FakeApiServer, api: KubeApi) -> None:
+    apiserver.reply(
+        "GET", PODS, 200, {"items": [pod("a", "5"), 7], "metadata": {"resourceVersion": "9"}}
+    )
+    listing = KubeLister(api).list(POD)
+    assert listing.resource_version == "9"
+    assert [item["metadata"]["name"] for item in listing.items] == ["a"]  # type: ignore[index]
