@@ -1,17 +1,17 @@
-"""`ListBody`: a list response's JSON read as it arrives, its items one at a time.
+"""`ListBody`: a list response's JSON read as it arrives, its items handed on as they come.
 
 The API server streams a list (`{"kind":..,"apiVersion":..,"metadata":{..},"items":[..]}`): at
 50,000 pods the body is ~100 MB and takes it ~2.5 s to send. Read whole and then decoded, the
 scheduler waited for the last byte before converting the first pod; read as it arrives, each pod
 is decoded (and, by the informer's sink, converted) while the rest is still coming.
 
-`fields()` reads the top-level fields up to the items (or the object's end); `items()` yields each
-item as soon as its closing brace is in, then reads the fields after the items (`fields` holds
-them all once the object is read). The text is decoded with the standard library's scanner
-(`json.JSONDecoder.raw_decode`) one value at a time: an item split across reads fails to scan and
-is scanned again with more text (at most one partial item per read). A number at the very end of
-the text read so far is scanned again once more text came (it may go on). Anything that is not a
-JSON object with these fields raises `ClusterError` naming the path.
+`fields_before_items()` reads the top-level fields up to the items (or the object's end);
+`items()` yields the items as they come in, then reads the fields after them (`fields` holds them
+all once the object is read). Items are decoded with the standard library's decoder: the whole
+ones in each piece read together (`_batch`), the one split across two pieces alone
+(`json.JSONDecoder.raw_decode`), scanned again once more text came. A number at the end of the
+text read so far (`12`, `0.`, `1e`) is scanned again once more text came (it may go on).
+Anything that is not a JSON object with these fields raises `ClusterError` naming the path.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any
 from vscheduler.errors import ClusterError
 
 _WHITESPACE = frozenset(" \t\n\r")
+_NUMBER_GOES_ON = frozenset("0123456789.eE+-")
 _BEFORE, _ITEMS, _AFTER, _DONE = range(4)
 
 
@@ -73,6 +74,14 @@ class ListBody:
             self._read_fields()
         else:
             self._state = _DONE
+
+    def finish(self) -> None:
+        """Read the body to its end (after the list object only whitespace may come), so its
+        connection can carry another request."""
+        for _ in self.items():
+            pass
+        if self._peek():
+            raise self._malformed("more after the list object")
 
     def _batch(self) -> list[Any]:
         """The whole items in the text read so far, but the last, decoded in one call; [] when
@@ -166,8 +175,12 @@ class ListBody:
                 if self._more():
                     continue
                 raise self._malformed(exc.msg) from exc
-            if end == len(self._text) and isinstance(value, int | float) and self._more():
-                continue  # a number read to the end of the text so far may go on
+            if (
+                isinstance(value, int | float)
+                and (end == len(self._text) or self._text[end] in _NUMBER_GOES_ON)
+                and self._more()
+            ):
+                continue  # a number at the end of the text so far ("12", "0.") may go on
             self._pos = end
             return value
 

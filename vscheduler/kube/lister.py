@@ -1,7 +1,10 @@
 """`KubeLister`: `informer.ports.Lister` against the API server, in raw JSON.
 
-List: `GET {collection}?limit=N[&continue=token]` page by page (every page of one list shares a
-resourceVersion; the last page's is the one to watch from). Watch: `GET {collection}?watch=true
+List: `GET {collection}?limit=N[&continue=token]` page by page (every page of one list shares
+the first page's resourceVersion: the one to watch from). Each page's body is read as it
+arrives (`kube.listbody.ListBody`): `list` returns once the first page's metadata is in, and
+its items are decoded while the caller iterates them (the informer's sink converts each as it
+comes), the next page asked for when one ends. Watch: `GET {collection}?watch=true
 &allowWatchBookmarks=true&resourceVersion=RV&timeoutSeconds=T`, decoded line by line as the
 chunks arrive. A 410 (as an HTTP status or as an ERROR event with code 410 in the stream)
 raises `ExpiredError`; other failures raise the ClusterError that `kube.errors` chooses.
@@ -36,7 +39,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, cast
 
 import urllib3
@@ -87,7 +90,12 @@ class KubeLister:
         caller iterates (a failure on the way raises from the iteration). Should the API server
         put the list's metadata after its items, every page is read before this returns."""
         path = collection_path(kind)
-        pages = _Pages(self, kind, path, self._page(path, kind, "", resource_version))
+        pages = _Pages(
+            self._page(path, kind, "", resource_version),
+            lambda token: self._page(path, kind, token, ""),
+            kind,
+            path,
+        )
         version = pages.version()
         if version is not None:
             return Listing(pages, version)
@@ -197,8 +205,10 @@ class _Page:
 class _Pages:
     """The items of every page of one list, read while iterated."""
 
-    def __init__(self, lister: KubeLister, kind: Kind, path: str, first: _Page) -> None:
-        self._lister = lister
+    def __init__(
+        self, first: _Page, next_page: Callable[[str], _Page], kind: Kind, path: str
+    ) -> None:
+        self._next_page = next_page
         self._kind = kind
         self._path = path
         self._first: _Page | None = first
@@ -223,6 +233,7 @@ class _Pages:
                 yield from _checked(page.body.items(), self._kind, self._path)
                 if "items" in page.body.fields and page.body.fields["items"] is not None:
                     raise ClusterError(f"list of {self._path}: `items` is not a list")
+                page.body.finish()
                 read = True
             finally:
                 page.close(read=read)
@@ -231,7 +242,7 @@ class _Pages:
             token = str(page.metadata().get("continue") or "")
             if not token:
                 return
-            page = self._lister._page(self._path, self._kind, token, "")
+            page = self._next_page(token)
 
 
 def _version_of(page: _Page) -> str | None:

@@ -36,6 +36,7 @@ def reads(data: bytes, cuts: list[int]) -> Callable[[], bytes]:
 def read_all(body: ListBody) -> tuple[dict[str, Any], list[Any]]:
     before = dict(body.fields_before_items())
     items = list(body.items())
+    body.finish()
     assert before.items() <= body.fields.items()
     return body.fields, items
 
@@ -84,7 +85,16 @@ def test_a_body_cut_short_raises_cluster_error(items: list[Any], cut: int, cuts:
 
 @pytest.mark.parametrize(
     "data",
-    [b"[]", b"7", b'{"items": [1,]}', b'{"items": [1] "x": 2}', b"{7: 1}", b"\xff\xfe", b""],
+    [
+        b"[]",
+        b"7",
+        b'{"items": [1,]}',
+        b'{"items": [1] "x": 2}',
+        b'{"items": []} {}',
+        b"{7: 1}",
+        b"\xff\xfe",
+        b"",
+    ],
 )
 def test_what_is_not_a_list_object_raises_cluster_error(data: bytes) -> None:
     with pytest.raises(ClusterError, match="malformed list"):
