@@ -135,7 +135,7 @@ class SchedulerCache:
         self._jobs: Table[JobFacts] = Table()
         self._pods = PodTable()
         self._claims = GroupClaims()
-        self._implicit_jobs: ImplicitJobs = {}
+        self._implicit_jobs = ImplicitJobs()
         """The lone pods' implicit jobs of the last snapshot (see `complete_jobs`)."""
         self._last_serial = 0
         """The last snapshot's serial (0: none taken yet)."""
@@ -491,7 +491,9 @@ class SchedulerCache:
             serial, changes = self._number(assumed.keys() | refused.keys())
             jobs = self._claims.keep_ours(self._jobs.sorted_facts(_by_key))
             podgroups = tuple(jobs)
-            jobs = complete_jobs(tasks, jobs, self._implicit_jobs)
+            jobs = complete_jobs(
+                tasks, jobs, self._implicit_jobs, None if changes is None else changes.uids
+            )
             queues = {q.name: q for q in self._queues.sorted_facts(_by_name)}
             classes = {pc.name: pc for pc in self._classes.sorted_facts(_by_name)}
             nodes = self._nodes.sorted_facts(_by_name)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Mapping, Reversible
 
 from vscheduler.model.facts import (
     EPOCH,
@@ -98,34 +98,136 @@ def implicit_job(task: TaskFacts) -> JobFacts:
     )
 
 
-ImplicitJobs = dict[str, tuple[TaskFacts, JobFacts]]
-"""Implicit jobs made before, by job key, with the task each was made from."""
+class ImplicitJobs:
+    """The lone pods' implicit jobs of the last `complete_jobs` call, in task order, kept by
+    the caller from one call to the next (one snapshot to the next)."""
+
+    __slots__ = ("jobs", "key_of", "made", "podgroups")
+
+    def __init__(self) -> None:
+        self.made: dict[str, tuple[TaskFacts, JobFacts]] = {}
+        """Job key -> the task it was made from and the job, in task order."""
+        self.jobs: dict[str, JobFacts] = {}
+        """Job key -> job, the same order."""
+        self.key_of: dict[str, str] = {}
+        """Task uid -> its implicit job's key."""
+        self.podgroups: frozenset[str] | None = None
+        """The keys of the call's `jobs` (None before the first call)."""
+
+    def __len__(self) -> int:
+        return len(self.made)
 
 
 def complete_jobs(
     tasks: Mapping[str, TaskFacts],
     jobs: Mapping[str, JobFacts],
     memo: ImplicitJobs | None = None,
+    changed: frozenset[str] | None = None,
 ) -> dict[str, JobFacts]:
-    """`jobs` plus an implicit job for every task without a PodGroup (`group_name` None).
+    """`jobs` plus an implicit job for every task without a PodGroup (`group_name` None), in
+    task order.
 
     With a `memo` (kept by the caller from one call to the next), a job made from the very same
     task facts object before is taken from it, not made again; the memo is left holding only
-    the implicit jobs of this call, so it never outgrows the cluster."""
+    the implicit jobs of this call, so it never outgrows the cluster. With `changed` too (every
+    uid whose facts object may differ from the last call's `tasks`, as `TaskChanges.uids`), and
+    the same PodGroup keys as then, only those tasks are looked at: a cycle that places a few
+    pods no longer walks every lone pod. New lone pods that come after every lone pod held (the
+    usual case: the newest pods come last) are appended; any other order, and a first call,
+    walks every task."""
+    if memo is None:
+        memo = ImplicitJobs()
+    elif (
+        changed is not None
+        and memo.podgroups is not None
+        and memo.podgroups == jobs.keys()
+        and _patch(memo, tasks, jobs, changed)
+    ):
+        out = dict(jobs)
+        out.update(memo.jobs)
+        return out
+    return _walk(memo, tasks, jobs)
+
+
+def _walk(
+    memo: ImplicitJobs, tasks: Mapping[str, TaskFacts], jobs: Mapping[str, JobFacts]
+) -> dict[str, JobFacts]:
+    """Every task looked at: the memo made again from `tasks`."""
     out = dict(jobs)
-    made: ImplicitJobs = {}
-    earlier = memo if memo is not None else {}
-    for task in tasks.values():
+    made: dict[str, tuple[TaskFacts, JobFacts]] = {}
+    key_of: dict[str, str] = {}
+    earlier = memo.made
+    for uid, task in tasks.items():
         key = task.job
         if task.group_name is None and key and key not in out:
             seen = earlier.get(key)
             job = seen[1] if seen is not None and seen[0] is task else implicit_job(task)
             out[key] = job
             made[key] = (task, job)
-    if memo is not None:
-        memo.clear()
-        memo.update(made)
+            key_of[uid] = key
+    memo.made, memo.key_of = made, key_of
+    memo.jobs = {key: job for key, (_, job) in made.items()}
+    memo.podgroups = frozenset(jobs)
     return out
+
+
+def _patch(
+    memo: ImplicitJobs,
+    tasks: Mapping[str, TaskFacts],
+    jobs: Mapping[str, JobFacts],
+    changed: frozenset[str],
+) -> bool:
+    """Bring the memo to `tasks` looking at the `changed` tasks only; False (the memo then
+    half done: the caller walks every task) when a new lone pod does not come after every lone
+    pod held, or its job's key is held already."""
+    made, order, key_of = memo.made, memo.jobs, memo.key_of
+    added: dict[str, str] = {}
+    for uid in changed:
+        task = tasks.get(uid)
+        key = task.job if task is not None else ""
+        lone = task is not None and task.group_name is None and bool(key) and key not in jobs
+        old = key_of.get(uid)
+        if old is not None and (not lone or old != key):
+            del made[old], order[old], key_of[uid]
+            old = None
+        if task is None or not lone:
+            continue
+        if old is None:
+            added[uid] = key
+        elif made[key][0] is not task:
+            job = implicit_job(task)
+            made[key] = (task, job)
+            order[key] = job
+    if not added:
+        return True
+    if any(key in made for key in added.values()) or len(set(added.values())) < len(added):
+        return False
+    tail = _last(tasks, added, key_of)
+    if tail is None:
+        return False
+    for uid in tail:
+        task, key = tasks[uid], added[uid]
+        job = implicit_job(task)
+        made[key] = (task, job)
+        order[key] = job
+        key_of[uid] = key
+    return True
+
+
+def _last(
+    tasks: Mapping[str, TaskFacts], added: Mapping[str, str], held: Mapping[str, str]
+) -> list[str] | None:
+    """The `added` uids in task order when they come after every `held` one; else None."""
+    keys = tasks.keys()
+    tail: list[str] = []
+    for uid in reversed(keys) if isinstance(keys, Reversible) else reversed(list(keys)):
+        if uid in added:
+            tail.append(uid)
+            if len(tail) == len(added):
+                return tail[::-1]
+        elif uid in held:
+            return None
+    return None
 
 
 def default_queues(queues: Mapping[str, QueueFacts]) -> dict[str, QueueFacts]:

@@ -1,17 +1,25 @@
-"""`complete_jobs` with a memo: the implicit job of an unchanged pod is made once."""
+"""`complete_jobs` with a memo: the implicit job of an unchanged pod is made once, and with the
+changed uids only those pods are looked at; either way the jobs, and their order, are exactly
+those of a walk over every task."""
 
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
+from hypothesis import given, settings, strategies as st
+
+from vscheduler.convert.pod import lone_job_name
+from vscheduler.model import cluster
 from vscheduler.model.cluster import ImplicitJobs, complete_jobs
+from vscheduler.model.facts import JobFacts, TaskFacts
 from vscheduler.model.status import PodGroupPhase
-from vscheduler.testing.builders import pod, snapshot
+from vscheduler.testing.builders import pod, podgroup, snapshot
 
 
 def test_the_same_task_facts_give_the_same_job_object_and_a_changed_task_a_new_one() -> None:
     tasks = dict(snapshot(pod("a"), pod("b")).tasks)
-    memo: ImplicitJobs = {}
+    memo = ImplicitJobs()
     first = complete_jobs(tasks, {}, memo)
     again = complete_jobs(tasks, {}, memo)
     assert all(again[key] is first[key] for key in first)
@@ -26,13 +34,32 @@ def test_the_same_task_facts_give_the_same_job_object_and_a_changed_task_a_new_o
 
 def test_the_memo_keeps_only_the_jobs_of_the_last_call() -> None:
     tasks = dict(snapshot(pod("a"), pod("b")).tasks)
-    memo: ImplicitJobs = {}
+    memo = ImplicitJobs()
     complete_jobs(tasks, {}, memo)
     assert len(memo) == 2
     gone = next(iter(tasks))
     del tasks[gone]
-    complete_jobs(tasks, {}, memo)
+    complete_jobs(tasks, {}, memo, frozenset({gone}))
     assert len(memo) == 1
+
+
+def test_new_lone_pods_after_the_others_are_added_without_a_walk(monkeypatch: Any) -> None:
+    old = dict(snapshot(*(pod(f"p{i}") for i in range(5))).tasks)
+    memo = ImplicitJobs()
+    complete_jobs(old, {}, memo)
+    new = dict(snapshot(*(pod(f"p{i}") for i in range(8))).tasks)
+    tasks = {**old, **{uid: t for uid, t in new.items() if uid not in old}}
+    walks: list[int] = []
+    walk = cluster._walk
+
+    def counted(*args: Any) -> dict[str, JobFacts]:
+        walks.append(1)
+        return walk(*args)
+
+    monkeypatch.setattr(cluster, "_walk", counted)
+    out = complete_jobs(tasks, {}, memo, frozenset(tasks.keys() - old.keys()))
+    assert walks == []
+    assert list(out.items()) == list(complete_jobs(tasks, {}).items())
 
 
 def test_a_lone_pod_on_a_node_makes_a_running_job_and_a_pending_one_a_pending_job() -> None:
@@ -47,3 +74,66 @@ def test_pods_of_one_template_share_one_template_key_object() -> None:
     keys = {task.name: task.template_key() for task in tasks}
     assert keys["a"] is keys["b"]
     assert keys["c"] != keys["a"]
+
+
+# --- any sequence of changes: patched as walked -------------------------------------------------
+_BASE = snapshot(pod("base")).tasks
+_LONE = next(iter(_BASE.values()))
+_GROUPED = next(iter(snapshot(pod("base").group("g1")).tasks.values()))
+_PODGROUP = podgroup("g1").build()
+
+
+def _task(n: int, kind: str) -> TaskFacts:
+    """Task `n`: a lone pod, a member of PodGroup g1, or another scheduler's pod (no job)."""
+    uid, name = f"u{n}", f"t{n}"
+    if kind == "grouped":
+        return dataclasses.replace(_GROUPED, uid=uid, name=name)
+    job = f"default/{lone_job_name(uid)}" if kind == "lone" else ""
+    return dataclasses.replace(_LONE, uid=uid, name=name, job=job)
+
+
+STEPS = st.lists(
+    st.tuples(
+        st.sampled_from(("add", "add", "add at end", "remove", "replace", "regroup", "podgroup")),
+        st.integers(0, 1_000),
+        st.sampled_from(("lone", "lone", "grouped", "foreign")),
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(STEPS, st.lists(st.integers(0, 1_000), max_size=3))
+def test_any_changes_patched_give_exactly_the_jobs_of_a_walk(
+    steps: list[tuple[str, int, str]], extra: list[int]
+) -> None:
+    order: list[TaskFacts] = [_task(i, "lone") for i in range(4)]
+    jobs: dict[str, JobFacts] = {}
+    memo = ImplicitJobs()
+    complete_jobs({t.uid: t for t in order}, jobs, memo)
+    made = 4
+    for op, at, kind in steps:
+        before = {t.uid: t for t in order}
+        i = at % len(order) if order else 0
+        if op.startswith("add"):
+            made += 1
+            order.insert(
+                len(order) if op == "add at end" else at % (len(order) + 1), _task(made, kind)
+            )
+        elif op == "remove" and order:
+            del order[i]
+        elif op == "replace" and order:
+            order[i] = dataclasses.replace(order[i], priority=order[i].priority + 1)
+        elif op == "regroup" and order:
+            uid = order[i].uid
+            grouped = order[i].group_name is None
+            order[i] = dataclasses.replace(_task(int(uid[1:]), "grouped" if grouped else "lone"))
+        elif op == "podgroup":
+            jobs = {} if jobs else {_PODGROUP.key: _PODGROUP}
+        tasks = {t.uid: t for t in order}
+        changed = {
+            uid for uid in before.keys() | tasks.keys() if before.get(uid) is not tasks.get(uid)
+        }
+        changed |= {order[x % len(order)].uid for x in extra if order}  # more than changed: fine
+        patched = complete_jobs(tasks, jobs, memo, frozenset(changed))
+        assert list(patched.items()) == list(complete_jobs(tasks, jobs).items())
