@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -346,3 +347,29 @@ def test_the_thread_is_named_after_the_kind() -> None:
     )
     assert informer.thread_name == "informer-Pod"
     assert informer.stop()
+
+
+def _cut_short(items: list[Raw], error: Exception) -> Iterator[Raw]:
+    """A list whose body fails after `items` (the connection drops while the sink reads)."""
+    yield from items
+    raise error
+
+
+@pytest.mark.timeout(10)
+def test_a_list_that_fails_while_the_sink_reads_it_changes_nothing_and_is_listed_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    broken = TransientClusterError("connection reset while reading the list")
+    lister = ScriptedLister(
+        [Listing(_cut_short([obj("a", "5")], broken), "10"), Listing([obj("a", "5")], "11")],
+        [],
+    )
+    harness = Harness(lister)
+    with caplog.at_level(logging.INFO):
+        harness.run_until_idle()
+    assert harness.sink.calls == [("replace", ["a"])]  # the first list never reached the sink
+    assert lister.watched_from == ["11"]
+    assert harness.pauses == [0.5]  # a cluster failure: backed off, then listed again
+    assert harness.counts("error") == 1
+    assert "connection reset while reading the list" in caplog.text
+    assert "the sink failed" not in caplog.text
