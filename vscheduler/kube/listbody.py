@@ -104,11 +104,11 @@ class ListBody:
         if cut <= pos:
             return []
         try:
-            batch = json.loads(f"[{text[pos : cut + 1]}]")
+            batch: list[Any] = json.loads(f"[{text[pos : cut + 1]}]")
         except ValueError:
             return []
         self._pos = cut + 2
-        return batch if isinstance(batch, list) else []
+        return batch
 
     def _read_fields(self) -> None:
         """`"key": value` pairs until the items' `[` or the object's `}`."""

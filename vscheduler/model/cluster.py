@@ -108,7 +108,8 @@ class ImplicitJobs:
         self.made: dict[str, tuple[TaskFacts, JobFacts]] = {}
         """Job key -> the task it was made from and the job, in task order."""
         self.jobs: dict[str, JobFacts] = {}
-        """Job key -> job, the same order."""
+        """Job key -> job, the same order: `made` without the tasks, kept beside it so that each
+        snapshot adds the implicit jobs in one dict update instead of a pass over them."""
         self.key_of: dict[str, str] = {}
         """Task uid -> its implicit job's key."""
         self.podgroups: frozenset[str] | None = None
