@@ -133,9 +133,10 @@ def complete_jobs(
     the implicit jobs of this call, so it never outgrows the cluster. With `changed` too (every
     uid whose facts object may differ from the last call's `tasks`, as `TaskChanges.uids`), and
     the same PodGroup keys as then, only those tasks are looked at: a cycle that places a few
-    pods no longer walks every lone pod. New lone pods that come after every lone pod held (the
-    usual case: the newest pods come last) are appended; any other order, and a first call,
-    walks every task."""
+    pods no longer walks every lone pod. New lone pods are put in their place by moving behind
+    them the lone pods held that come after the first of them: the newest pods come last, give
+    or take the pods created in the same second (ordered by uid), so that is a few; a first
+    call walks every task."""
     if memo is None:
         memo = ImplicitJobs()
     elif (
@@ -178,9 +179,9 @@ def _patch(
     jobs: Mapping[str, JobFacts],
     changed: frozenset[str],
 ) -> bool:
-    """Bring the memo to `tasks` looking at the `changed` tasks only; False (the memo then
-    half done: the caller walks every task) when a new lone pod does not come after every lone
-    pod held, or its job's key is held already."""
+    """Bring the memo to `tasks` looking at the `changed` tasks, and at the tasks after the
+    first new lone pod; False (the memo then half done: the caller walks every task) when a new
+    lone pod's job key is held already."""
     made, order, key_of = memo.made, memo.jobs, memo.key_of
     added: dict[str, str] = {}
     for uid in changed:
@@ -203,32 +204,37 @@ def _patch(
         return True
     if any(key in made for key in added.values()) or len(set(added.values())) < len(added):
         return False
-    tail = _last(tasks, added, key_of)
-    if tail is None:
-        return False
-    for uid in tail:
-        task, key = tasks[uid], added[uid]
-        job = implicit_job(task)
-        made[key] = (task, job)
-        order[key] = job
-        key_of[uid] = key
+    for uid in _tail(tasks, added, key_of):
+        new = added.get(uid)
+        if new is None:  # held, after a new one: moved behind it
+            key = key_of[uid]
+            made[key] = made.pop(key)
+            order[key] = order.pop(key)
+        else:
+            task = tasks[uid]
+            job = implicit_job(task)
+            made[new] = (task, job)
+            order[new] = job
+            key_of[uid] = new
     return True
 
 
-def _last(
+def _tail(
     tasks: Mapping[str, TaskFacts], added: Mapping[str, str], held: Mapping[str, str]
-) -> list[str] | None:
-    """The `added` uids in task order when they come after every `held` one; else None."""
+) -> list[str]:
+    """The `added` uids and the `held` ones after the first of them, in task order."""
     keys = tasks.keys()
     tail: list[str] = []
+    found = 0
     for uid in reversed(keys) if isinstance(keys, Reversible) else reversed(list(keys)):
         if uid in added:
             tail.append(uid)
-            if len(tail) == len(added):
-                return tail[::-1]
+            found += 1
+            if found == len(added):
+                break
         elif uid in held:
-            return None
-    return None
+            tail.append(uid)
+    return tail[::-1]
 
 
 def default_queues(queues: Mapping[str, QueueFacts]) -> dict[str, QueueFacts]:

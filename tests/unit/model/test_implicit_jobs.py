@@ -62,6 +62,27 @@ def test_new_lone_pods_after_the_others_are_added_without_a_walk(monkeypatch: An
     assert list(out.items()) == list(complete_jobs(tasks, {}).items())
 
 
+def test_new_lone_pods_among_the_others_are_put_in_place_without_a_walk(monkeypatch: Any) -> None:
+    # Pods created in the same second are ordered by uid: a new one may land among the last.
+    everyone = list(snapshot(*(pod(f"p{i}") for i in range(8))).tasks.items())
+    old = dict(everyone[:2] + everyone[3:5] + everyone[6:7])
+    memo = ImplicitJobs()
+    complete_jobs(old, {}, memo)
+    tasks = dict(everyone)
+    walks: list[int] = []
+    walk = cluster._walk
+
+    def counted(*args: Any) -> dict[str, JobFacts]:
+        walks.append(1)
+        return walk(*args)
+
+    monkeypatch.setattr(cluster, "_walk", counted)
+    out = complete_jobs(tasks, {}, memo, frozenset(tasks.keys() - old.keys()))
+    assert walks == []
+    assert list(out.items()) == list(complete_jobs(tasks, {}).items())
+    assert list(memo.jobs) == [task.job for task in tasks.values()]
+
+
 def test_a_lone_pod_on_a_node_makes_a_running_job_and_a_pending_one_a_pending_job() -> None:
     tasks = snapshot(pod("placed").on("n1"), pod("waiting")).tasks
     jobs = complete_jobs(tasks, {})
