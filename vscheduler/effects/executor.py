@@ -170,9 +170,12 @@ class EffectsExecutor:
         self._conditions_wanted: Newest[tuple[st.Raw, Mapping[str, str]]] = Newest()
         """Per pod key, the newest PodScheduled condition wanted, with the pod it was made
         against (see `Newest`)."""
-        self._groups_wanted: Newest[tuple[PodGroupStatus, st.Raw, dt.datetime | None]] = Newest()
-        """Per PodGroup key, the newest status wanted, with the PodGroup it was made against and
-        its creation time."""
+        self._groups_wanted: Newest[tuple[PodGroupStatus, st.Raw, dt.datetime | None, bool]] = (
+            Newest()
+        )
+        """Per PodGroup key, the newest status wanted, with the PodGroup it was made against,
+        its creation time, and whether its gang was still arriving (then only a phase that
+        still moves is written)."""
         self._blocked_sent = SentLog(clock, RESEND_AFTER)
         self._config_maps = config_maps
         self._nominations = nominations
@@ -679,7 +682,7 @@ class EffectsExecutor:
             elif key in arriving and "phase" not in patch:
                 continue
             elif self._groups_sent.claim(key, st.patch_substance(patch)):
-                wanted = (status, raw, created.get(key))
+                wanted = (status, raw, created.get(key), key in arriving)
                 if self._groups_wanted.want(key, wanted) and not self._spawn_status(
                     f"status of {key}", self._write_wanted_podgroup, key
                 ):
@@ -690,7 +693,7 @@ class EffectsExecutor:
         """The newest status wanted for PodGroup `key`, patched against the PodGroup as it is
         now (a status queued behind a newer one for the same PodGroup is never sent)."""
         while (wanted := self._groups_wanted.take(key)) is not None:
-            status, raw, born = wanted
+            status, raw, born, arriving = wanted
             now = self._cache.podgroup_raw(key)
             held = None if now is None else st.object_ref("PodGroup", now)
             made_for = st.object_ref("PodGroup", raw)
@@ -698,6 +701,9 @@ class EffectsExecutor:
                 raw = now  # the same PodGroup as watched since (a replaced one is not written)
             patch = st.podgroup_status_patch(status, raw)
             if not patch:
+                self._groups_sent.discard(key)
+                continue
+            if arriving and "phase" not in patch:  # its phase was written since it was wanted
                 self._groups_sent.discard(key)
                 continue
             self._groups_sent.note(key, st.patch_substance(patch))

@@ -96,10 +96,15 @@ def merged_conditions(
     wanted: Sequence[PodGroupCondition], current: object
 ) -> list[dict[str, object]]:
     """`wanted` as JSON, each keeping the current condition of its type when only its
-    transitionID or lastTransitionTime would change."""
+    transitionID or lastTransitionTime would change. An `Unschedulable=False` is left out
+    where the PodGroup holds no `Unschedulable` condition: it only ever clears a `True` one
+    (gang's ready gangs), and a status written since the session read the PodGroup replaced
+    its conditions already (the session read it before that write's watch event came)."""
     out: list[dict[str, object]] = []
     for condition in wanted:
         old = _find(current, condition.type)
+        if old is None and condition.type == UNSCHEDULABLE and condition.status == "False":
+            continue
         if old is not None and _substance(old) == _facts_substance(condition):
             out.append({str(k): v for k, v in old.items()})
         else:

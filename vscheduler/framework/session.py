@@ -63,6 +63,8 @@ from vscheduler.model.resources import Resources
 from vscheduler.model.status import PodGroupPhase, TaskStatus
 
 Plugin_co = TypeVar("Plugin_co", covariant=True)
+_STAMP_RESOLUTION = dt.timedelta(seconds=1)
+"""A creationTimestamp has whole seconds: the pod was created up to this much after it."""
 
 
 class PluginFactory(Protocol[Plugin_co]):
@@ -736,7 +738,8 @@ class Session:
         self, pending: Iterable[TaskState], unschedulable: Mapping[str, str]
     ) -> tuple[frozenset[str], frozenset[str], dt.datetime | None]:
         """The pods left pending whose PodGroup has fewer pods than its minMember, the newest
-        created under `arrival_grace` ago: their gang is still being created, one pod after
+        created under `arrival_grace` ago (a creationTimestamp, whole seconds, read as the end
+        of its second): their gang is still being created, one pod after
         another, and will most likely start whole within moments. Their pending message (a
         PodScheduled=False condition and a FailedScheduling Event each, what most of a gang
         workload's status writes were) waits until the gang has not grown for the grace; then
@@ -749,6 +752,8 @@ class Session:
                 continue
             if job.key not in due:
                 newest = max(t.facts.created for t in job.tasks.values())
+                if not newest.microsecond:  # a creationTimestamp: made within that second
+                    newest += _STAMP_RESOLUTION
                 growing = len(job.tasks) < job.facts.min_member
                 ends = newest + self._arrival_grace
                 due[job.key] = ends if growing and ends > self.now else None

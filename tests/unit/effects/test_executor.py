@@ -13,6 +13,7 @@ from vscheduler.clock import FixedClock
 from vscheduler.effects.executor import EffectsExecutor
 from vscheduler.effects.ports import ObjectRef
 from vscheduler.effects.retry import RetryPolicy
+from vscheduler.effects.status import condition_json
 from vscheduler.errors import (
     ConflictError,
     DisruptionBudgetError,
@@ -494,6 +495,45 @@ def test_a_gang_still_arriving_has_its_podgroup_status_written_only_when_its_pha
     assert writer.of("status") == [("ns/pg1", {"phase": "Running"})]  # the phase moved
     carry_out(effects, CycleResult(podgroups={"ns/pg1": still}))  # it stopped arriving
     assert len(writer.of("status")) == 2
+
+
+def test_a_gang_still_arriving_whose_phase_was_written_meanwhile_gets_no_condition_alone(
+    effects: EffectsExecutor, writer: FakeWriter, cache: SchedulerCache
+) -> None:
+    # Cycle A moves the phase; cycle B, decided before A's write came back on the watch, wants
+    # the newer count in the condition: by the time B's turn comes, only the condition differs.
+    cache.apply(PODGROUP, WatchEvent("ADDED", raw_podgroup({"phase": "Pending"})))
+    arriving = frozenset({"ns/pg1"})
+    message = "Not enough valid tasks for gang-scheduling, valid: {}, min: 2"
+    a = PodGroupStatus(
+        phase=PodGroupPhase.INQUEUE, conditions=(unschedulable(message.format(0), "c1"),)
+    )
+    b = PodGroupStatus(
+        phase=PodGroupPhase.INQUEUE, conditions=(unschedulable(message.format(1), "c2"),)
+    )
+    writer.hold("status")
+    writer.hold("bind")
+    effects.submit(
+        CycleResult(podgroups={"ns/pg1": a}, arriving_groups=arriving), ClusterSnapshot()
+    )
+    assert writer.entered.wait(WAIT)  # A is being written
+    writer.entered.clear()
+    effects.submit(
+        CycleResult(podgroups={"ns/pg1": b}, arriving_groups=arriving), ClusterSnapshot()
+    )
+    effects.submit(CycleResult(binds=(BIND,)), ClusterSnapshot())
+    assert writer.entered.wait(WAIT)  # the bind after B came: B was queued behind A
+    [(_, written)] = writer.of("status")
+    assert isinstance(written, dict)
+    cache.apply(PODGROUP, WatchEvent("MODIFIED", raw_podgroup(written)))  # A landed
+    writer.release("status")
+    writer.release("bind")
+    assert effects.drain(WAIT)
+    assert len(writer.of("status")) == 1
+    carry_out(effects, CycleResult(podgroups={"ns/pg1": b}))  # it stopped arriving: written
+    assert writer.of("status")[1:] == [
+        ("ns/pg1", {"conditions": [condition_json(b.conditions[0])]})
+    ]
 
 
 def test_a_podgroup_gone_when_its_status_is_written_is_dropped_without_retry_or_event(

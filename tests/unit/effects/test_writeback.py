@@ -160,6 +160,46 @@ def test_a_changed_condition_rewrites_the_list_keeping_unchanged_ones() -> None:
     }
 
 
+def test_an_unschedulable_false_is_written_only_over_an_unschedulable_condition() -> None:
+    # A ready gang clears the Unschedulable=True its session read; a status written since (the
+    # one that made it Running) may have replaced the PodGroup's conditions already.
+    scheduled = {
+        "type": "Scheduled",
+        "status": "True",
+        "transitionID": "cycle-5",
+        "lastTransitionTime": EARLIER,
+        "reason": "tasks in gang are ready to be scheduled",
+    }
+    cleared = PodGroupCondition(
+        type="Unschedulable",
+        status="False",
+        reason="tasks in gang are ready to be scheduled",
+        transition_id="cycle-6",
+        last_transition_time=NOW,
+    )
+    wanted = PodGroupStatus(
+        phase=PodGroupPhase.RUNNING,
+        conditions=(
+            PodGroupCondition(
+                type="Scheduled",
+                status="True",
+                reason="tasks in gang are ready to be scheduled",
+                transition_id="cycle-6",
+                last_transition_time=NOW,
+            ),
+            cleared,
+        ),
+    )
+    replaced = podgroup_with({"phase": "Running", "conditions": [scheduled]})
+    assert podgroup_status_patch(wanted, replaced) == {}
+    still_true = podgroup_with(
+        {"phase": "Running", "conditions": [scheduled, condition_json(unschedulable("0/2"))]}
+    )
+    assert podgroup_status_patch(wanted, still_true) == {
+        "conditions": [scheduled, condition_json(cleared)]
+    }
+
+
 def test_two_cycles_wanting_the_same_change_have_the_same_substance() -> None:
     raw = podgroup_with({"phase": "Pending"})
     first = podgroup_status_patch(

@@ -44,6 +44,14 @@ def test_members_of_a_gang_still_arriving_are_decided_but_their_messages_wait() 
     assert result.binds == ()
 
 
+def test_a_whole_second_creation_time_counts_from_the_end_of_its_second() -> None:
+    # creationTimestamp has whole seconds: a pod stamped 9 may have been made at 9.99.
+    stamped = decide(gang(created=9.0), grace=1.0, now=10.2)
+    assert stamped.arriving == frozenset(MEMBERS)
+    assert stamped.revisit_at == at(11.0)
+    assert decide(gang(created=8.0), grace=1.0, now=10.2).arriving == frozenset()
+
+
 def test_a_gang_that_stopped_growing_whole_or_not_or_with_no_grace_holds_nothing_back() -> None:
     stopped = decide(gang(created=8.5), grace=1.0)
     whole_but_too_big = decide(gang(created=9.5, members=3, cpu="3"), grace=1.0)
