@@ -97,9 +97,10 @@ def merged_conditions(
 ) -> list[dict[str, object]]:
     """`wanted` as JSON, each keeping the current condition of its type when only its
     transitionID or lastTransitionTime would change. An `Unschedulable=False` is left out
-    where the PodGroup holds no `Unschedulable` condition: it only ever clears a `True` one
-    (gang's ready gangs), and a status written since the session read the PodGroup replaced
-    its conditions already (the session read it before that write's watch event came)."""
+    where the PodGroup holds no `Unschedulable` condition: the gang plugin sets it only to
+    clear a `True` one the session read, and a status written since (the merge patch that made
+    the gang Running, decided before that `True` came back on the watch) replaced the
+    conditions already."""
     out: list[dict[str, object]] = []
     for condition in wanted:
         old = _find(current, condition.type)

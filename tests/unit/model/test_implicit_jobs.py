@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from vscheduler.convert.pod import lone_job_name
@@ -43,44 +44,47 @@ def test_the_memo_keeps_only_the_jobs_of_the_last_call() -> None:
     assert len(memo) == 1
 
 
-def test_new_lone_pods_after_the_others_are_added_without_a_walk(monkeypatch: Any) -> None:
-    old = dict(snapshot(*(pod(f"p{i}") for i in range(5))).tasks)
-    memo = ImplicitJobs()
-    complete_jobs(old, {}, memo)
-    new = dict(snapshot(*(pod(f"p{i}") for i in range(8))).tasks)
-    tasks = {**old, **{uid: t for uid, t in new.items() if uid not in old}}
-    walks: list[int] = []
+@pytest.fixture
+def walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per walk over every task from now on."""
+    counted: list[int] = []
     walk = cluster._walk
 
-    def counted(*args: Any) -> dict[str, JobFacts]:
-        walks.append(1)
+    def counting(*args: Any) -> dict[str, JobFacts]:
+        counted.append(1)
         return walk(*args)
 
-    monkeypatch.setattr(cluster, "_walk", counted)
+    monkeypatch.setattr(cluster, "_walk", counting)
+    return counted
+
+
+def patched(
+    old: dict[str, TaskFacts], tasks: dict[str, TaskFacts], walks: list[int]
+) -> list[tuple[str, JobFacts]]:
+    """`complete_jobs` of `tasks` with a memo made on `old` and told what came since: patched,
+    not walked, and the memo in task order."""
+    memo = ImplicitJobs()
+    complete_jobs(old, {}, memo)
+    before = len(walks)
     out = complete_jobs(tasks, {}, memo, frozenset(tasks.keys() - old.keys()))
-    assert walks == []
-    assert list(out.items()) == list(complete_jobs(tasks, {}).items())
+    assert len(walks) == before
+    assert list(memo.jobs) == [task.job for task in tasks.values()]
+    return list(out.items())
 
 
-def test_new_lone_pods_among_the_others_are_put_in_place_without_a_walk(monkeypatch: Any) -> None:
+def test_new_lone_pods_after_the_others_are_added_without_a_walk(walks: list[int]) -> None:
+    old = dict(snapshot(*(pod(f"p{i}") for i in range(5))).tasks)
+    new = dict(snapshot(*(pod(f"p{i}") for i in range(8))).tasks)
+    tasks = {**old, **{uid: t for uid, t in new.items() if uid not in old}}
+    assert patched(old, tasks, walks) == list(complete_jobs(tasks, {}).items())
+
+
+def test_new_lone_pods_among_the_others_are_put_in_place_without_a_walk(walks: list[int]) -> None:
     # Pods created in the same second are ordered by uid: a new one may land among the last.
     everyone = list(snapshot(*(pod(f"p{i}") for i in range(8))).tasks.items())
     old = dict(everyone[:2] + everyone[3:5] + everyone[6:7])
-    memo = ImplicitJobs()
-    complete_jobs(old, {}, memo)
     tasks = dict(everyone)
-    walks: list[int] = []
-    walk = cluster._walk
-
-    def counted(*args: Any) -> dict[str, JobFacts]:
-        walks.append(1)
-        return walk(*args)
-
-    monkeypatch.setattr(cluster, "_walk", counted)
-    out = complete_jobs(tasks, {}, memo, frozenset(tasks.keys() - old.keys()))
-    assert walks == []
-    assert list(out.items()) == list(complete_jobs(tasks, {}).items())
-    assert list(memo.jobs) == [task.job for task in tasks.values()]
+    assert patched(old, tasks, walks) == list(complete_jobs(tasks, {}).items())
 
 
 def test_a_lone_pod_on_a_node_makes_a_running_job_and_a_pending_one_a_pending_job() -> None:
