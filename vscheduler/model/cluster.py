@@ -102,21 +102,21 @@ class ImplicitJobs:
     """The lone pods' implicit jobs of the last `complete_jobs` call, in task order, kept by
     the caller from one call to the next (one snapshot to the next)."""
 
-    __slots__ = ("jobs", "key_of", "made", "podgroups")
+    __slots__ = ("jobs", "key_of", "podgroups", "sources")
 
     def __init__(self) -> None:
-        self.made: dict[str, tuple[TaskFacts, JobFacts]] = {}
-        """Job key -> the task it was made from and the job, in task order."""
         self.jobs: dict[str, JobFacts] = {}
-        """Job key -> job, the same order: `made` without the tasks, kept beside it so that each
-        snapshot adds the implicit jobs in one dict update instead of a pass over them."""
+        """Job key -> job, in task order (each snapshot adds them in one dict update)."""
+        self.sources: dict[str, TaskFacts] = {}
+        """Job key -> the task facts its job was made from (a job is made again only for
+        other facts)."""
         self.key_of: dict[str, str] = {}
         """Task uid -> its implicit job's key."""
         self.podgroups: frozenset[str] | None = None
         """The keys of the call's `jobs` (None before the first call)."""
 
     def __len__(self) -> int:
-        return len(self.made)
+        return len(self.jobs)
 
 
 def complete_jobs(
@@ -156,19 +156,18 @@ def _walk(
 ) -> dict[str, JobFacts]:
     """Every task looked at: the memo made again from `tasks`."""
     out = dict(jobs)
-    made: dict[str, tuple[TaskFacts, JobFacts]] = {}
+    made: dict[str, JobFacts] = {}
+    sources: dict[str, TaskFacts] = {}
     key_of: dict[str, str] = {}
-    earlier = memo.made
     for uid, task in tasks.items():
         key = task.job
         if task.group_name is None and key and key not in out:
-            seen = earlier.get(key)
-            job = seen[1] if seen is not None and seen[0] is task else implicit_job(task)
-            out[key] = job
-            made[key] = (task, job)
+            held = memo.jobs.get(key)
+            job = held if held is not None and memo.sources[key] is task else implicit_job(task)
+            out[key] = made[key] = job
+            sources[key] = task
             key_of[uid] = key
-    memo.made, memo.key_of = made, key_of
-    memo.jobs = {key: job for key, (_, job) in made.items()}
+    memo.jobs, memo.sources, memo.key_of = made, sources, key_of
     memo.podgroups = frozenset(jobs)
     return out
 
@@ -182,7 +181,7 @@ def _patch(
     """Bring the memo to `tasks` looking at the `changed` tasks, and at the tasks after the
     first new lone pod; False (the memo then half done: the caller walks every task) when a new
     lone pod's job key is held already."""
-    made, order, key_of = memo.made, memo.jobs, memo.key_of
+    order, sources, key_of = memo.jobs, memo.sources, memo.key_of
     added: dict[str, str] = {}
     for uid in changed:
         task = tasks.get(uid)
@@ -190,31 +189,27 @@ def _patch(
         lone = task is not None and task.group_name is None and bool(key) and key not in jobs
         old = key_of.get(uid)
         if old is not None and (not lone or old != key):
-            del made[old], order[old], key_of[uid]
+            del order[old], sources[old], key_of[uid]
             old = None
         if task is None or not lone:
             continue
         if old is None:
             added[uid] = key
-        elif made[key][0] is not task:
-            job = implicit_job(task)
-            made[key] = (task, job)
-            order[key] = job
+        elif sources[key] is not task:
+            order[key] = implicit_job(task)
+            sources[key] = task
     if not added:
         return True
-    if any(key in made for key in added.values()) or len(set(added.values())) < len(added):
+    if any(key in order for key in added.values()) or len(set(added.values())) < len(added):
         return False
     for uid in _tail(tasks, added, key_of):
         new = added.get(uid)
         if new is None:  # held, after a new one: moved behind it
             key = key_of[uid]
-            made[key] = made.pop(key)
             order[key] = order.pop(key)
         else:
-            task = tasks[uid]
-            job = implicit_job(task)
-            made[new] = (task, job)
-            order[new] = job
+            order[new] = implicit_job(tasks[uid])
+            sources[new] = tasks[uid]
             key_of[uid] = new
     return True
 
