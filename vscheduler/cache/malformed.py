@@ -16,8 +16,9 @@ from collections.abc import Mapping
 from typing import Final
 
 from vscheduler.convert.fields import timestamp
-from vscheduler.convert.pod import DEFAULT_SCHEDULER, GROUP_NAME_KEYS, lone_job_name
+from vscheduler.convert.pod import DEFAULT_SCHEDULER, GROUP_NAME_KEYS
 from vscheduler.errors import InputError
+from vscheduler.model.cluster import lone_job_name
 from vscheduler.model.facts import EPOCH, JobFacts, PodGroupCondition, TaskFacts
 from vscheduler.model.resources import EMPTY
 from vscheduler.model.status import PodGroupPhase, TaskStatus

@@ -45,6 +45,7 @@ from vscheduler.convert.podresources import (
     summarize,
 )
 from vscheduler.convert.scoring import scoring_override
+from vscheduler.model.cluster import lone_job_name
 from vscheduler.model.facts import (
     UNUSUAL_VALUE,
     FieldWarning,
@@ -301,11 +302,6 @@ def _job(meta: Meta) -> tuple[str, str | None]:
         if group:
             return f"{meta.namespace}/{group}", group
     return f"{meta.namespace}/{lone_job_name(meta.uid)}", None
-
-
-def lone_job_name(pod_uid: str) -> str:
-    """The PodGroup name Volcano gives a pod without one: `podgroup-<uid>`."""
-    return f"podgroup-{pod_uid}"
 
 
 def _priority(spec: Raw, label: str, classes: Mapping[str, PriorityClassFacts]) -> tuple[int, str]:

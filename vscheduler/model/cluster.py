@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Mapping, Reversible
+from collections.abc import Mapping, Reversible, Set as AbstractSet
 
 from vscheduler.model.facts import (
     EPOCH,
@@ -76,6 +76,13 @@ class ClusterSnapshot:
 
 
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
+_LONE_PREFIX = "podgroup-"
+
+
+def lone_job_name(pod_uid: str) -> str:
+    """The PodGroup name Volcano gives a pod without one: `podgroup-<uid>` (the name of a lone
+    pod's implicit job; a PodGroup of that name, made by Volcano's controller, takes its place)."""
+    return _LONE_PREFIX + pod_uid
 
 
 def implicit_job(task: TaskFacts) -> JobFacts:
@@ -131,24 +138,36 @@ def complete_jobs(
     With a `memo` (kept by the caller from one call to the next), a job made from the very same
     task facts object before is taken from it, not made again; the memo is left holding only
     the implicit jobs of this call, so it never outgrows the cluster. With `changed` too (every
-    uid whose facts object may differ from the last call's `tasks`, as `TaskChanges.uids`), and
-    the same PodGroup keys as then, only those tasks are looked at: a cycle that places a few
-    pods no longer walks every lone pod. New lone pods are put in their place by moving behind
-    them the lone pods held that come after the first of them: the newest pods come last, give
-    or take the pods created in the same second (ordered by uid), so that is a few; a first
-    call walks every task."""
+    uid whose facts object may differ from the last call's `tasks`, as `TaskChanges.uids`), only
+    those tasks are looked at, and the pods whose implicit job a PodGroup that came or went
+    since takes or gives back (one named `podgroup-<uid>`, `lone_job_name`): a cycle that
+    places a few pods, or a new gang, no longer walks every task. New lone pods are put in
+    their place by moving behind them the lone pods held that come after the first of them:
+    the newest pods come last, give or take the pods created in the same second (ordered by
+    uid), so that is a few; a first call walks every task."""
     if memo is None:
         memo = ImplicitJobs()
-    elif (
-        changed is not None
-        and memo.podgroups is not None
-        and memo.podgroups == jobs.keys()
-        and _patch(memo, tasks, jobs, changed)
-    ):
-        out = dict(jobs)
-        out.update(memo.jobs)
-        return out
+    elif changed is not None and memo.podgroups is not None:
+        if memo.podgroups != jobs.keys():
+            came_or_went = memo.podgroups.symmetric_difference(jobs.keys())
+            changed = changed.union(_claimants(came_or_went))
+            memo.podgroups = frozenset(jobs)
+        if _patch(memo, tasks, jobs, changed):
+            out = dict(jobs)
+            out.update(memo.jobs)
+            return out
     return _walk(memo, tasks, jobs)
+
+
+def _claimants(keys: AbstractSet[str]) -> list[str]:
+    """The uids of the pods whose implicit job key is among the PodGroup `keys` (a key
+    `<namespace>/podgroup-<uid>`): a PodGroup of that key takes the pod's implicit job's place
+    while it exists (whether such a pod exists is the caller's to find)."""
+    return [
+        name.removeprefix(_LONE_PREFIX)
+        for name in (key.partition("/")[2] for key in keys)
+        if name.startswith(_LONE_PREFIX)
+    ]
 
 
 def _walk(

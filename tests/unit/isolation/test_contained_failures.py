@@ -15,12 +15,13 @@ import pytest
 from vscheduler import catalog, cycle
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
-from vscheduler.convert.pod import PodConverter, lone_job_name
+from vscheduler.convert.pod import PodConverter
 from vscheduler.framework.registry import Pipeline
 from vscheduler.framework.session import PluginEntry
 from vscheduler.framework.state import TaskState
 from vscheduler.framework.statement import Statement
 from vscheduler.informer.kinds import POD
+from vscheduler.model.cluster import lone_job_name
 from vscheduler.testing.builders import START, node, pod, podgroup, snapshot
 
 

@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from vscheduler.convert.pod import lone_job_name
 from vscheduler.model import cluster
-from vscheduler.model.cluster import ImplicitJobs, complete_jobs
+from vscheduler.model.cluster import ImplicitJobs, complete_jobs, lone_job_name
 from vscheduler.model.facts import JobFacts, TaskFacts
 from vscheduler.model.status import PodGroupPhase
 from vscheduler.testing.builders import pod, podgroup, snapshot
@@ -117,9 +116,32 @@ def _task(n: int, kind: str) -> TaskFacts:
     return dataclasses.replace(_LONE, uid=uid, name=name, job=job)
 
 
+def _claiming(uid: str) -> JobFacts:
+    """A PodGroup of the name Volcano's controller gives the PodGroup of pod `uid`."""
+    return dataclasses.replace(_PODGROUP, uid=f"pg-{uid}", name=lone_job_name(uid))
+
+
+def test_a_podgroup_named_as_a_lone_pods_job_takes_its_place_and_gives_it_back_without_a_walk(
+    walks: list[int],
+) -> None:
+    tasks = {t.uid: t for t in (_task(n, "lone") for n in range(4))}
+    memo = ImplicitJobs()
+    complete_jobs(tasks, {}, memo)
+    claim = _claiming("u2")
+    out: dict[str, JobFacts] = {}
+    for jobs in ({_PODGROUP.key: _PODGROUP}, {_PODGROUP.key: _PODGROUP, claim.key: claim}, {}):
+        walked = len(walks)
+        out = complete_jobs(tasks, jobs, memo, frozenset())
+        assert len(walks) == walked
+        assert list(out.items()) == list(complete_jobs(tasks, jobs).items())
+    assert out[claim.key].synthetic  # given back: the implicit job again
+
+
 STEPS = st.lists(
     st.tuples(
-        st.sampled_from(("add", "add", "add at end", "remove", "replace", "regroup", "podgroup")),
+        st.sampled_from(
+            ("add", "add", "add at end", "remove", "replace", "regroup", "podgroup", "claim")
+        ),
         st.integers(0, 1_000),
         st.sampled_from(("lone", "lone", "grouped", "foreign")),
     ),
@@ -154,7 +176,14 @@ def test_any_changes_patched_give_exactly_the_jobs_of_a_walk(
             grouped = order[i].group_name is None
             order[i] = dataclasses.replace(_task(int(uid[1:]), "grouped" if grouped else "lone"))
         elif op == "podgroup":
-            jobs = {} if jobs else {_PODGROUP.key: _PODGROUP}
+            jobs = dict(jobs)
+            if jobs.pop(_PODGROUP.key, None) is None:
+                jobs[_PODGROUP.key] = _PODGROUP
+        elif op == "claim":  # a PodGroup named as task n's implicit job comes, or goes
+            claim = _claiming(f"u{at % (made + 1)}")
+            jobs = dict(jobs)
+            if jobs.pop(claim.key, None) is None:
+                jobs[claim.key] = claim
         tasks = {t.uid: t for t in order}
         changed = {
             uid for uid in before.keys() | tasks.keys() if before.get(uid) is not tasks.get(uid)
