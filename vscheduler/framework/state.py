@@ -65,6 +65,7 @@ class JobState:
         "_ready",
         "allocated",
         "facts",
+        "key",
         "pending_request",
         "phase",
         "tasks",
@@ -72,6 +73,8 @@ class JobState:
 
     def __init__(self, facts: JobFacts) -> None:
         self.facts = facts
+        self.key = facts.key
+        """`namespace/name` of the PodGroup."""
         self.phase: PodGroupPhase = facts.phase
         self.tasks: dict[str, TaskState] = {}
         self._by_status: dict[TaskStatus, dict[str, TaskState]] = {}
@@ -117,11 +120,6 @@ class JobState:
             self.pending_request = self.pending_request - task.resreq
 
     # --- reading ------------------------------------------------------------------------------
-    @property
-    def key(self) -> str:
-        """`namespace/name` of the PodGroup."""
-        return self.facts.key
-
     @property
     def uid(self) -> str:
         """The PodGroup uid."""

@@ -339,11 +339,11 @@ class JobFacts:
     """What was read other than as written (an amount above the scheduler's ceiling, held at
     it; an unusual value, read as Volcano reads it), each naming the field; reported as Warning
     Events, the object is still scheduled."""
+    key: str = dataclasses.field(init=False, repr=False, compare=False)
+    """`namespace/name` (made once: every cycle reads it of every job, many times)."""
 
-    @property
-    def key(self) -> str:
-        """`namespace/name`."""
-        return f"{self.namespace}/{self.name}"
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", f"{self.namespace}/{self.name}")
 
 
 NODE_GROUP_LIMITS = "volcano.sh/nodegroup-resource-limits"
