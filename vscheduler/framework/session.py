@@ -666,6 +666,11 @@ class Session:
         `enableHierarchy: true` (Volcano's `ssn.HierarchyEnabled`)."""
         return self._hierarchy.get(plugin, False)
 
+    def job_changed(self, job: JobState) -> bool:
+        """Whether this session changed the job's record (moved one of its tasks, set its
+        phase)."""
+        return job.key in self._touched_jobs
+
     def job_note(self, job: JobState) -> str | None:
         """Why the job's tasks were not tried this session, if noted."""
         return self.findings.job_note(job.key)

@@ -118,6 +118,13 @@ class PluginSession(SessionView, Protocol):
         """Why the job's tasks were not tried this session (not admitted, invalid), if noted."""
         ...
 
+    def job_changed(self, job: JobState) -> bool:
+        """Whether this session changed the job's record (moved one of its tasks, set its
+        phase). A record the next session takes again is the very same object only when
+        nothing of it changed (`Carried`): a plugin may keep what it read of a record for the
+        next session, keyed by the record itself, while this is false."""
+        ...
+
     def schedulable_count(self, job: JobState) -> int:
         """How many of the job's pending tasks found a node this session."""
         ...

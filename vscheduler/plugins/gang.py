@@ -162,10 +162,14 @@ class Gang(
 ):
     """The per-session plugin."""
 
-    def __init__(self, session: PluginSession) -> None:
+    def __init__(self, session: PluginSession, quiet: Quiet | None = None) -> None:
         self._session = session
+        self._quiet = quiet if quiet is not None else Quiet()
         self._invalid_at_open: dict[str, tuple[str, str]] = {}
+        known = self._quiet.jobs
         for job in session.podgroup_jobs:  # read only for the PodGroup's condition
+            if known.get(job.key) is job:  # valid then, and the very same record now
+                continue
             found = invalid_reason(job)
             if found is not None:
                 self._invalid_at_open[job.key] = found
@@ -210,14 +214,25 @@ class Gang(
         carry one, and its minMember of 1 gives its pod no gang message). A ready gang whose
         PodGroup already says so (`Scheduled=True` for the same reason, no `Unschedulable=True`)
         gets none: the status written would keep the one it has (a condition's time is when it
-        last changed), so a cluster of running gangs costs no condition per gang per cycle."""
-        for job in self._session.podgroup_jobs:
+        last changed), so a cluster of running gangs costs no condition per gang per cycle.
+        Such a gang's record, or a job's without tasks, kept unchanged into the next session
+        (the very same record, `job_changed` false) is not looked at again there (`Quiet`)."""
+        session = self._session
+        known, quiet = self._quiet.jobs, {}
+        for job in session.podgroup_jobs:
+            key = job.key
+            if known.get(key) is job and not session.job_changed(job):
+                quiet[key] = job
+                continue
             wanted = self._condition(job)
             if wanted is None or _said_already(job, wanted):
+                if key not in self._invalid_at_open and (wanted is not None or not job.tasks):
+                    quiet[key] = job  # of the record alone: not of this session's notes
                 continue
-            self._session.set_job_condition(job, self._stamp(*wanted))
+            session.set_job_condition(job, self._stamp(*wanted))
             if wanted[0] == SCHEDULED:
                 self._clear_unschedulable(job)
+        self._quiet.jobs = quiet
 
     def _clear_unschedulable(self, job: JobState) -> None:
         """A gang that became ready no longer carries `Unschedulable=True` from earlier cycles."""
@@ -257,15 +272,30 @@ class Gang(
         )
 
 
+class Quiet:
+    """The jobs the last session closed found valid and with nothing to write, from their
+    record alone (a ready gang whose PodGroup says so already, a job without tasks), by key:
+    the record itself, so a session that takes the very same record, and does not change it,
+    knows the answer without asking again (it is asked of every PodGroup every cycle)."""
+
+    __slots__ = ("jobs",)
+
+    def __init__(self) -> None:
+        self.jobs: dict[str, JobState] = {}
+
+
 class Factory:
     """Lives as long as the policy."""
 
     name = NAME
     plugin = Gang
 
+    def __init__(self) -> None:
+        self._quiet = Quiet()
+
     def open(self, session: PluginSession) -> Gang:
-        """A fresh plugin for `session`."""
-        return Gang(session)
+        """A fresh plugin for `session`, with what the last one found quiet."""
+        return Gang(session, self._quiet)
 
 
 def build(arguments: Mapping[str, object]) -> Factory:

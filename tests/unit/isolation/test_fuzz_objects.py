@@ -89,15 +89,20 @@ tiers:
       sra: {enable: true, resources: "nvidia.com/gpu, pods", weight: 2}
       proportional: {enable: true, resources: nvidia.com/gpu}
 """
-PIPELINES: dict[str, Pipeline] = {
-    "default": catalog.load_pipeline(None),
-    "preempting": catalog.load_pipeline(PREEMPTING),
-    "capacity": catalog.load_pipeline(CAPACITY),
-    "hierarchy": catalog.load_pipeline(HIERARCHY),
-    "guarded": catalog.load_pipeline(GUARDED),
-    "nodegroup": catalog.load_pipeline(NODEGROUP),
-    "strategy-fit": catalog.load_pipeline(STRATEGY_FIT),
+POLICIES: dict[str, str | None] = {
+    "default": None,
+    "preempting": PREEMPTING,
+    "capacity": CAPACITY,
+    "hierarchy": HIERARCHY,
+    "guarded": GUARDED,
+    "nodegroup": NODEGROUP,
+    "strategy-fit": STRATEGY_FIT,
 }
+PIPELINES: dict[str, Pipeline] = {k: catalog.load_pipeline(v) for k, v in POLICIES.items()}
+KEPT_PIPELINES: dict[str, Pipeline] = {k: catalog.load_pipeline(v) for k, v in POLICIES.items()}
+"""The same policies loaded again for the chain of cycles that take the last session's records:
+what a plugin keeps from one session to the next (`gang.Quiet`) is kept per loaded policy, as
+in the runtime, where one chain of cycles runs on it."""
 KINDS: dict[str, Kind] = {
     "PriorityClass": PRIORITY_CLASS,
     "Namespace": NAMESPACE,
@@ -251,7 +256,7 @@ def test_cycles_that_take_the_last_sessions_records_decide_as_cycles_that_start_
     pods coming back), they open with the same ledger, pending jobs, nominations and notes,
     and decide exactly what fresh sessions decide."""
     cache = through_cache(objects)
-    pipeline = PIPELINES[policy]
+    pipeline, kept_pipeline = PIPELINES[policy], KEPT_PIPELINES[policy]
     fresh_clock, kept_clock = FixedClock(NOW), FixedClock(NOW)
     carried = None
     pods = [o for o in objects if o["kind"] == "Pod"]
@@ -259,12 +264,12 @@ def test_cycles_that_take_the_last_sessions_records_decide_as_cycles_that_start_
     gone: list[dict[str, Any]] = []
     for i in range(4):
         snap = cache.snapshot()
-        opened = cycle.open_session(snap, pipeline, clock=kept_clock, carried=carried)
+        opened = cycle.open_session(snap, kept_pipeline, clock=kept_clock, carried=carried)
         afresh = cycle.open_session(snap, pipeline, clock=fresh_clock)
         assert_same_opening(opened, afresh)
         fresh = cycle.run_cycle(snap, pipeline, clock=fresh_clock, uid=f"cycle-{i + 1}")
         kept = cycle.run_cycle(
-            snap, pipeline, clock=kept_clock, uid=f"cycle-{i + 1}", carried=carried
+            snap, kept_pipeline, clock=kept_clock, uid=f"cycle-{i + 1}", carried=carried
         )
         assert kept.result == fresh.result
         carried = kept.carried

@@ -399,3 +399,46 @@ def test_a_gang_that_becomes_ready_turns_its_earlier_unschedulable_condition_fal
     assert by_type["Scheduled"].status == "True"
     assert by_type["Unschedulable"].status == "False"
     assert by_type["Unschedulable"].reason == "tasks in gang are ready to be scheduled"
+
+
+# --- what one session keeps for the next -------------------------------------------------------
+def test_a_ready_gang_said_already_is_not_asked_again_until_a_session_changes_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A ready gang whose PodGroup says Scheduled already gets no condition; the next session
+    that takes its very same record does not ask again (`gang.Quiet`). A session that evicts one
+    of its tasks changes the record: the gang is asked again and is short of minMember."""
+    from vscheduler import catalog, cycle
+    from vscheduler.clock import FixedClock
+    from vscheduler.testing.builders import START
+
+    said = PodGroupCondition(
+        type=gang.SCHEDULED, status="True", reason=gang.READY_REASON, transition_id="cycle-0"
+    )
+    group = dataclasses.replace(
+        podgroup("pg").min_member(2).phase(PodGroupPhase.RUNNING).build(), conditions=(said,)
+    )
+    snap = snapshot(
+        node("n1").resources(cpu="64"), group, member("a", S.RUNNING), member("b", S.RUNNING)
+    )
+    pipeline, clock = catalog.load_pipeline(POLICY), FixedClock(START)
+    asked: list[str] = []
+    condition_of = Gang._condition
+
+    def counting(self: Gang, job: JobState) -> tuple[str, str, str] | None:
+        asked.append(job.key)
+        return condition_of(self, job)
+
+    monkeypatch.setattr(Gang, "_condition", counting)
+    first = cycle.run_cycle(snap, pipeline, clock=clock, uid="cycle-1")
+    again = cycle.run_cycle(snap, pipeline, clock=clock, uid="cycle-2", carried=first.carried)
+    assert asked == ["default/pg"]  # the first session only
+    assert again.result.podgroups["default/pg"].conditions == (said,)
+
+    opened = cycle.open_session(snap, pipeline, clock=clock, uid="cycle-3", carried=again.carried)
+    statement = opened.statement()
+    statement.evict(opened.tasks["default/a"], "test", action="preempt", strategy="", plan="")
+    statement.commit()
+    kinds = {c.type: c.status for c in opened.close().podgroups["default/pg"].conditions}
+    assert asked == ["default/pg", "default/pg"]
+    assert kinds == {"Scheduled": "True", "Unschedulable": "True"}
