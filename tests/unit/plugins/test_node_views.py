@@ -34,7 +34,7 @@ def views(snap: ClusterSnapshot, pipeline: object) -> tuple[object, object]:
     return found[0]._views, found[1]._views
 
 
-def test_a_node_memo_makes_its_value_again_only_for_other_nodes() -> None:
+def test_a_node_memo_makes_its_value_again_only_for_other_nodes_or_node_facts_it_reads() -> None:
     made: list[int] = []
 
     def make(nodes: tuple[NodeFacts, ...]) -> int:
@@ -44,8 +44,16 @@ def test_a_node_memo_makes_its_value_again_only_for_other_nodes() -> None:
     memo = NodeMemo(make)
     nodes: tuple[NodeFacts, ...] = tuple(n.build() for n in NODES)
     assert memo.get(nodes) == memo.get(nodes) == 1
-    assert memo.get(tuple(n.build() for n in NODES)) == 2  # equal nodes, other objects
-    assert made == [2, 2]
+    assert memo.get(tuple(n.build() for n in NODES)) == 1  # equal nodes, other objects
+    ttl = (
+        dataclasses.replace(nodes[0], annotations={"node.alpha.kubernetes.io/ttl": "15"}),
+        nodes[1],
+    )
+    assert memo.get(ttl) == 1  # annotations alone: nothing made of the nodes reads them
+    assert memo.get(nodes[::-1]) == 2  # other order
+    assert memo.get((NODES[0].label("zone", "c").build(), nodes[1])) == 3
+    assert memo.get(nodes[:1]) == 4
+    assert made == [2, 2, 2, 1]
 
 
 def test_a_template_table_starts_again_past_its_bound() -> None:
