@@ -3,8 +3,9 @@
 `run_once` runs one cycle if it may (informers synced, leading) and should (the cache or the
 policy changed since the last cycle, or `QUIET_PERIOD` passed since the last cycle and the
 cache changed quietly: a placed pod now running, a bind confirmed); `run` loops until stopped:
-it waits for the period or for the cache to signal a change (then waits `debounce` more, so a
-burst of watch events becomes one cycle; `gang_debounce`, shorter, once a gang is whole).
+it waits for the period or for the cache to signal a change, then folds: the cycle starts
+`debounce` after the last one ended (`gang_debounce`, shorter, once a gang is whole), so a
+burst of watch events becomes one cycle, and a change after a quiet spell is decided at once.
 Before the informers' first lists are in, it waits for them (`wait_synced`) instead, and the
 first cycle follows the last list at once: a backlog waiting at start needs no fold.
 Each bind goes to the carrier as its statement commits (`DecisionCarrier.stream`), so a
@@ -42,13 +43,14 @@ QUIET_PERIOD = 5.0
 """Seconds after a cycle before changes no decision depends on (a placed pod now running) run a
 cycle of their own; any other change wakes the loop at once (a cycle follows the fold)."""
 DEBOUNCE = 0.1
-"""Seconds the loop waits after a change wakes it, so a burst of changes (pods created one by
-one) becomes one cycle: every cycle opens a session over the whole cluster, so the more pods it
-decides, the less each costs."""
+"""Seconds from the end of a cycle before a change runs the next, so a burst of changes (pods
+created one by one) becomes one cycle: every cycle opens a session over the whole cluster, so
+the more pods it decides, the less each costs. A change that comes later than this after the
+last cycle (a pod on a quiet cluster) runs one at once."""
 GANG_DEBOUNCE = 0.05
-"""The wait's end once a gang is whole (`Cache.complete`: its last member came; the members
-before it woke no cycle): a gang's members already waited for it, and gangs completing close
-together still share a cycle."""
+"""The same, once a gang is whole (`Cache.complete`: its last member came; the members before
+it woke no cycle): a gang's members already waited for it, and gangs completing close together
+still share a cycle."""
 ARRIVAL_GRACE = 1.0
 """Seconds a gang still being created (fewer pods than its minMember, the newest this recent)
 keeps its members' pending messages back (`Session.close`): a gang's pods come one request
@@ -265,11 +267,13 @@ class Scheduler:
         return False
 
     def _fold(self, stop: threading.Event) -> None:
-        """Let a burst of changes end before the cycle: `debounce` seconds from now, or
-        `gang_debounce` once a gang is whole (sooner, if that is past already)."""
-        woke = perf_counter()
-        if self._cache.complete.wait(self._debounce):
-            stop.wait(max(0.0, woke + self._gang_debounce - perf_counter()))
+        """Let a burst of changes end before the cycle: until `debounce` seconds after the last
+        cycle ended, or `gang_debounce` once a gang is whole (not at all when that is past: the
+        loop was idle). Counted from the last cycle, not from the wake, so the cycles of a
+        steady stream keep their pace and a change after a quiet spell waits for nothing."""
+        since = self._last_cycle_end
+        if self._cache.complete.wait(max(0.0, since + self._debounce - perf_counter())):
+            stop.wait(max(0.0, since + self._gang_debounce - perf_counter()))
 
     def _yield_to_workers(self, stop: threading.Event) -> None:
         """While earlier decisions are in flight, keep the gap after the last cycle."""

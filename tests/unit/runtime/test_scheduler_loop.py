@@ -207,6 +207,38 @@ def test_a_change_completing_a_gang_ends_the_wait_for_the_rest_of_a_burst() -> N
     assert not thread.is_alive()
 
 
+def test_a_change_soon_after_a_cycle_waits_for_the_fold_and_one_after_a_quiet_spell_does_not() -> (
+    None
+):
+    from vscheduler.clock import perf_counter
+
+    scheduler, cache, effects, _ = make(period=3600.0, debounce=3600.0, gang_debounce=3600.0)
+    stop = threading.Event()
+    scheduler._last_cycle_end = perf_counter() - 3601.0  # quiet for longer than the fold
+    thread = threading.Thread(target=scheduler.run, args=(stop,))
+    thread.start()
+    try:
+        for _ in range(1000):  # the first cycle (nothing run yet), then the loop waits
+            if effects.submitted:
+                break
+            stop.wait(0.01)
+        cache.generation += 1
+        cache.changed.set()  # a change right after the cycle: folded (for an hour)
+        stop.wait(0.3)
+        assert len(effects.submitted) == 1
+    finally:
+        stop.set()
+        cache.complete.set()  # let the loop still folding go (to its gang fold, an hour too)
+        thread.join(timeout=5)
+    assert not thread.is_alive()
+    # a change 10 s after the last cycle, with a fold of 5 s: no fold
+    patient, *_ = make(debounce=5.0, gang_debounce=5.0)
+    patient._last_cycle_end = perf_counter() - 10.0
+    started = perf_counter()
+    patient._fold(threading.Event())
+    assert perf_counter() - started < 2.5
+
+
 def test_a_quiet_change_runs_a_cycle_only_once_the_quiet_period_has_passed() -> None:
     cache = FakeCache(snapshot(node("n1")))
     effects, observer = FakeEffects(), FakeObserver()
