@@ -94,6 +94,8 @@ class Resources:
         return Resources._raw(out)
 
     def __sub__(self, other: Resources) -> Resources:
+        if not other._v:
+            return self  # immutable: nothing to take away
         out = dict(self._v)
         for name, amount in other._v.items():
             total = out.get(name, 0) - amount
