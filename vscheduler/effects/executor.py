@@ -13,7 +13,9 @@ cycle; success a Normal `Evicted`; the evictions of one plan, `Evict.plan`, all 
 dry-run first, and one refusal sends none of them), pods' PodScheduled=False conditions and
 PodGroup statuses (written only when they differ from the watched objects and are not already in
 flight, with Events when they change; one queued write per object, the newest, so a backlog never
-sends what a later cycle replaced: `sent.Newest`), and the reservations released (their keys
+sends what a later cycle replaced: `sent.Newest`; a PodGroup's change of counts alone waits
+`COUNT_HOLD` after its last write while some of its placed pods are still to start), and the
+reservations released (their keys
 removed from their ConfigMap, one patch per ConfigMap, through the optional `config_maps` writer;
 not repeated while the watch still shows a key, unless `RESEND_AFTER` passed: after a failure,
 too),
@@ -98,6 +100,14 @@ logger = logging.getLogger(__name__)
 P = ParamSpec("P")
 RESEND_AFTER: Final = 30.0
 """Seconds after which a condition or status write still not seen by the watch is sent again."""
+COUNT_HOLD: Final = 1.0
+"""Seconds after a PodGroup's status was written during which a change of its counts alone
+(`running`, `succeeded`, `failed`) waits, while some of its placed pods are still to start
+(`PodGroupStatus.starting`): a gang's pods start one by one within moments of its bind, and
+each cycle in between wrote the count it had reached (W3: 498 of 1,099 PodGroup patches). The
+counts are written once every placed pod is counted, or by the first cycle past the hold (no
+staler than Volcano's once-a-second sessions write them; a pod that never starts holds them
+until then, as long as the next cycle, at most the loop's quiet period)."""
 EVENT_MESSAGE_LIMIT: Final = 1024
 _KINDS: Final = {
     "bind": "binds",
@@ -176,6 +186,8 @@ class EffectsExecutor:
         """Per PodGroup key, the newest status wanted, with the PodGroup it was made against,
         its creation time, and whether its gang was still arriving (then only a phase that
         still moves is written)."""
+        self._groups_written: dict[str, float] = {}
+        """Per PodGroup key, when its status was last written (`clock.monotonic`)."""
         self._blocked_sent = SentLog(clock, RESEND_AFTER)
         self._config_maps = config_maps
         self._nominations = nominations
@@ -681,6 +693,8 @@ class EffectsExecutor:
                 self._groups_sent.discard(key)
             elif key in arriving and "phase" not in patch:
                 continue
+            elif status.starting and patch.keys() <= st.COUNTS and self._written_lately(key):
+                continue  # its counts still climb: a later cycle writes them, nearer their end
             elif self._groups_sent.claim(key, st.patch_substance(patch)):
                 wanted = (status, raw, created.get(key), key in arriving)
                 if self._groups_wanted.want(key, wanted) and not self._spawn_status(
@@ -688,6 +702,14 @@ class EffectsExecutor:
                 ):
                     self._groups_wanted.forget(key)
         self._groups_sent.prune(podgroups.keys())
+        written = self._groups_written
+        if len(written) > 2 * len(podgroups) + 64:  # PodGroups gone since: forgotten now and then
+            self._groups_written = {k: t for k, t in written.items() if k in podgroups}
+
+    def _written_lately(self, key: str) -> bool:
+        """Whether PodGroup `key`'s status was written less than `COUNT_HOLD` seconds ago."""
+        at = self._groups_written.get(key)
+        return at is not None and self._clock.monotonic() - at < COUNT_HOLD
 
     def _write_wanted_podgroup(self, key: str) -> None:
         """The newest status wanted for PodGroup `key`, patched against the PodGroup as it is
@@ -744,6 +766,7 @@ class EffectsExecutor:
             _log_failure(f"{what} failed: %s", err)
             return
         self._outcome("podgroup_status", "success")
+        self._groups_written[key] = self._clock.monotonic()
         if patch.get("phase") == PodGroupPhase.RUNNING.value:
             self._since("job", created)
         for type_, reason, message in events:

@@ -34,6 +34,8 @@ Event = tuple[EventType, str, str]
 POD_SCHEDULED: Final = "PodScheduled"
 UNSCHEDULABLE: Final = "Unschedulable"
 _COUNTS: Final = ("running", "succeeded", "failed")
+COUNTS: Final = frozenset(_COUNTS)
+"""The count fields of a PodGroup's status."""
 _API_VERSIONS: Final = {kind.name: kind.api_version for kind in CLUSTER_KINDS} | {"ConfigMap": "v1"}
 _NONE: Final[Mapping[object, object]] = {}
 

@@ -125,6 +125,7 @@ def podgroup_statuses(
             running=job.count(TaskStatus.RUNNING),
             succeeded=job.count(TaskStatus.SUCCEEDED),
             failed=job.count(TaskStatus.FAILED),
+            starting=job.count(TaskStatus.ALLOCATED, TaskStatus.BINDING, TaskStatus.BOUND),
         )
         if not set_now and not says_unschedulable(job.facts.conditions):
             plain[key] = status

@@ -53,6 +53,10 @@ class PodGroupStatus:
     running: int = 0
     succeeded: int = 0
     failed: int = 0
+    starting: int = 0
+    """Its pods placed but not yet counted (allocated, binding, bound: not yet running): counts
+    still to come. Not written; the effects hold a counts-only write back while it is above 0
+    (`effects/executor.py` `COUNT_HOLD`)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

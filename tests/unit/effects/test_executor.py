@@ -10,7 +10,7 @@ import pytest
 from vscheduler import catalog, cycle
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
-from vscheduler.effects.executor import EffectsExecutor
+from vscheduler.effects.executor import COUNT_HOLD, EffectsExecutor
 from vscheduler.effects.ports import ObjectRef
 from vscheduler.effects.retry import RetryPolicy
 from vscheduler.effects.status import condition_json
@@ -479,6 +479,32 @@ def test_a_podgroup_that_starts_running_gets_its_counts_and_a_normal_event(
     carry_out(effects, CycleResult(podgroups={"ns/pg1": status}))
     assert writer.of("status") == [("ns/pg1", {"phase": "Running", "running": 2})]
     assert writer.of("event") == [("PodGroup ns/pg1", "Normal", "Scheduled", "pod group is ready")]
+
+
+def test_a_gangs_counts_alone_wait_while_its_pods_still_start_until_all_are_counted_or_a_while(
+    effects: EffectsExecutor, writer: FakeWriter, cache: SchedulerCache, clock: FixedClock
+) -> None:
+    cache.apply(PODGROUP, WatchEvent("ADDED", raw_podgroup({"phase": "Inqueue"})))
+
+    def cycle(running: int, starting: int) -> None:
+        status = PodGroupStatus(phase=PodGroupPhase.RUNNING, running=running, starting=starting)
+        carry_out(effects, CycleResult(podgroups={"ns/pg1": status}))
+        for _, written in writer.of("status"):  # the watch shows what was written
+            assert isinstance(written, dict)
+            shown = raw_podgroup({"phase": "Running", "running": 0, **written})
+            cache.apply(PODGROUP, WatchEvent("MODIFIED", shown))
+
+    cycle(0, 10)
+    assert writer.of("status") == [("ns/pg1", {"phase": "Running"})]  # the phase: at once
+    cycle(4, 6)
+    cycle(7, 3)
+    assert len(writer.of("status")) == 1  # counts alone, pods still starting: held
+    cycle(10, 0)
+    assert writer.of("status")[1:] == [("ns/pg1", {"running": 10})]  # every pod counted
+    cycle(9, 1)  # one restarted
+    clock.advance(COUNT_HOLD)
+    cycle(9, 1)
+    assert writer.of("status")[2:] == [("ns/pg1", {"running": 9})]  # held no longer than that
 
 
 def test_a_gang_still_arriving_has_its_podgroup_status_written_only_when_its_phase_moves(

@@ -170,3 +170,18 @@ def test_a_podgroup_status_is_taken_again_until_the_session_changes_its_job() ->
     statement.commit()
     status = opened.close().podgroups["default/g"]
     assert (status.running, status.conditions) == (1, (SAID_READY,))
+
+
+def test_a_podgroup_status_counts_its_pods_still_to_start_apart_from_its_running_ones() -> None:
+    """`starting`: placed (this cycle, or bound before) but not yet running; the effects hold a
+    counts-only write back while some are."""
+    group = podgroup("g").min_member(1).phase(PodGroupPhase.RUNNING).build()
+    placed = [
+        pod("a").requests(cpu=1, memory="1Gi").group("g").on("n0", TaskStatus.RUNNING),
+        pod("b").requests(cpu=1, memory="1Gi").group("g").on("n1", TaskStatus.BOUND),
+        pod("c").requests(cpu=1, memory="1Gi").group("g"),  # placed by this cycle
+    ]
+    report = cycle.run_cycle(snapshot(*NODES, group, *placed), PIPELINE, clock=FixedClock(START))
+    status = report.result.podgroups["default/g"]
+    assert [b.pod for b in report.result.binds] == ["default/c"]
+    assert (status.running, status.starting) == (1, 2)
