@@ -15,10 +15,9 @@ PodGroup statuses (written only when they differ from the watched objects and ar
 flight, with Events when they change; one queued write per object, the newest, so a backlog never
 sends what a later cycle replaced: `sent.Newest`; a PodGroup's change of counts alone waits
 `COUNT_HOLD` after its last write while some of its placed pods are still to start), and the
-reservations released (their keys
-removed from their ConfigMap, one patch per ConfigMap, through the optional `config_maps` writer;
-not repeated while the watch still shows a key, unless `RESEND_AFTER` passed: after a failure,
-too),
+reservations released (their keys removed from their ConfigMap, one patch per ConfigMap, through
+the optional `config_maps` writer; not repeated while the watch still shows a key, unless
+`RESEND_AFTER` passed: after a failure, too),
 pods' `status.nominatedNodeName` (`result.nominated` set where the watched pod shows another
 node, and cleared on every pod of the snapshot carrying one that is no longer nominated: bound,
 or its nomination dropped; through the optional `nominations` writer, not repeated while in

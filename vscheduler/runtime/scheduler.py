@@ -241,6 +241,7 @@ class Scheduler:
             try:
                 self.run_once()
             except Exception:
+                self._last_cycle_end = perf_counter()  # a failed cycle folds the next one too
                 logger.exception(
                     "cycle %d failed; only the binds it committed before were carried out",
                     self.cycles,

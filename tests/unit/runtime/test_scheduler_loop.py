@@ -330,6 +330,26 @@ def test_the_loop_counts_a_failed_cycle_as_an_error_cycle_and_its_pods_as_error_
     assert counted("vscheduler_schedule_attempts_total", {"result": "error"}) == 2
 
 
+def test_a_failed_cycle_counts_as_the_last_one_for_the_fold(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cycle that raises folds the next one as a cycle that ran does: failing cycles under a
+    stream of changes come once per fold, not back to back."""
+    from vscheduler.clock import perf_counter
+
+    scheduler, *_ = make()
+    stop = threading.Event()
+
+    def fail_then_stop(*_args: object, **_kwargs: object) -> CycleReport:
+        stop.set()
+        raise RuntimeError("a bug in an action")
+
+    monkeypatch.setattr(cycle, "run_cycle", fail_then_stop)
+    started = perf_counter()
+    scheduler.run(stop)
+    assert scheduler._last_cycle_end >= started
+
+
 def test_the_first_cycle_follows_the_first_lists_without_a_fold() -> None:
     # a change would wait an hour; the lists coming in do not
     synced = threading.Event()
