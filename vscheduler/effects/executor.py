@@ -3,7 +3,8 @@
 Owns: turning decisions into `ClusterWriter` calls on bounded worker pools (binds and evictions
 on one, each bind queued as its statement commits when the loop streams it (`stream`), else with
 its cycle's `submit`; status writes and reservation releases on a smaller one of their own, so
-they never delay a later cycle's binds; Events on a third), in this order per submit: binds
+they never delay a later cycle's binds; Events on a third, whose `Scheduled` Events go one at a
+time while binds wait for a worker: `EVENTS_IN_BACKLOG`), in this order per submit: binds
 (assumed in the cache before they are queued, so the next cycle never binds a pod twice; a
 conflict or a missing pod forgets the assumption, other failures also get a Warning
 `FailedScheduling`; success a Normal `Scheduled`), evictions (assumed releasing; a disruption
@@ -108,6 +109,15 @@ counts are written once every placed pod is counted, or by the first cycle past 
 staler than Volcano's once-a-second sessions write them; a pod that never starts holds them
 until then, as long as the next cycle, at most the loop's quiet period)."""
 EVENT_MESSAGE_LIMIT: Final = 1024
+EVENTS_IN_BACKLOG: Final = 1
+"""`Scheduled` Events sent at once while binds wait for a worker (a bind backlog); otherwise as
+many as the Event pool has workers. An Event is a write to the API server like a bind, and in a
+backlog the API server is what the binds wait for: kube-scheduler's recorder sends its Events
+one at a time, from one goroutine. Here they go one at a time while binds wait, and catch up
+when the binds are done."""
+EVENT_TURN_WAIT: Final = 1.0
+"""Seconds at most a `Scheduled` Event waits for its turn in a bind backlog before it goes anyway
+(an Event is never held without end)."""
 _KINDS: Final = {
     "bind": "binds",
     "evict": "evictions",
@@ -170,9 +180,15 @@ class EffectsExecutor:
         self._event_pool = ThreadPoolExecutor(
             max_workers=max(2, workers // 4), thread_name_prefix="effects-events"
         )
+        self._workers = workers
+        self._events_sending = 0
+        """`Scheduled` Events being sent, under `_idle` (see `EVENTS_IN_BACKLOG`)."""
         self._dispatcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="effects-dispatch")
         self._stop = threading.Event()
-        self._idle = threading.Condition()
+        lock = threading.RLock()
+        self._idle = threading.Condition(lock)
+        self._turns = threading.Condition(lock)
+        """Told when a `Scheduled` Event may have its turn (see `_event_turn`)."""
         self._in_flight = 0
         self._pods_sent = SentLog(clock, RESEND_AFTER)
         self._groups_sent = SentLog(clock, RESEND_AFTER)
@@ -292,6 +308,8 @@ class EffectsExecutor:
             pool.shutdown(wait=False, cancel_futures=True)
         self._stop.set()
         self._events_go.set()
+        with self._turns:
+            self._turns.notify_all()
         for pool in pools:
             pool.shutdown(wait=True)
 
@@ -319,6 +337,10 @@ class EffectsExecutor:
         else:
             logger.info("shutdown: every queued write was sent")
         return dropped
+
+    def _decisions_left(self) -> int:
+        """Binds and evictions queued or in flight (under `_idle`)."""
+        return self._pending["binds"] + self._pending["evictions"]
 
     def _decisions_done(self) -> bool:
         """No bind or eviction is queued or in flight (called under `_idle`)."""
@@ -455,9 +477,27 @@ class EffectsExecutor:
         )
 
     def _scheduled_event(self, ref: ObjectRef, message: str) -> None:
-        """The `Scheduled` Event of a bind; while a shutdown drains binds it waits for them."""
+        """The `Scheduled` Event of a bind; while a shutdown drains binds it waits for them,
+        and while binds wait for a worker it waits its turn (`EVENTS_IN_BACKLOG`)."""
         self._events_go.wait()
-        self._event(ref, "Normal", "Scheduled", message)
+        with self._turns:
+            self._turns.wait_for(self._event_turn, EVENT_TURN_WAIT)
+            self._events_sending += 1
+        try:
+            self._event(ref, "Normal", "Scheduled", message)
+        finally:
+            with self._turns:
+                self._events_sending -= 1
+                self._turns.notify()
+
+    def _event_turn(self) -> bool:
+        """A `Scheduled` Event may go now: no bind waits for a worker, or fewer than
+        `EVENTS_IN_BACKLOG` Events are being sent, or the executor stops (under `_idle`)."""
+        return (
+            self._decisions_left() <= self._workers
+            or self._events_sending < EVENTS_IN_BACKLOG
+            or self._stop.is_set()
+        )
 
     def _submit_evictions(self, evictions: tuple[Evict, ...]) -> None:
         plans: dict[str, list[Evict]] = {}
@@ -898,6 +938,8 @@ class EffectsExecutor:
             if future is not None and future.cancelled():
                 self._not_sent[kind or "other"] += 1
             self._idle.notify_all()
+            if kind in ("binds", "evictions") and self._decisions_left() == self._workers:
+                self._turns.notify_all()  # the binds no longer wait: Events may all go
 
     def _call(self, what: str, fn: Callable[[], None], *, check: Check | None = None) -> None:
         """`fn()` under the retry rules; before every attempt (and, through `check_send`, right

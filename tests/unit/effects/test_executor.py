@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from vscheduler import catalog, cycle
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
+from vscheduler.effects import executor
 from vscheduler.effects.executor import COUNT_HOLD, EffectsExecutor
 from vscheduler.effects.ports import ObjectRef
 from vscheduler.effects.retry import RetryPolicy
@@ -574,6 +576,85 @@ def test_a_podgroup_gone_when_its_status_is_written_is_dropped_without_retry_or_
     carry_out(effects, CycleResult(podgroups={"ns/pg1": status}))
     assert (len(writer.of("status")), writer.of("event")) == (1, [])
     assert outcomes == [("podgroup_status", "conflict")]
+
+
+# --- Events in a bind backlog ------------------------------------------------------------------
+def until(check: Callable[[], bool]) -> bool:
+    """Whether `check()` came true within `WAIT` seconds."""
+    deadline = time.monotonic() + WAIT
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+class HeldBinds(FakeWriter):
+    """A bind waits for the gate its pod's name is given in `gates` (others return at once)."""
+
+    def __init__(self, gates: Mapping[str, threading.Event]) -> None:
+        super().__init__()
+        self.gates = gates
+
+    def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
+        super().bind(namespace, name, uid, node)
+        gate = self.gates.get(name)
+        if gate is not None:
+            gate.wait(WAIT)
+
+
+def test_scheduled_events_go_one_at_a_time_while_binds_wait_for_a_worker(
+    clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(executor, "EVENT_TURN_WAIT", WAIT)
+    names = [f"p{i}" for i in range(1, 9)]
+    cache = SchedulerCache(clock=clock)
+    cache.replace(NODE, [raw_node("n1")])
+    cache.replace(POD, [raw_pod(name) for name in [*names, "p9"]])
+    first, rest = threading.Event(), threading.Event()
+    writer = HeldBinds({name: first if name in ("p1", "p2") else rest for name in names})
+    writer.hold("event")
+    effects = EffectsExecutor(writer, cache, clock=clock, workers=4)  # 2 Event workers
+
+    def scheduled() -> int:
+        return sum(1 for e in writer.of("event") if e[2] == "Scheduled")
+
+    try:
+        binds = tuple(Bind(task_uid=f"uid-{n}", pod=f"ns/{n}", node="n1") for n in names)
+        effects.submit(CycleResult(binds=binds), ClusterSnapshot())
+        effects.submit(CycleResult(unschedulable={"ns/p9": "no"}), ClusterSnapshot())
+        assert until(lambda: bool(writer.of("condition")))  # the first submit's binds queued
+        # p1..p4 hold the 4 workers and p5..p8 wait for one; p1 and p2 bound: the first
+        # Event is sent, the second waits its turn
+        first.set()
+        assert until(lambda: scheduled() == 1)
+        time.sleep(0.2)
+        assert scheduled() == 1
+        rest.set()  # the binds are done: the second Event goes, the first still held
+        assert until(lambda: scheduled() == 2)
+        writer.release("event")
+        assert effects.drain(WAIT)
+        sent = sorted(str(e[0]) for e in writer.of("event") if e[2] == "Scheduled")
+        assert sent == [f"Pod ns/{n}" for n in names]
+    finally:
+        effects.close()
+
+
+def test_scheduled_events_go_together_when_no_bind_waits(clock: FixedClock) -> None:
+    cache = SchedulerCache(clock=clock)
+    cache.replace(NODE, [raw_node("n1")])
+    cache.replace(POD, [raw_pod("p1"), raw_pod("p2")])
+    writer = FakeWriter()
+    writer.hold("event")
+    effects = EffectsExecutor(writer, cache, clock=clock, workers=4)
+    try:
+        binds = tuple(Bind(task_uid=f"uid-{n}", pod=f"ns/{n}", node="n1") for n in ("p1", "p2"))
+        effects.submit(CycleResult(binds=binds), ClusterSnapshot())
+        assert until(lambda: len(writer.of("event")) == 2)  # both at once, both held
+        writer.release("event")
+        assert effects.drain(WAIT)
+    finally:
+        effects.close()
 
 
 # --- drain and close -----------------------------------------------------------------
