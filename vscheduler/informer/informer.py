@@ -6,11 +6,12 @@ cache without a read of etcd (client-go's reflector does the same); the list aft
 for the latest state instead. A list's items reach `sink.replace` as they arrive (the lister
 reads the body while the sink iterates it), so the sink converts the first objects while the API
 server still sends the rest; a failure on the way raises from the sink's iteration and changes
-nothing (the sink takes a list only whole). The watch hands ADDED / MODIFIED / DELETED to
-`sink.apply`, and the resourceVersion of every event and BOOKMARK is remembered. A watch that
-ends normally is reopened from the last resourceVersion; `ExpiredError` (410) lists again at
-once; any other failure waits a capped exponential backoff with jitter, which resets after a
-success (a list, or a watch that delivered something). A watch that ends within `short_watch`
+nothing (the sink takes a list only whole); so does a stop, which leaves the rest unread. The
+watch hands ADDED / MODIFIED / DELETED to `sink.apply`, and the resourceVersion of every event
+and BOOKMARK is remembered. A watch that ends normally is reopened from the last
+resourceVersion; `ExpiredError` (410) lists again at once; any other failure waits a capped
+exponential backoff with jitter, which resets after a success (a list, or a watch that delivered
+something). A watch that ends within `short_watch`
 seconds having delivered nothing counts as a failure, so a server that closes at once cannot
 spin us. Nothing kills the loop: every exception is logged and retried. A sink that fails on an
 event leaves its state in doubt, so the informer lists again (after the backoff).
@@ -64,6 +65,12 @@ def _ignore(kind_name: str, what: str) -> None:
 
 class _SinkError(Exception):
     """The sink raised on a delivery; its state for the kind is in doubt."""
+
+
+class _StoppedError(Exception):
+    """The informer was stopped while the sink read a list: the rest of it is left unread (a
+    50,000-pod list takes seconds to convert), and the sink, which applies a list only once
+    all of it is in, changes nothing."""
 
 
 class Informer:
@@ -159,6 +166,8 @@ class Informer:
         def counted() -> Iterator[Raw]:
             nonlocal count
             for count, item in enumerate(listing.items, 1):  # noqa: B007
+                if self._stop.is_set():
+                    raise _StoppedError  # the rest is left unread; the sink changes nothing
                 yield item
 
         self._deliver(lambda: self._sink.replace(self._kind, counted()))

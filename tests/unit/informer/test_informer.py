@@ -373,3 +373,23 @@ def test_a_list_that_fails_while_the_sink_reads_it_changes_nothing_and_is_listed
     assert harness.counts("error") == 1
     assert "connection reset while reading the list" in caplog.text
     assert "the sink failed" not in caplog.text
+
+
+@pytest.mark.timeout(10)
+def test_a_stop_while_the_sink_reads_a_list_leaves_the_rest_unread_and_the_sink_unchanged() -> None:
+    pulled: list[int] = []
+
+    def items() -> Iterator[Raw]:
+        for i in range(1000):
+            pulled.append(i)
+            if i == 1:
+                harness.stop_event.set()
+            yield obj(f"p{i}", "5")
+
+    lister = ScriptedLister([Listing(items(), "10")], [])
+    harness = Harness(lister)
+    harness.informer.start()
+    assert harness.informer.stop(timeout=2.0)
+    assert len(pulled) == 2
+    assert harness.sink.calls == []
+    assert lister.watched_from == []
