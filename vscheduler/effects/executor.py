@@ -182,7 +182,8 @@ class EffectsExecutor:
         )
         self._workers = workers
         self._events_sending = 0
-        """`Scheduled` Events being sent, under `_idle` (see `EVENTS_IN_BACKLOG`)."""
+        """`Scheduled` Events being sent (see `EVENTS_IN_BACKLOG`), under the lock `_idle` and
+        `_turns` share."""
         self._dispatcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="effects-dispatch")
         self._stop = threading.Event()
         lock = threading.RLock()
@@ -492,7 +493,7 @@ class EffectsExecutor:
 
     def _event_turn(self) -> bool:
         """A `Scheduled` Event may go now: no bind waits for a worker, or fewer than
-        `EVENTS_IN_BACKLOG` Events are being sent, or the executor stops (under `_idle`)."""
+        `EVENTS_IN_BACKLOG` Events are being sent, or the executor stops (under the lock)."""
         return (
             self._decisions_left() <= self._workers
             or self._events_sending < EVENTS_IN_BACKLOG

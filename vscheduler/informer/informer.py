@@ -11,10 +11,10 @@ watch hands ADDED / MODIFIED / DELETED to `sink.apply`, and the resourceVersion 
 and BOOKMARK is remembered. A watch that ends normally is reopened from the last
 resourceVersion; `ExpiredError` (410) lists again at once; any other failure waits a capped
 exponential backoff with jitter, which resets after a success (a list, or a watch that delivered
-something). A watch that ends within `short_watch`
-seconds having delivered nothing counts as a failure, so a server that closes at once cannot
-spin us. Nothing kills the loop: every exception is logged and retried. A sink that fails on an
-event leaves its state in doubt, so the informer lists again (after the backoff).
+something). A watch that ends within `short_watch` seconds having delivered nothing counts as a
+failure, so a server that closes at once cannot spin us. Nothing kills the loop: every exception
+is logged and retried. A sink that fails on an event leaves its state in doubt, so the informer
+lists again (after the backoff).
 
 Watch timeouts are `min_watch_timeout * [1, 2)` seconds (client-go's 5..10 minutes), so the
 watches of many kinds do not all reopen at once.
