@@ -389,6 +389,7 @@ def test_a_stop_while_the_sink_reads_a_list_leaves_the_rest_unread_and_the_sink_
     lister = ScriptedLister([Listing(items(), "10")], [])
     harness = Harness(lister)
     harness.informer.start()
+    assert harness.stop_event.wait(5)  # set by the list itself, while the sink reads it
     assert harness.informer.stop(timeout=2.0)
     assert len(pulled) == 2
     assert harness.sink.calls == []
