@@ -345,7 +345,7 @@ class EffectsExecutor:
 
     def _decisions_done(self) -> bool:
         """No bind or eviction is queued or in flight (called under `_idle`)."""
-        return self._pending["binds"] + self._pending["evictions"] + self._pending[""] == 0
+        return self._decisions_left() + self._pending[""] == 0
 
     def _dispatch(
         self,
