@@ -292,3 +292,57 @@ def test_metadata_after_the_items_is_read_with_them(apiserver: FakeApiServer, ap
     listing = KubeLister(api).list(POD)
     assert listing.resource_version == "9"
     assert [item["metadata"]["name"] for item in listing.items] == ["a"]  # type: ignore[index]
+
+
+class Pauses(threading.Event):
+    """A stop Event that remembers the waits of `gather` seconds asked of it."""
+
+    def __init__(self, gather: float) -> None:
+        super().__init__()
+        self.gather = gather
+        self.pauses = 0
+
+    def wait(self, timeout: float | None = None) -> bool:
+        if timeout == self.gather:
+            self.pauses += 1
+        return super().wait(timeout)
+
+
+@pytest.mark.timeout(10)
+def test_after_an_event_it_waited_for_a_watch_pauses_once_and_reads_the_followers_together(
+    apiserver: FakeApiServer, api: KubeApi
+) -> None:
+    """The network waited for, one pause of `gather`; the events already come are read after
+    it without another, so a stream of events costs one wakeup, not one each."""
+    late = threading.Event()
+    followers = threading.Event()
+    apiserver.stream(
+        "GET",
+        PODS,
+        [
+            late,
+            event("ADDED", pod("a", "11")),
+            followers,
+            *(event("ADDED", pod(n, n)) for n in "bc"),
+        ],
+    )
+    stop = Pauses(gather=0.2)
+    events = KubeLister(api, gather=stop.gather).watch(POD, "10", timeout_seconds=30, stop=stop)
+    threading.Timer(0.05, late.set).start()
+    assert next(events).obj["metadata"]["name"] == "a"  # type: ignore[index]
+    followers.set()
+    seen = [(e.obj["metadata"]["name"], stop.pauses) for e in events]  # type: ignore[index]
+
+    assert seen == [("b", 1), ("c", 1)]
+
+
+@pytest.mark.timeout(10)
+def test_a_gather_of_zero_never_pauses(apiserver: FakeApiServer, api: KubeApi) -> None:
+    late = threading.Event()
+    apiserver.stream("GET", PODS, [late, event("ADDED", pod("a", "11")), late, bookmark("12")])
+    stop = Pauses(gather=0.0)
+    events = KubeLister(api, gather=0.0).watch(POD, "10", timeout_seconds=30, stop=stop)
+    threading.Timer(0.05, late.set).start()
+
+    assert [e.type for e in events] == ["ADDED", "BOOKMARK"]
+    assert stop.pauses == 0
