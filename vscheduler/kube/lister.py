@@ -21,12 +21,13 @@ second; the watching thread's CPU, user and system, from `RUSAGE_THREAD`) printe
 CPU an event read as each came; 96-114 µs with a pause of 10 ms after a read that waited, 83-91
 µs with 20 ms, 49-52 µs with 50 ms (the pause's own end is a wakeup too, so a short one gains
 little); and 22-31 µs an event when the same events came as one burst. So after a read that
-waited for the network (longer than `_WAITED`) the watch pauses `WATCH_GATHER` (20 ms) before it
-reads on: the events that come meanwhile are read in one wakeup, and reads served from what
-already came do not pause. The first event after a quiet spell is handed on at once; one that
-follows it within the pause waits at most the pause. In `bench.compare` (two pairs each) our CPU
-per 1,000 pods to the last bind went to 0.71-0.78x kube-scheduler's in W1 (0.88-0.90x before)
-and 0.97-0.99x in W3 (1.00-1.25x before).
+waited for the network (longer than `_WAITED`, and no longer than the pause: events further
+apart would not be gathered, and the pause would only add its own wakeup) the watch pauses
+`WATCH_GATHER` (20 ms) before it reads on: the events that come meanwhile are read in one
+wakeup, and reads served from what already came do not pause. The first event after a quiet
+spell is handed on at once; one that follows it within the pause waits at most the pause. In
+`bench.compare` (two pairs each) our CPU per 1,000 pods to the last bind went to 0.71-0.78x
+kube-scheduler's in W1 (0.88-0.90x before) and 0.97-0.99x in W3 (1.00-1.25x before).
 
 Why raw JSON. Listing N running pods (~3.3 kB of JSON each: one container with env, probe,
 resources, a projected volume, four conditions, a container status) served in one page by a
@@ -72,6 +73,10 @@ DEFAULT_PAGE_SIZE = 500
 """client-go's page size."""
 _EVENT_TYPES: frozenset[str] = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK"})
 _READ_SIZE = 64 * 1024
+STOP_POLL = 5.0
+"""Seconds between a watch's stop thread's checks that its stream ended (it then ends too): a stop
+itself is noticed at once; each check is a wakeup (0.25 s made ~4 a second per watch, 8 watches,
+in `python -m bench.idle`), so a finished watch's thread may linger this long."""
 WATCH_GATHER = 0.02
 """Seconds a watch pauses, after an event it woke for, before it reads on (see `_gathered`)."""
 _WAITED = 0.0005
@@ -90,7 +95,7 @@ class KubeLister:
         *,
         page_size: int = DEFAULT_PAGE_SIZE,
         idle_margin: float = 30.0,
-        stop_poll: float = 0.25,
+        stop_poll: float = STOP_POLL,
         list_read_size: int = LIST_READ_SIZE,
         gather: float = WATCH_GATHER,
     ) -> None:
@@ -297,16 +302,18 @@ def _segments(response: urllib3.HTTPResponse) -> Iterator[bytes]:
 
 def _gathered(segments: Iterator[bytes], gather: float, stop: threading.Event) -> Iterator[bytes]:
     """`segments`, with a pause of `gather` seconds after each one the network was waited for
-    (more than `_WAITED`), so the events that follow it are read in one wakeup."""
+    (more than `_WAITED`), so the events that follow it are read in one wakeup; not after one
+    that came after a longer wait than `gather` (events that far apart would not be gathered:
+    the pause would add a wakeup of its own and nothing else)."""
     clock = time.monotonic
     while True:
         started = clock()
         segment = next(segments, None)
         if segment is None:
             return
-        waited = clock() - started > _WAITED
+        waited = clock() - started
         yield segment
-        if waited and gather > 0:
+        if _WAITED < waited <= gather:
             stop.wait(gather)
 
 

@@ -346,3 +346,18 @@ def test_a_gather_of_zero_never_pauses(apiserver: FakeApiServer, api: KubeApi) -
 
     assert [e.type for e in events] == ["ADDED", "BOOKMARK"]
     assert stop.pauses == 0
+
+
+@pytest.mark.timeout(10)
+def test_an_event_after_a_longer_wait_than_the_pause_is_followed_by_no_pause(
+    apiserver: FakeApiServer, api: KubeApi
+) -> None:
+    """Events that far apart would not be gathered: a pause would only add a wakeup."""
+    late = threading.Event()
+    apiserver.stream("GET", PODS, [late, event("ADDED", pod("a", "11")), bookmark("12")])
+    stop = Pauses(gather=0.02)
+    events = KubeLister(api, gather=stop.gather).watch(POD, "10", timeout_seconds=30, stop=stop)
+    threading.Timer(0.3, late.set).start()
+
+    assert [e.type for e in events] == ["ADDED", "BOOKMARK"]
+    assert stop.pauses == 0
