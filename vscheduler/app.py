@@ -490,10 +490,16 @@ class App:
             self.shutdown()
         return 0
 
+    def request_stop(self) -> None:
+        """Stop the loop and the threads: `stop`, and the cache's change flag the loop waits on,
+        so it notices at once (signal handlers call this)."""
+        self.stop.set()
+        self.cache.changed.set()
+
     def shutdown(self) -> None:
         """Drain binds, then Events, within the grace period; release the lease, stop threads
         (idempotent)."""
-        self.stop.set()
+        self.request_stop()
         if not self._frozen:
             gc.enable()  # stopped before the first lists were in: the collector resumes
         self.effects.shutdown(self.settings.drain_timeout)
@@ -545,7 +551,7 @@ def run(settings: Settings) -> int:
             logger.error("policy file rejected: %s", exc)
             return 1
     app = App(settings, clock=clock)
-    _on_signals(app.stop.set)
+    _on_signals(app.request_stop)
     return app.run()
 
 

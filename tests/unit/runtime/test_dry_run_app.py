@@ -125,3 +125,24 @@ def test_a_shutdown_before_the_first_lists_resumes_the_collector(app: App) -> No
     app._pause_collector()
     app.shutdown()
     assert gc.isenabled()
+
+
+@pytest.mark.timeout(20)
+def test_a_requested_stop_raises_the_change_flag_the_loop_waits_on(tmp_path: Path) -> None:
+    """The loop waits on the cache's change flag in slices of a second; `request_stop` (what the
+    signal handlers call) raises it with the stop, so the loop ends at once, not at the slice's
+    end."""
+    settings = Settings(
+        kubeconfig=str(kubeconfig(tmp_path)),
+        listen_address="127.0.0.1:0",
+        leader_election=LeaderElection(enabled=False),
+        dry_run=True,
+    )
+    app = App(settings, clock=CLOCK)
+    try:
+        app.cache.changed.clear()
+        app.request_stop()
+        assert app.stop.is_set()
+        assert app.cache.changed.is_set()
+    finally:
+        app.shutdown()
