@@ -26,8 +26,8 @@ apart would not be gathered, and the pause would only add its own wakeup) the wa
 `WATCH_GATHER` (20 ms) before it reads on: the events that come meanwhile are read in one
 wakeup, and reads served from what already came do not pause. The first event after a quiet
 spell is handed on at once; one that follows it within the pause waits at most the pause. In
-`bench.compare` (two pairs each) our CPU per 1,000 pods to the last bind went to 0.71-0.78x
-kube-scheduler's in W1 (0.88-0.90x before) and 0.97-0.99x in W3 (1.00-1.25x before).
+`bench.compare` our CPU per 1,000 pods to the last bind was 0.67-0.91x kube-scheduler's in W1
+and 0.74-1.02x in W3 over five pairs each (0.88-0.90x and 1.00-1.25x in the three pairs before).
 
 Why raw JSON. Listing N running pods (~3.3 kB of JSON each: one container with env, probe,
 resources, a projected volume, four conditions, a container status) served in one page by a
