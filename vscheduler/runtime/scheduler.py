@@ -265,12 +265,14 @@ class Scheduler:
         decided in the next cycle, not after a fixed multi-second wait."""
         waited = 0.0
         while not stop.is_set():
-            if waited >= self._period:
+            left = self._period - waited
+            if left <= 0:
                 return False
-            if self._cache.changed.wait(_SLICE):
+            step = min(_SLICE, left)
+            if self._cache.changed.wait(step):
                 self._yield_to_workers(stop)
                 return not stop.is_set()
-            waited += _SLICE
+            waited += step
         return False
 
     def _fold(self, stop: threading.Event) -> None:

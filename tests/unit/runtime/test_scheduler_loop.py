@@ -401,3 +401,28 @@ def test_the_loop_runs_a_cycle_when_held_back_messages_fall_due_and_they_are_wri
     assert effects.submitted[-1].arriving == frozenset()
     assert list(effects.submitted[-1].unschedulable) == GANG
     assert scheduler.run_once() is None  # and none after it
+
+
+class RecordedFlag(threading.Event):
+    """A change flag that is never raised and remembers each wait's timeout (returning at once)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waits: list[float | None] = []
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waits.append(timeout)
+        return False
+
+
+@pytest.mark.parametrize(("period", "waits"), [(0.3, [0.3]), (2.5, [1.0, 1.0, 0.5])])
+def test_an_idle_loop_waits_out_its_period_in_slices_of_at_most_a_second(
+    period: float, waits: list[float]
+) -> None:
+    """A period shorter than the slice is kept (not stretched to a second); a longer one is
+    waited in slices, so a stop is seen within one."""
+    scheduler, cache, *_ = make(period=period)
+    cache.changed = RecordedFlag()
+
+    assert scheduler._wait(threading.Event()) is False
+    assert cache.changed.waits == pytest.approx(waits)
