@@ -20,14 +20,15 @@ Gathering. A watch thread woken for each event pays more for the wakeup than for
 second; the watching thread's CPU, user and system, from `RUSAGE_THREAD`) printed 108-127 µs of
 CPU an event read as each came; 96-114 µs with a pause of 10 ms after a read that waited, 83-91
 µs with 20 ms, 49-52 µs with 50 ms (the pause's own end is a wakeup too, so a short one gains
-little); and 22-31 µs an event when the same events came as one burst. So after a read that
-waited for the network (longer than `_WAITED`, and no longer than the pause: events further
-apart would not be gathered, and the pause would only add its own wakeup) the watch pauses
-`WATCH_GATHER` (20 ms) before it reads on: the events that come meanwhile are read in one
-wakeup, and reads served from what already came do not pause. The first event after a quiet
-spell is handed on at once; one that follows it within the pause waits at most the pause. In
-`bench.compare` our CPU per 1,000 pods to the last bind was 0.67-0.91x kube-scheduler's in W1
-and 0.74-1.02x in W3 over five pairs each (0.88-0.90x and 1.00-1.25x in the three pairs before).
+little); and 22-31 µs an event when the same events came as one burst (read after the creating
+was over: a quieter machine is part of that). So after a read that waited for the network
+(longer than `_WAITED`, and no longer than the pause: events further apart would not be
+gathered, and the pause would only add its own wakeup) the watch pauses `WATCH_GATHER` (20 ms)
+before it reads on: the events that come meanwhile are read in one wakeup, and reads served from
+what already came do not pause. The first event after a quiet spell is handed on at once; one
+that follows it within the pause waits at most the pause. In `bench.compare` our CPU per 1,000
+pods to the last bind was 0.67-0.91x kube-scheduler's in W1 and 0.74-1.02x in W3 over five pairs
+each (0.88-0.90x and 1.00-1.25x in the three pairs before).
 
 Why raw JSON. Listing N running pods (~3.3 kB of JSON each: one container with env, probe,
 resources, a projected volume, four conditions, a container status) served in one page by a
