@@ -15,22 +15,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import tempfile
 import time
 from pathlib import Path
 
 from bench.apiclient import Api
 from bench.cluster import NAMESPACE, add_nodes, install_crds
-from bench.observe import SchedulerProcess
+from bench.observe import SchedulerProcess, process_cpu, wait_until
 from integration.controlplane import LocalControlPlane
-
-_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICKS
 
 
 def _switches(pid: int) -> dict[int, int]:
@@ -47,6 +39,11 @@ def _switches(pid: int) -> dict[int, int]:
     return out
 
 
+def _ready(scheduler: SchedulerProcess) -> bool:
+    scheduler.alive()  # raises with the log's tail if it died
+    return scheduler.get("/readyz")[0] == 200
+
+
 def measure(nodes: int, seconds: float, settle: float, extra: list[str]) -> dict[str, object]:
     """Start the control plane and the scheduler; its idle figures."""
     with (
@@ -59,17 +56,13 @@ def measure(nodes: int, seconds: float, settle: float, extra: list[str]) -> dict
         add_nodes(cp, api, nodes, 8, untaint=True)
         scheduler = SchedulerProcess(cp, Path(tmp), 1.0, None, extra)
         try:
-            deadline = time.monotonic() + 120
-            while scheduler.get("/readyz")[0] != 200:
-                scheduler.alive()
-                if time.monotonic() > deadline:
-                    raise TimeoutError("vscheduler was not ready within 120 s")
-                time.sleep(0.2)
+            if not wait_until("/readyz", lambda: _ready(scheduler), 120, every=0.2):
+                raise TimeoutError("vscheduler was not ready within 120 s")
             time.sleep(settle)
             pid = scheduler.proc.pid
-            cpu, before, started = _cpu_seconds(pid), _switches(pid), time.monotonic()
+            cpu, before, started = process_cpu(pid), _switches(pid), time.monotonic()
             time.sleep(seconds)
-            cpu_after, after, lasted = _cpu_seconds(pid), _switches(pid), time.monotonic()
+            cpu_after, after, lasted = process_cpu(pid), _switches(pid), time.monotonic()
             lasted -= started
         finally:
             scheduler.stop()

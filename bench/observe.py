@@ -285,7 +285,7 @@ class CpuMeter:
 
     def mark(self, phase: str) -> None:
         """Record the totals now; a phase's usage is the difference to the previous mark."""
-        now: dict[str, float] = {name: _proc_cpu(pid) for name, pid in self.pids.items()}
+        now: dict[str, float] = {name: process_cpu(pid) for name, pid in self.pids.items()}
         times = os.times()
         now["bench-client"] = times.user + times.system
         self.marks.append((phase, now, self._requests()))
@@ -335,7 +335,8 @@ class CpuMeter:
         return {k: (v[0], v[1]) for k, v in found.items()}
 
 
-def _proc_cpu(pid: int) -> float:
+def process_cpu(pid: int) -> float:
+    """User + system CPU seconds of process `pid`, from /proc (0.0 once it is gone)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import statistics
 import tempfile
@@ -42,6 +41,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.observe import process_cpu
 from integration.exporter import PORT_SUFFIX, NodeExporter
 from integration.prometheus import PrometheusServer
 from vscheduler import catalog
@@ -51,7 +51,6 @@ from vscheduler.obs.prometheus import QueryRequest, urllib_fetch
 from vscheduler.obs.usage import UsageCollector
 
 JOB = "node"
-_TICK = os.sysconf("SC_CLK_TCK")
 VOLCANO_CPU = (
     'avg_over_time((100 - (avg by (instance) (rate(node_cpu_seconds_total{{mode="idle",'
     'instance="{node}"}}[5m])) * 100))[10m:30s])'
@@ -79,12 +78,6 @@ class TimedFetch:
         body = urllib_fetch(request)
         self.calls.append((request.query, time.perf_counter() - started, len(body)))
         return body
-
-
-def process_cpu(pid: int) -> float:
-    """User + system CPU seconds of process `pid`, from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICK
 
 
 def process_rss_mib(pid: int) -> float:

@@ -255,7 +255,7 @@ class Scheduler:
 
     def _wait(self, stop: threading.Event) -> bool:
         """Wait for the next cycle: True when a change wakes it early, False at the period's end
-        or on a stop; in short slices so a stop is noticed promptly.
+        or on a stop; in slices of at most `_SLICE`, so a stop alone is noticed within one.
 
         A change wakes the loop at once, also while decisions of earlier cycles are still being
         carried out (the next cycle sees those pods assumed, so it decides only what is new);
