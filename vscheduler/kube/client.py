@@ -69,6 +69,7 @@ from vscheduler.errors import (
     UnreachableError,
 )
 from vscheduler.informer.kinds import CLUSTER_KINDS
+from vscheduler.kube import jsondecode
 from vscheduler.kube.errors import from_answer, translate
 from vscheduler.kube.outage import Outage
 from vscheduler.kube.ratelimit import DEFAULT_BURST, DEFAULT_QPS, TokenBucket
@@ -497,7 +498,7 @@ def _decoded(data: bytes, path: str) -> dict[str, Any]:
     if not data:
         return {}
     try:
-        doc = json.loads(data)
+        doc = jsondecode.loads(data)
     except ValueError as exc:
         raise translate(exc, path=path) from exc
     if not isinstance(doc, dict):

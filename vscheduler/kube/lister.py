@@ -51,7 +51,6 @@ the first lists are in, then freezes the heap (`app.FIRST_LISTS_GC_PAUSE`).
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -63,6 +62,7 @@ import urllib3
 from vscheduler.errors import ClusterError, TransientClusterError
 from vscheduler.informer.kinds import Kind
 from vscheduler.informer.ports import EventType, Listing, Raw, WatchEvent
+from vscheduler.kube import jsondecode
 from vscheduler.kube.client import KubeApi
 from vscheduler.kube.errors import status_error, translate
 from vscheduler.kube.listbody import ListBody
@@ -337,7 +337,7 @@ def _lines(segments: Iterable[bytes]) -> Iterator[bytes]:
 def _decode(line: bytes, path: str) -> WatchEvent | None:
     """One watch line as an event; ERROR lines raise; unknown types are logged and skipped."""
     try:
-        doc = json.loads(line)
+        doc = jsondecode.loads(line)
     except ValueError as exc:
         raise TransientClusterError(f"malformed watch line from {path}: {exc}") from exc
     if not isinstance(doc, dict):

@@ -354,7 +354,12 @@ def test_an_event_after_a_longer_wait_than_the_pause_is_followed_by_no_pause(
 ) -> None:
     """Events that far apart would not be gathered: a pause would only add a wakeup."""
     late = threading.Event()
-    apiserver.stream("GET", PODS, [late, event("ADDED", pod("a", "11")), bookmark("12")])
+    # One chunk: a second one could itself come a few ms late on a busy machine (then rightly
+    # followed by a pause).
+    both = b"".join(
+        json.dumps(e).encode() + b"\n" for e in [event("ADDED", pod("a", "11")), bookmark("12")]
+    )
+    apiserver.stream("GET", PODS, [late, both])
     stop = Pauses(gather=0.02)
     events = KubeLister(api, gather=stop.gather).watch(POD, "10", timeout_seconds=30, stop=stop)
     threading.Timer(0.3, late.set).start()
