@@ -51,7 +51,8 @@ class Enqueue:
             dispatch.compare_queues, (session.queues[name] for name in sorted(by_queue))
         )
         jobs = {
-            name: PriorityQueue(dispatch.compare_jobs, items) for name, items in by_queue.items()
+            name: PriorityQueue(dispatch.compare_jobs, items, key=dispatch.job_key)
+            for name, items in by_queue.items()
         }
         while queues:
             queue = queues.pop()

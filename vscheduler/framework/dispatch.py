@@ -119,6 +119,11 @@ class Dispatcher:
         self.close_seconds: dict[str, float] = {}
         """Plugin -> seconds its `sessionClose` hook took (only with a `timer`)."""
         self.errors: list[PluginError] = []
+        order, keys = self.hooks("jobOrder"), self.hooks("jobOrderKey")
+        self._job_keys: tuple[Hook, ...] | None = (
+            keys if [h.plugin for h in order] == [h.plugin for h in keys] else None
+        )
+        """The jobOrderKey hooks, while they stand for the jobOrder ones (see `job_key`)."""
         self.failed_tasks: dict[str, str] = {}
         """Task uid -> `task_error` of the first hook that raised about it (at `TASK_POINTS`)."""
 
@@ -161,6 +166,27 @@ class Dispatcher:
     def compare_jobs(self, a: JobState, b: JobState) -> int:
         """Job order, made total by creation time then uid."""
         return self._first_nonzero("jobOrder", a, b) or _tie((a.created, a.uid), (b.created, b.uid))
+
+    def job_key(self, job: JobState) -> tuple[object, ...] | None:
+        """`job`'s place in the job order as one tuple: each jobOrder plugin's key (jobOrderKey,
+        in the jobOrder hooks' order), then creation time and uid; jobs in tuple order are in
+        `compare_jobs` order. None when jobs are to be compared instead: a jobOrder plugin
+        serves no key, or a key raised (recorded as a jobOrder error; from then on this
+        session compares)."""
+        hooks = self._job_keys
+        if hooks is None:
+            return None
+        parts: list[object] = []
+        for hook in hooks:
+            try:
+                parts.append(hook.fn(job))
+            except Exception as exc:
+                self._failed(hook, "jobOrder", exc)
+                self._job_keys = None
+                return None
+        parts.append(job.created)
+        parts.append(job.uid)
+        return tuple(parts)
 
     def compare_tasks(self, a: TaskState, b: TaskState) -> int:
         """Task order, made total by pod index, creation time, uid."""

@@ -14,7 +14,7 @@ implementing its interface, not by the accident of a method name.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from vscheduler.framework.ledger import BoolArray, FloatArray, IntArray
 from vscheduler.framework.results import Abstain, Refusal, Status, Vote
@@ -25,6 +25,15 @@ class JobOrder(Protocol):
     """jobOrder: negative when `a` goes first, positive when `b` does, 0 for no opinion."""
 
     def compare_jobs(self, a: JobState, b: JobState, /) -> int: ...
+
+
+class JobOrderKey(Protocol):
+    """jobOrderKey: the plugin's job order as one value a job has, for jobs sorted (and heaped)
+    by key instead of by comparisons: `compare_jobs(a, b)` must have the sign of comparing
+    `job_order_key(a)` with `job_order_key(b)` (-1 when less, 1 when greater, 0 when equal),
+    for any two jobs. Optional; used only while every jobOrder plugin serves it."""
+
+    def job_order_key(self, job: JobState, /) -> Any: ...
 
 
 class TaskOrder(Protocol):

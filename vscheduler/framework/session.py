@@ -490,8 +490,15 @@ class Session:
         return self.queues.get(job.queue)
 
     def ordered_jobs(self, jobs: Iterable[JobState]) -> list[JobState]:
-        """`jobs` sorted by the job order."""
-        return sorted(jobs, key=functools.cmp_to_key(self.dispatch.compare_jobs))
+        """`jobs` sorted by the job order (by `Dispatcher.job_key` while the plugins give keys)."""
+        jobs = list(jobs)
+        keys: list[tuple[object, ...]] = []
+        for job in jobs:
+            key = self.dispatch.job_key(job)
+            if key is None:
+                return sorted(jobs, key=functools.cmp_to_key(self.dispatch.compare_jobs))
+            keys.append(key)
+        return [jobs[i] for i in sorted(range(len(jobs)), key=keys.__getitem__)]
 
     def pending_tasks(self, job: JobState, *, best_effort: bool) -> list[TaskState]:
         """The job's pending tasks of one kind, in task order, leaving out malformed pods and

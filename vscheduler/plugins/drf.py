@@ -30,6 +30,7 @@ from vscheduler.plugin_api import (
     EMPTY,
     ArgumentReader,
     JobOrder,
+    JobOrderKey,
     JobState,
     Needs,
     PluginSession,
@@ -64,7 +65,7 @@ def _share(allocated: Resources, divisors: Divisors) -> float:
     return max((allocated.get(n) / a for n, a in divisors), default=0.0)
 
 
-class Drf(JobOrder, Preemptable):
+class Drf(JobOrder, JobOrderKey, Preemptable):
     """The per-session plugin: every job's dominant share, read from its allocation.
 
     The session keeps each job's `allocated` in step with every allocation, pipelining,
@@ -90,6 +91,10 @@ class Drf(JobOrder, Preemptable):
         """The job of lower dominant share first."""
         left, right = self._share_of(a), self._share_of(b)
         return (left > right) - (left < right)
+
+    def job_order_key(self, job: JobState) -> float:
+        """`compare_jobs` as a key: the dominant share."""
+        return self._share_of(job)
 
     def select_preemptees(
         self, preemptor: TaskState, candidates: Sequence[TaskState]

@@ -40,6 +40,7 @@ from typing import Final
 from vscheduler.plugin_api import (
     ArgumentReader,
     JobOrder,
+    JobOrderKey,
     JobPipelined,
     JobReady,
     JobStarving,
@@ -158,7 +159,15 @@ def keep_gangs(candidates: Sequence[TaskState]) -> tuple[TaskState, ...]:
 
 
 class Gang(
-    JobOrder, JobValid, JobReady, JobPipelined, JobStarving, Preemptable, Reclaimable, SessionClose
+    JobOrder,
+    JobOrderKey,
+    JobValid,
+    JobReady,
+    JobPipelined,
+    JobStarving,
+    Preemptable,
+    Reclaimable,
+    SessionClose,
 ):
     """The per-session plugin."""
 
@@ -182,6 +191,10 @@ class Gang(
     def compare_jobs(self, a: JobState, b: JobState) -> int:
         """Jobs that are not ready first."""
         return int(is_ready(a)) - int(is_ready(b))
+
+    def job_order_key(self, job: JobState) -> int:
+        """`compare_jobs` as a key: 1 when ready."""
+        return int(is_ready(job))
 
     def is_job_ready(self, job: JobState) -> bool:
         """The gang (and each task role's minimum) is placed."""

@@ -22,6 +22,7 @@ from typing import Final
 from vscheduler.plugin_api import (
     ArgumentReader,
     JobOrder,
+    JobOrderKey,
     JobStarving,
     JobState,
     PluginSession,
@@ -51,12 +52,16 @@ def may_preempt(preemptor: TaskState, preemptee: TaskState) -> bool:
     return preemptee.priority < preemptor.priority
 
 
-class Priority(JobOrder, TaskOrder, JobStarving, Preemptable):
+class Priority(JobOrder, JobOrderKey, TaskOrder, JobStarving, Preemptable):
     """The per-session plugin."""
 
     def compare_jobs(self, a: JobState, b: JobState) -> int:
         """The job of higher priority first."""
         return _higher_first(a.priority, b.priority)
+
+    def job_order_key(self, job: JobState) -> int:
+        """`compare_jobs` as a key: the priority, negated."""
+        return -job.priority
 
     def compare_tasks(self, a: TaskState, b: TaskState) -> int:
         """The pod of higher priority first."""

@@ -34,6 +34,7 @@ from vscheduler.plugin_api import (
     ArgumentReader,
     JobEnqueueable,
     JobOrder,
+    JobOrderKey,
     JobPipelined,
     JobState,
     JobValid,
@@ -69,7 +70,7 @@ def own_waiting_time(annotations: Mapping[str, str]) -> dt.timedelta | str | Non
     return None
 
 
-class Sla(JobOrder, JobValid, JobEnqueueable, JobPipelined):
+class Sla(JobOrder, JobOrderKey, JobValid, JobEnqueueable, JobPipelined):
     """The per-session plugin: every job's deadline (or problem), read once."""
 
     def __init__(self, session: PluginSession, default: dt.timedelta | None) -> None:
@@ -91,6 +92,12 @@ class Sla(JobOrder, JobValid, JobEnqueueable, JobPipelined):
         if da is None or db is None:
             return (da is None) - (db is None)
         return (da > db) - (da < db)
+
+    def job_order_key(self, job: JobState) -> tuple[bool, dt.datetime | None]:
+        """`compare_jobs` as a key: (no deadline, the deadline); two jobs without one are
+        equal (`None == None`: their deadlines are never ordered)."""
+        deadline = self.deadlines.get(job.key)
+        return (deadline is None, deadline)
 
     def validate_job(self, job: JobState) -> Status | None:
         """Invalid when its waiting-time annotation cannot be read."""

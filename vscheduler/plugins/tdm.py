@@ -63,6 +63,7 @@ from vscheduler.plugin_api import (
     FloatArray,
     IntArray,
     JobOrder,
+    JobOrderKey,
     JobPipelined,
     JobStarving,
     JobState,
@@ -195,6 +196,7 @@ def within_budgets(tasks: Sequence[TaskState]) -> list[TaskState]:
 
 class Tdm(
     JobOrder,
+    JobOrderKey,
     Predicate,
     PredicateReason,
     NodeOrder,
@@ -290,6 +292,10 @@ class Tdm(
     def compare_jobs(self, a: JobState, b: JobState) -> int:
         """Non-preemptable jobs first."""
         return int(is_preemptable_job(a)) - int(is_preemptable_job(b))
+
+    def job_order_key(self, job: JobState) -> int:
+        """`compare_jobs` as a key: 1 when preemptable."""
+        return int(is_preemptable_job(job))
 
     def vote_pipelined(self, job: JobState) -> Vote:
         """PERMIT when placed plus pipelined tasks reach minMember, REJECT otherwise."""
