@@ -168,7 +168,9 @@ def create_batches(
 class Process:
     """A scheduler process under test: its readiness, its CPU and peak memory."""
 
-    def __init__(self, argv: Sequence[str], log: Path, ready_url: str) -> None:
+    def __init__(
+        self, argv: Sequence[str], log: Path, ready_url: str, root: Path = REPO_ROOT
+    ) -> None:
         self.log_path = log
         self._log = log.open("w")
         self.ready_url = ready_url
@@ -177,7 +179,7 @@ class Process:
             list(argv),
             stdout=self._log,
             stderr=subprocess.STDOUT,
-            cwd=REPO_ROOT,
+            cwd=root,
             start_new_session=True,
         )
         self._ssl = ssl.create_default_context()
@@ -247,11 +249,16 @@ def start_kube_scheduler(cp: LocalControlPlane, workdir: Path) -> Process:
 
 
 def start_vscheduler(
-    cp: LocalControlPlane, workdir: Path, extra: Sequence[str], profile: str | None = None
+    cp: LocalControlPlane,
+    workdir: Path,
+    extra: Sequence[str],
+    profile: str | None = None,
+    root: Path = REPO_ROOT,
 ) -> Process:
     """`vscheduler run` with the same client limits, no leader election, default policy;
-    under cProfile (every thread, bench.runtime's profiled child) when `profile` names a file."""
-    _compiled()
+    under cProfile (every thread, bench.runtime's profiled child) when `profile` names a file;
+    the `vscheduler` package of the source tree `root` (its working directory)."""
+    _compiled(root)
     port = free_port()
     head = [sys.executable, "-m", "vscheduler"]
     if profile:
@@ -266,15 +273,15 @@ def start_vscheduler(
         "--kube-api-burst=2000",
         *extra,
     ]
-    return Process(argv, workdir / "vscheduler.log", f"http://127.0.0.1:{port}/readyz")
+    return Process(argv, workdir / "vscheduler.log", f"http://127.0.0.1:{port}/readyz", root)
 
 
 @functools.cache
-def _compiled() -> None:
+def _compiled(root: Path = REPO_ROOT) -> None:
     """vscheduler's modules compiled to bytecode, as an installed package has them: with
     PYTHONDONTWRITEBYTECODE set, a source checkout would otherwise be compiled again at every
     start (about 0.25 s of CPU before the first list, counted against us)."""
-    compileall.compile_dir(REPO_ROOT / "vscheduler", quiet=1)
+    compileall.compile_dir(root / "vscheduler", quiet=1)
 
 
 # --- one run ------------------------------------------------------------------------------------
