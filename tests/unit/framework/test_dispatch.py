@@ -202,3 +202,41 @@ def test_every_session_gets_fresh_plugin_instances_from_the_same_factory() -> No
     assert set(first.plugins) == set(second.plugins)
     for name, plugin in first.plugins.items():
         assert plugin is not second.plugins[name]
+
+
+# --- jobOrderKey --------------------------------------------------------------------------------
+class Size:
+    """jobOrder and jobOrderKey: fewer tasks first."""
+
+    def compare_jobs(self, a: JobState, b: JobState) -> int:
+        return (len(a.tasks) > len(b.tasks)) - (len(a.tasks) < len(b.tasks))
+
+    def job_order_key(self, job: JobState) -> int:
+        return len(job.tasks)
+
+
+class CompareOnly:
+    def compare_jobs(self, a: JobState, b: JobState) -> int:
+        return 0
+
+
+class BrokenKey(Size):
+    def job_order_key(self, job: JobState) -> int:
+        raise ZeroDivisionError("division by zero")
+
+
+def test_a_key_is_the_plugins_keys_then_creation_time_then_uid() -> None:
+    j = job("a", 5)
+    assert dispatcher([("size", Size())]).job_key(j) == (0, j.created, j.uid)
+
+
+def test_one_job_order_plugin_without_a_key_means_comparisons() -> None:
+    d = dispatcher([("size", Size()), ("other", CompareOnly())])
+    assert d.job_key(job("a")) is None
+
+
+def test_a_key_that_raises_is_a_job_order_error_and_the_session_compares_from_then_on() -> None:
+    d = dispatcher([("broken", BrokenKey())])
+    assert d.job_key(job("a")) is None
+    assert d.job_key(job("b")) is None
+    assert [str(e) for e in d.errors] == ["broken jobOrder: ZeroDivisionError: division by zero"]

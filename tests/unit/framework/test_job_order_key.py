@@ -9,8 +9,6 @@ import functools
 from hypothesis import given, settings, strategies as st
 
 from vscheduler.actions.ordering import PriorityQueue
-from vscheduler.framework.dispatch import Dispatcher
-from vscheduler.framework.state import JobState
 from vscheduler.testing import sessions
 from vscheduler.testing.builders import Buildable, node, pod, podgroup, snapshot
 
@@ -78,60 +76,6 @@ def test_jobs_sorted_by_key_come_out_in_the_comparisons_order(shapes: list[Shape
     assert [j.key for j in session.ordered_jobs(jobs)] == [j.key for j in compared]
     heap = PriorityQueue(session.dispatch.compare_jobs, jobs, key=session.dispatch.job_key)
     assert [heap.pop().key for _ in jobs] == [j.key for j in compared]
-
-
-# --- the dispatcher ------------------------------------------------------------------------------
-@dataclasses.dataclass
-class Option:
-    name: str
-
-    def is_enabled(self, flag: str) -> bool:
-        return True
-
-
-class Size:
-    """jobOrder and jobOrderKey: fewer tasks first."""
-
-    def compare_jobs(self, a: JobState, b: JobState) -> int:
-        return (len(a.tasks) > len(b.tasks)) - (len(a.tasks) < len(b.tasks))
-
-    def job_order_key(self, job: JobState) -> int:
-        return len(job.tasks)
-
-
-class CompareOnly:
-    def compare_jobs(self, a: JobState, b: JobState) -> int:
-        return 0
-
-
-class BrokenKey(Size):
-    def job_order_key(self, job: JobState) -> int:
-        raise ZeroDivisionError("division by zero")
-
-
-def dispatcher(*plugins: tuple[str, object]) -> Dispatcher:
-    return Dispatcher([[(Option(name), plugin) for name, plugin in plugins]])
-
-
-def job(name: str, seconds: float = 0) -> JobState:
-    return JobState(podgroup(name).created(seconds).build())
-
-
-def test_a_key_is_the_plugins_keys_then_creation_time_then_uid() -> None:
-    j = job("a", 5)
-    assert dispatcher(("size", Size())).job_key(j) == (0, j.created, j.uid)
-
-
-def test_one_job_order_plugin_without_a_key_means_comparisons() -> None:
-    d = dispatcher(("size", Size()), ("other", CompareOnly()))
-    assert d.job_key(job("a")) is None
-
-
-def test_a_key_that_raises_is_a_job_order_error_and_the_session_compares_from_then_on() -> None:
-    d = dispatcher(("broken", BrokenKey()))
-    assert d.job_key(job("a")) is None
-    assert d.job_key(job("b")) is None
-    assert [str(e) for e in d.errors] == ["broken jobOrder: ZeroDivisionError: division by zero"]
 
 
 # --- the heap ------------------------------------------------------------------------------------
