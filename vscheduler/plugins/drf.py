@@ -8,6 +8,7 @@ handlers; reading the job's own figure gives the same share without a per-job ma
 
 Registers (Volcano's drf plugin, without hierarchy):
     compare_jobs        the job of lower share first
+    job_order_key       the same as a key: the dominant share (jobOrderKey, ours)
     select_preemptees   the candidates whose job, after losing them (one after another, per job),
                         keeps a share at least the preemptor job's share once it holds the
                         preemptor (within 1e-6); the tasks of jobs that would drop below it are kept

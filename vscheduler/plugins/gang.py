@@ -6,7 +6,8 @@ Registers (Volcano's gang plugin):
 - `validate_job`: invalid when some task role has fewer tasks that can still run than its
   minTaskMember ("Not enough valid pods of each task for gang-scheduling"), or the job has fewer
   such tasks than minMember ("Not enough valid tasks for gang-scheduling, valid: V, min: M").
-- `compare_jobs`: jobs that are not ready first.
+- `compare_jobs`: jobs that are not ready first; `job_order_key` the same as a key (jobOrderKey,
+  ours: 1 when ready).
 - `is_job_ready`: placed tasks plus pending best-effort tasks reach minMember, and each task role
   reaches its minTaskMember.
 - `vote_pipelined`: PERMIT when placed plus pipelined (plus pending best-effort) tasks reach

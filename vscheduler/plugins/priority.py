@@ -2,7 +2,8 @@
 
 Registers (Volcano's priority plugin):
 
-- `compare_jobs`: the job (PodGroup) of higher priority first.
+- `compare_jobs`: the job (PodGroup) of higher priority first; `job_order_key` the same as a key
+  (jobOrderKey, ours: the priority negated).
 - `compare_tasks`: the pod of higher priority first.
 - `select_preemptees`: a candidate of another job is a victim only if its job's priority is lower
   than the preemptor's job's; a candidate of the preemptor's own job only if its pod priority is

@@ -8,6 +8,7 @@ reads the pod's annotations. Time is the session's clock.
 
 Registers (Volcano's sla plugin):
     compare_jobs     a job with a deadline before one without; earlier deadline first
+    job_order_key    the same as a key: (no deadline, the deadline) (jobOrderKey, ours)
     vote_enqueue     PERMIT once the deadline is reached (now >= deadline), else ABSTAIN
     vote_pipelined   the same: a late job may keep a pipelined gang
     validate_job     a job whose annotation is not a positive Go duration is invalid, with a

@@ -20,6 +20,7 @@ Registers (Volcano's tdm plugin):
                       job, each noted with `session.note_victim` as ("tdm", why), budgeted:
                       shuffle's per-node and per-run caps do not cut them (the budget rules)
     compare_jobs      non-preemptable jobs first
+    job_order_key     the same as a key: 1 when preemptable (jobOrderKey, ours)
     vote_pipelined    PERMIT when placed plus pipelined tasks reach minMember, else REJECT
     is_job_starving   a non-preemptable job with pending tasks
 
