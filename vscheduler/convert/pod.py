@@ -9,6 +9,10 @@ the warning a request above the scheduler's ceiling gets (`quantity.CEILING`); t
 a malformed `volcano.sh/preemptable` or an empty group-name annotation (`unusual_annotations`);
 `pod_request` and `qos_class` over a bare spec (the arithmetic is in `podresources`; node
 placement constraints in `placement`, inter-pod ones in `podaffinity`).
+A `PodConverter` reads each distinct spec once (but its `nodeName`; keyed by its JSON and the
+namespace): most pods are made from a template, and reading every spec was a quarter of a
+50,000-pod list's conversion. A spec read with a warning or problem (they name the pod) is
+read for every pod.
 Must not: look at nodes, PodGroups or Queues (a missing PodGroup is the scheduler's to report).
 """
 
@@ -18,6 +22,8 @@ import dataclasses
 import datetime as dt
 from collections.abc import Hashable, Mapping
 from typing import Final
+
+import orjson
 
 from vscheduler.convert import placement, podaffinity
 from vscheduler.convert.fields import (
@@ -49,11 +55,14 @@ from vscheduler.model.cluster import lone_job_name
 from vscheduler.model.facts import (
     UNUSUAL_VALUE,
     FieldWarning,
+    HostPort,
+    NodeAffinity,
     PriorityClassFacts,
     TaskFacts,
     Toleration,
     clamped,
 )
+from vscheduler.model.podaffinity import PodAffinity
 from vscheduler.model.quantity import over_ceiling, to_resources
 from vscheduler.model.resources import Resources
 from vscheduler.model.status import QoSClass, TaskStatus
@@ -70,6 +79,15 @@ REQUESTS_FIELD: Final = "spec.containers[*].resources.requests"
 pod-level requests and overhead, combined as Kubernetes' `PodRequests` combines them)."""
 
 _MEMO_LIMIT: Final = 65536
+_SPECS_HELD: Final = 4096
+"""Distinct pod specs remembered at most (a few KiB each); past that the table starts again."""
+_SPEC_KEY_OPTIONS: Final = (
+    orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+"""What JSON has no word for is not written as a string it could be confused with: dates (a
+YAML file's), subclasses and dataclasses raise, and the spec is read without the table."""
 _PHASES: Final = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 _UNREAD_META: Final = frozenset({"resourceVersion", "managedFields"})
 """Metadata no fact of a pod reads, and which changes with every write."""
@@ -121,7 +139,7 @@ def convert_pod(
 class PodConverter:
     """Converts the pods of one snapshot, sharing parsed ResourceLists between them."""
 
-    __slots__ = ("_classes", "_lists", "_scheduler_name", "_times", "_tolerations")
+    __slots__ = ("_classes", "_lists", "_scheduler_name", "_specs", "_times", "_tolerations")
 
     def __init__(
         self, *, priority_classes: Mapping[str, PriorityClassFacts], scheduler_name: str
@@ -131,6 +149,7 @@ class PodConverter:
         self._lists = ListCache()
         self._times: dict[str, dt.datetime] = {}
         self._tolerations: dict[Hashable, tuple[Toleration, ...]] = {}
+        self._specs: dict[tuple[str, bytes], _SpecRead] = {}
 
     def convert(self, obj: Mapping[str, object]) -> TaskFacts | None:
         """As `convert_pod`."""
@@ -147,42 +166,35 @@ class PodConverter:
         )
         if task_status is None:
             return None
-        resources = read_pod_resources(spec, label, self._lists)
-        priority, class_name = _priority(spec, label, self._classes)
-        job, group_name = _job(meta) if ours else ("", None)
-        requested, qos = summarize(resources)
+        read = self._spec(spec, meta.namespace, label)
         preemptable, opt_out = preemptable_flags(meta.annotations, meta.labels)
-        pod_affinity, problem = podaffinity.pod_affinity(spec, meta.namespace, label)
         scoring, scoring_warnings = scoring_override(meta.annotations, label)
+        job, group_name = _job(meta) if ours else ("", None)
         return TaskFacts(
             uid=meta.uid,
             namespace=meta.namespace,
             name=meta.name,
             job=job,
             group_name=group_name,
-            resreq=to_resources(requested),
+            resreq=read.resreq,
             status=task_status,
             node_name=node_name,
             scheduler_name=pod_scheduler,
-            priority=priority,
-            priority_class_name=class_name,
-            qos=qos,
+            priority=read.priority,
+            priority_class_name=read.class_name,
+            qos=read.qos,
             preemptable=preemptable,
             preemption_opt_out=opt_out,
-            preemption_policy=choice(
-                spec, "preemptionPolicy", label, "spec", PREEMPTION_POLICIES, ""
-            ),
+            preemption_policy=read.preemption_policy,
             created=meta.created,
             index=_index(meta),
-            node_selector=string_map(spec, "nodeSelector", label, "spec"),
-            affinity=placement.node_affinity(spec, label),
-            tolerations=self._read_tolerations(spec, label),
-            host_ports=placement.host_ports(
-                _ports_open(resources), label, host_network=spec.get("hostNetwork") is True
-            ),
-            pod_affinity=pod_affinity,
+            node_selector=read.node_selector,
+            affinity=read.affinity,
+            tolerations=read.tolerations,
+            host_ports=read.host_ports,
+            pod_affinity=read.pod_affinity,
             topology_spread=podaffinity.topology_spread(spec, meta.labels, label),
-            images=placement.images(spec, label),
+            images=read.images,
             labels=meta.labels,
             annotations=meta.annotations,
             scoring=scoring,
@@ -190,12 +202,53 @@ class PodConverter:
             owner=_owner(obj, label),
             started=_started(status, label),
             nominated_node=_nominated(status) if ours else None,
-            problem=problem,
+            problem=read.problem,
             warnings=(
-                *clamped(over_ceiling(requested, where=f"{label}: {REQUESTS_FIELD}")),
+                *read.warnings,
                 *scoring_warnings,
                 *(unusual_annotations(meta, label) if ours else ()),
             ),
+        )
+
+    def _spec(self, spec: Raw, namespace: str, label: str) -> _SpecRead:
+        """What `spec` says, read once per distinct spec (but its `nodeName`) and namespace:
+        pods of one template (a Job's, a ReplicaSet's) share every fact read here. A spec read
+        with a problem or a warning, which name the pod, is read again for every pod."""
+        key = _spec_key(spec, namespace)
+        if key is not None:
+            known = self._specs.get(key)
+            if known is not None:
+                return known
+        read = self._read_spec(spec, namespace, label)
+        if key is not None and not read.problem and not read.warnings:
+            if len(self._specs) >= _SPECS_HELD:
+                self._specs.clear()
+            self._specs[key] = read
+        return read
+
+    def _read_spec(self, spec: Raw, namespace: str, label: str) -> _SpecRead:
+        resources = read_pod_resources(spec, label, self._lists)
+        priority, class_name = _priority(spec, label, self._classes)
+        requested, qos = summarize(resources)
+        pod_affinity, problem = podaffinity.pod_affinity(spec, namespace, label)
+        return _SpecRead(
+            resreq=to_resources(requested),
+            qos=qos,
+            priority=priority,
+            class_name=class_name,
+            preemption_policy=choice(
+                spec, "preemptionPolicy", label, "spec", PREEMPTION_POLICIES, ""
+            ),
+            node_selector=string_map(spec, "nodeSelector", label, "spec"),
+            affinity=placement.node_affinity(spec, label),
+            tolerations=self._read_tolerations(spec, label),
+            host_ports=placement.host_ports(
+                _ports_open(resources), label, host_network=spec.get("hostNetwork") is True
+            ),
+            pod_affinity=pod_affinity,
+            images=placement.images(spec, label),
+            problem=problem,
+            warnings=clamped(over_ceiling(requested, where=f"{label}: {REQUESTS_FIELD}")),
         )
 
     def restatused(self, held: Raw, facts: TaskFacts, obj: Raw) -> TaskFacts | Unread | None:
@@ -245,6 +298,40 @@ class PodConverter:
             if len(self._tolerations) < _MEMO_LIMIT:
                 self._tolerations[key] = found
         return found
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class _SpecRead:
+    """The facts a pod's spec gives (but its `nodeName` and `schedulerName`, read per pod)."""
+
+    resreq: Resources
+    qos: QoSClass
+    priority: int
+    class_name: str
+    preemption_policy: str
+    node_selector: Mapping[str, str]
+    affinity: NodeAffinity
+    tolerations: tuple[Toleration, ...]
+    host_ports: tuple[HostPort, ...]
+    pod_affinity: PodAffinity
+    images: tuple[str, ...]
+    problem: str
+    warnings: tuple[FieldWarning, ...]
+
+
+def _spec_key(spec: Raw, namespace: str) -> tuple[str, bytes] | None:
+    """`spec` without its `nodeName`, written as JSON, with the namespace (inter-pod affinity
+    reads it): equal keys, equal facts. JSON keeps what `==` would not (`true` is not `1`,
+    `1.0` is not `1`). None when the spec cannot be written so (a key not a string, an integer
+    past 64 bits, a date), or holds a `null`, which is also how NaN and infinity are written."""
+    if "nodeName" in spec:
+        spec = dict(spec)
+        del spec["nodeName"]
+    try:
+        text = orjson.dumps(spec, option=_SPEC_KEY_OPTIONS)
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        return None
+    return None if b"null" in text else (namespace, text)
 
 
 def _ports_open(res: PodResources) -> list[tuple[Raw, str]]:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given, settings, strategies as st
 
 from vscheduler.convert.pod import PodConverter, convert_pod, pod_request, qos_class
 from vscheduler.errors import InputError, QuantityError
@@ -573,6 +573,103 @@ def test_a_converter_does_not_mistake_a_boolean_amount_for_a_number() -> None:
     assert converter.convert(raw_pod("b", containers=[container({"cpu": 1})])) is not None
     with pytest.raises(QuantityError, match="cpu: invalid quantity true"):
         converter.convert(raw_pod("c", containers=[container({"cpu": True})]))
+
+
+def test_pods_of_one_spec_share_what_it_says_but_their_node() -> None:
+    converter = PodConverter(priority_classes={}, scheduler_name="vscheduler")
+    spec = {
+        "containers": [container({"cpu": "1"}, ports=[{"containerPort": 80, "hostPort": 80}])],
+        "tolerations": [{"key": "gpu", "operator": "Exists"}],
+    }
+    first = converter.convert(raw_pod("a", **spec))
+    second = converter.convert(raw_pod("b", nodeName="n1", **spec))
+    assert first is not None
+    assert second is not None
+    assert second.tolerations is first.tolerations
+    assert second.host_ports is first.host_ports
+    assert (first.node_name, second.node_name) == (None, "n1")
+    assert second == convert(raw_pod("b", nodeName="n1", **spec))
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        ({"hostNetwork": True}, {"hostNetwork": 1}),
+        ({"priority": 1}, {"priority": True}),
+        ({"priority": 1}, {"priority": 1.0}),
+        ({"nodeSelector": {}}, {"nodeSelector": None}),
+        ({"priority": None}, {"priority": float("nan")}),
+        ({"priority": 0}, {"priority": dt.date(2026, 1, 1)}),
+        ({"priorityClassName": "2026-01-01"}, {"priorityClassName": dt.date(2026, 1, 1)}),
+    ],
+)
+def test_a_spec_equal_to_one_read_before_only_as_python_compares_is_read_again(
+    first: Raw, then: Raw
+) -> None:
+    """`True == 1 == 1.0` in Python: the converter must not take one for the other."""
+    ports = {"containers": [container(ports=[{"containerPort": 80, "hostPort": 80}])]}
+    converter = PodConverter(priority_classes={}, scheduler_name="vscheduler")
+    converter.convert(raw_pod("a", **ports, **first))
+    obj = raw_pod("b", **ports, **then)
+    try:
+        expected: TaskFacts | str | None = convert(obj)
+    except InputError as exc:
+        expected = str(exc)
+    try:
+        got: TaskFacts | str | None = converter.convert(obj)
+    except InputError as exc:
+        got = str(exc)
+    assert got == expected
+
+
+def test_pods_of_one_spec_in_two_namespaces_have_their_own_inter_pod_affinity() -> None:
+    term = {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "zone"}
+    spec = {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}}
+    converter = PodConverter(priority_classes={}, scheduler_name="vscheduler")
+    objs = [raw_pod(name, **spec) for name in ("a", "b")]
+    objs[1]["metadata"]["namespace"] = "other"
+    got = [converter.convert(obj) for obj in objs]
+    assert got == [convert(obj) for obj in objs]
+    assert got[0] != got[1]
+
+
+def test_a_spec_read_with_a_warning_names_each_pod_in_it() -> None:
+    converter = PodConverter(priority_classes={}, scheduler_name="vscheduler")
+    spec = {"containers": [container({"cpu": "10P"})]}
+    tasks = [converter.convert(raw_pod(name, **spec)) for name in ("a", "b")]
+    assert [t.warnings[0].message.split(":")[0] if t else "" for t in tasks] == [
+        "Pod default/a",
+        "Pod default/b",
+    ]
+
+
+@settings(max_examples=60)
+@given(st.lists(pods(), min_size=1, max_size=6), st.data())
+def test_one_converter_reads_every_pod_as_a_fresh_one_would(
+    objs: list[Raw], data: st.DataObject
+) -> None:
+    """Pods given the specs of pods converted before (a memo hit) or their own read the same
+    through one converter as through a converter of their own, error or facts."""
+    objs = copy.deepcopy(objs)
+    for i, obj in enumerate(objs):
+        obj["metadata"].update(name=f"p{i}", uid=f"uid-{i}")
+        if i and data.draw(st.booleans()):
+            obj["spec"] = copy.deepcopy(objs[data.draw(st.integers(0, i - 1))]["spec"])
+            if data.draw(st.booleans()):
+                obj["spec"]["nodeName"] = "elsewhere"
+    converter = PodConverter(priority_classes={}, scheduler_name=SCHEDULER)
+    for obj in objs:
+        try:
+            expected: TaskFacts | str | None = convert_pod(
+                obj, priority_classes={}, scheduler_name=SCHEDULER
+            )
+        except InputError as exc:
+            expected = str(exc)
+        try:
+            got: TaskFacts | str | None = converter.convert(obj)
+        except InputError as exc:
+            got = str(exc)
+        assert got == expected
 
 
 # --- malformed fields ---------------------------------------------------------------------------
