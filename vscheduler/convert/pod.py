@@ -9,10 +9,11 @@ the warning a request above the scheduler's ceiling gets (`quantity.CEILING`); t
 a malformed `volcano.sh/preemptable` or an empty group-name annotation (`unusual_annotations`);
 `pod_request` and `qos_class` over a bare spec (the arithmetic is in `podresources`; node
 placement constraints in `placement`, inter-pod ones in `podaffinity`).
-A `PodConverter` reads each distinct spec once (but its `nodeName`; keyed by its JSON and the
-namespace): most pods are made from a template, and reading every spec was a quarter of a
-50,000-pod list's conversion. A spec read with a warning or problem (they name the pod) is
-read for every pod.
+A `PodConverter` reads each distinct spec once (keyed by its JSON and the namespace, without
+the fields no fact reads that differ between pods of one template: the node, the service
+account token's volume, the environment): most pods are made from a template, and reading
+every spec was half of converting a pod. A spec read with a warning or problem (they name the
+pod) is read for every pod.
 Must not: look at nodes, PodGroups or Queues (a missing PodGroup is the scheduler's to report).
 """
 
@@ -81,6 +82,22 @@ pod-level requests and overhead, combined as Kubernetes' `PodRequests` combines 
 _MEMO_LIMIT: Final = 65536
 _SPECS_HELD: Final = 4096
 """Distinct pod specs remembered at most (a few KiB each); past that the table starts again."""
+_UNREAD_SPEC: Final = (
+    "nodeName",
+    "volumes",
+    "hostname",
+    "subdomain",
+    "ephemeralContainers",
+    "serviceAccountName",
+    "serviceAccount",
+)
+"""Fields of a pod's spec that no fact reads (but `nodeName`, read per pod) and that differ
+between pods of one template: left out of the spec's key (`_spec_key`). A field read from the
+spec must not be here: `test_fields_left_out_of_a_specs_key_are_not_read` checks it."""
+_UNREAD_CONTAINER: Final = frozenset(
+    {"env", "envFrom", "volumeMounts", "volumeDevices", "command", "args", "workingDir"}
+)
+"""The same of a container's (or init container's) fields."""
 _SPEC_KEY_OPTIONS: Final = (
     orjson.OPT_PASSTHROUGH_DATACLASS
     | orjson.OPT_PASSTHROUGH_DATETIME
@@ -320,15 +337,25 @@ class _SpecRead:
 
 
 def _spec_key(spec: Raw, namespace: str) -> tuple[str, bytes] | None:
-    """`spec` without its `nodeName`, written as JSON, with the namespace (inter-pod affinity
-    reads it): equal keys, equal facts. JSON keeps what `==` would not (`true` is not `1`,
-    `1.0` is not `1`). None when the spec cannot be written so (a key not a string, an integer
-    past 64 bits, a date), or holds a `null`, which is also how NaN and infinity are written."""
-    if "nodeName" in spec:
-        spec = dict(spec)
-        del spec["nodeName"]
+    """`spec` but the fields no fact reads that differ between pods of one template
+    (`_UNREAD_SPEC`, `_UNREAD_CONTAINER`: the node, the service account token's volume, named
+    anew for every pod, a Volcano task's index in its environment), written as JSON, with the
+    namespace (inter-pod affinity reads it): equal keys, equal facts. JSON keeps what `==`
+    would not (`true` is not `1`, `1.0` is not `1`). None when the spec cannot be written so (a
+    key not a string, an integer past 64 bits, a date), or holds a `null`, which is also how
+    NaN and infinity are written."""
+    probe = dict(spec)
+    for field in _UNREAD_SPEC:
+        probe.pop(field, None)
+    for field in ("containers", "initContainers"):
+        listed = probe.get(field)
+        if type(listed) is list:
+            probe[field] = [
+                {k: v for k, v in c.items() if k not in _UNREAD_CONTAINER} if type(c) is dict else c
+                for c in listed
+            ]
     try:
-        text = orjson.dumps(spec, option=_SPEC_KEY_OPTIONS)
+        text = orjson.dumps(probe, option=_SPEC_KEY_OPTIONS)
     except TypeError:  # orjson.JSONEncodeError is a TypeError
         return None
     return None if b"null" in text else (namespace, text)

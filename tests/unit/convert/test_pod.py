@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from vscheduler.convert import pod as pod_module
 from vscheduler.convert.pod import PodConverter, convert_pod, pod_request, qos_class
 from vscheduler.errors import InputError, QuantityError
 from vscheduler.model.facts import (
@@ -577,11 +578,16 @@ def test_a_converter_does_not_mistake_a_boolean_amount_for_a_number() -> None:
 
 def test_pods_of_one_spec_share_what_it_says_but_their_node() -> None:
     converter = PodConverter(priority_classes={}, scheduler_name="vscheduler")
-    spec = {
+    spec: Raw = {
         "containers": [container({"cpu": "1"}, ports=[{"containerPort": 80, "hostPort": 80}])],
         "tolerations": [{"key": "gpu", "operator": "Exists"}],
     }
     first = converter.convert(raw_pod("a", **spec))
+    spec = copy.deepcopy(spec)  # as admission and Volcano's controller make the second pod
+    spec["volumes"] = [{"name": "kube-api-access-x7k2q", "projected": {"defaultMode": 420}}]
+    spec["containers"][0]["volumeMounts"] = [{"name": "kube-api-access-x7k2q", "mountPath": "/"}]
+    spec["containers"][0]["env"] = [{"name": "VC_TASK_INDEX", "value": "1"}]
+    spec["hostname"] = "b"
     second = converter.convert(raw_pod("b", nodeName="n1", **spec))
     assert first is not None
     assert second is not None
@@ -631,6 +637,37 @@ def test_pods_of_one_spec_in_two_namespaces_have_their_own_inter_pod_affinity() 
     got = [converter.convert(obj) for obj in objs]
     assert got == [convert(obj) for obj in objs]
     assert got[0] != got[1]
+
+
+_RICH_SPEC: Raw = {
+    "containers": [container({"cpu": "1"}, ports=[{"containerPort": 80, "hostPort": 80}])],
+    "initContainers": [container({"memory": "1Gi"})],
+    "nodeSelector": {"zone": "a"},
+    "tolerations": [{"key": "gpu", "operator": "Exists"}],
+    "priorityClassName": "",
+    "preemptionPolicy": "Never",
+}
+
+
+@pytest.mark.parametrize(
+    ("field", "in_container"),
+    [(f, False) for f in pod_module._UNREAD_SPEC if f != "nodeName"]
+    + [(f, True) for f in sorted(pod_module._UNREAD_CONTAINER)],
+)
+@pytest.mark.parametrize("value", ["x", [{"name": "v", "value": "1"}], {"a": {"b": 1}}])
+def test_fields_left_out_of_a_specs_key_are_not_read(
+    field: str, in_container: bool, value: object
+) -> None:
+    """Pods of one key share the facts of the first: a field left out of the key must not
+    change a fact. Reading one of them? Take it out of `_UNREAD_SPEC` / `_UNREAD_CONTAINER`."""
+    obj = raw_pod(**copy.deepcopy(_RICH_SPEC))
+    before = convert(obj)
+    for target in (obj["spec"]["containers"][0], obj["spec"]["initContainers"][0]):
+        if in_container:
+            target[field] = value
+    if not in_container:
+        obj["spec"][field] = value
+    assert convert(obj) == before
 
 
 def test_a_spec_read_with_a_warning_names_each_pod_in_it() -> None:
