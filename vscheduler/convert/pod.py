@@ -60,10 +60,11 @@ from vscheduler.model.facts import (
     NodeAffinity,
     PriorityClassFacts,
     TaskFacts,
+    TemplateKey,
     Toleration,
     clamped,
 )
-from vscheduler.model.podaffinity import PodAffinity
+from vscheduler.model.podaffinity import NO_POD_AFFINITY, PodAffinity
 from vscheduler.model.quantity import over_ceiling, to_resources
 from vscheduler.model.resources import Resources
 from vscheduler.model.status import QoSClass, TaskStatus
@@ -187,7 +188,8 @@ class PodConverter:
         preemptable, opt_out = preemptable_flags(meta.annotations, meta.labels)
         scoring, scoring_warnings = scoring_override(meta.annotations, label)
         job, group_name = _job(meta) if ours else ("", None)
-        return TaskFacts(
+        spread = podaffinity.topology_spread(spec, meta.labels, label)
+        task = TaskFacts(
             uid=meta.uid,
             namespace=meta.namespace,
             name=meta.name,
@@ -210,7 +212,7 @@ class PodConverter:
             tolerations=read.tolerations,
             host_ports=read.host_ports,
             pod_affinity=read.pod_affinity,
-            topology_spread=podaffinity.topology_spread(spec, meta.labels, label),
+            topology_spread=spread,
             images=read.images,
             labels=meta.labels,
             annotations=meta.annotations,
@@ -226,6 +228,13 @@ class PodConverter:
                 *(unusual_annotations(meta, label) if ours else ()),
             ),
         )
+        if scoring is None and not spread and read.pod_affinity is NO_POD_AFFINITY:
+            # the template key's parts are the spec's facts and the namespace: made once
+            if read.template is None:
+                read.template = task.template_key()
+            else:
+                task.adopt_template(read.template)
+        return task
 
     def _spec(self, spec: Raw, namespace: str, label: str) -> _SpecRead:
         """What `spec` says, read once per distinct spec (but its `nodeName`) and namespace:
@@ -317,9 +326,11 @@ class PodConverter:
         return found
 
 
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+@dataclasses.dataclass(slots=True, kw_only=True)
 class _SpecRead:
-    """The facts a pod's spec gives (but its `nodeName` and `schedulerName`, read per pod)."""
+    """The facts a pod's spec gives (but its `nodeName` and `schedulerName`, read per pod), and
+    the template key of its pods without scoring annotations, inter-pod terms or spread
+    constraints (made by the first such pod)."""
 
     resreq: Resources
     qos: QoSClass
@@ -334,6 +345,7 @@ class _SpecRead:
     images: tuple[str, ...]
     problem: str
     warnings: tuple[FieldWarning, ...]
+    template: TemplateKey | None = None
 
 
 def _spec_key(spec: Raw, namespace: str) -> tuple[str, bytes] | None:

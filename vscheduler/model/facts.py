@@ -246,6 +246,13 @@ class TaskFacts:
             object.__setattr__(self, "_template", made)
         return made
 
+    def adopt_template(self, key: TemplateKey) -> None:
+        """Take `key` as this pod's template key, made by `template_key()` of a pod whose key
+        is made of the very same parts (the pod converter's shortcut for pods read from one
+        spec: it saves making and hashing the parts again for each). A key already made stays."""
+        if self._template is None:
+            object.__setattr__(self, "_template", key)
+
     def _template_parts(self) -> tuple[object, ...]:
         key = (
             self.resreq,

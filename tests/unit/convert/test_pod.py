@@ -594,6 +594,7 @@ def test_pods_of_one_spec_share_what_it_says_but_their_node() -> None:
     assert second.tolerations is first.tolerations
     assert second.host_ports is first.host_ports
     assert (first.node_name, second.node_name) == (None, "n1")
+    assert second.template_key() is first.template_key()
     assert second == convert(raw_pod("b", nodeName="n1", **spec))
 
 
@@ -637,6 +638,50 @@ def test_pods_of_one_spec_in_two_namespaces_have_their_own_inter_pod_affinity() 
     got = [converter.convert(obj) for obj in objs]
     assert got == [convert(obj) for obj in objs]
     assert got[0] != got[1]
+
+
+@pytest.mark.parametrize(
+    ("spec", "second_meta"),
+    [
+        (
+            {},
+            {
+                "annotations": {
+                    "volcano.sh/resource-strategy-scoring-type": "MostAllocated",
+                    "volcano.sh/resource-strategy-weight": '{"cpu": 1}',
+                }
+            },
+        ),
+        (
+            {
+                "topologySpreadConstraints": [
+                    {
+                        "maxSkew": 1,
+                        "topologyKey": "zone",
+                        "whenUnsatisfiable": "DoNotSchedule",
+                        "labelSelector": {"matchLabels": {"app": "x"}},
+                    }
+                ]
+            },
+            {"labels": {"app": "y"}},
+        ),
+    ],
+)
+def test_a_pod_of_a_spec_read_before_has_its_own_template_where_its_metadata_counts(
+    spec: Raw, second_meta: Raw
+) -> None:
+    """Its own scoring annotations, or labels its spread constraints select: not the first's."""
+    converter = PodConverter(priority_classes={}, scheduler_name="vscheduler")
+    first = raw_pod("a", **copy.deepcopy(spec))
+    first["metadata"]["labels"] = {"app": "x"}
+    second = raw_pod("b", **copy.deepcopy(spec))
+    second["metadata"].update(second_meta)
+    tasks = [converter.convert(obj) for obj in (first, second)]
+    assert [t.template_key() if t else None for t in tasks] == [
+        convert(first).template_key(),
+        convert(second).template_key(),
+    ]
+    assert convert(first).template_key() != convert(second).template_key()
 
 
 _RICH_SPEC: Raw = {
@@ -707,6 +752,8 @@ def test_one_converter_reads_every_pod_as_a_fresh_one_would(
         except InputError as exc:
             got = str(exc)
         assert got == expected
+        if isinstance(got, TaskFacts) and isinstance(expected, TaskFacts):
+            assert got.template_key() == expected.template_key()
 
 
 # --- malformed fields ---------------------------------------------------------------------------
