@@ -237,9 +237,10 @@ class PodConverter:
         return task
 
     def _spec(self, spec: Raw, namespace: str, label: str) -> _SpecRead:
-        """What `spec` says, read once per distinct spec (but its `nodeName`) and namespace:
-        pods of one template (a Job's, a ReplicaSet's) share every fact read here. A spec read
-        with a problem or a warning, which name the pod, is read again for every pod."""
+        """What `spec` says, read once per key (`_spec_key`: the spec but what no fact reads,
+        and the namespace): pods of one template (a Job's, a ReplicaSet's) share every fact
+        read here. A spec read with a problem or a warning, which name the pod, is read again
+        for every pod."""
         key = _spec_key(spec, namespace)
         if key is not None:
             known = self._specs.get(key)
