@@ -618,15 +618,7 @@ def test_a_spec_equal_to_one_read_before_only_as_python_compares_is_read_again(
     converter = PodConverter(priority_classes={}, scheduler_name="vscheduler")
     converter.convert(raw_pod("a", **ports, **first))
     obj = raw_pod("b", **ports, **then)
-    try:
-        expected: TaskFacts | str | None = convert(obj)
-    except InputError as exc:
-        expected = str(exc)
-    try:
-        got: TaskFacts | str | None = converter.convert(obj)
-    except InputError as exc:
-        got = str(exc)
-    assert got == expected
+    assert _outcome(converter.convert, obj) == _outcome(_fresh("vscheduler"), obj)
 
 
 def test_pods_of_one_spec_in_two_namespaces_have_their_own_inter_pod_affinity() -> None:
@@ -741,19 +733,23 @@ def test_one_converter_reads_every_pod_as_a_fresh_one_would(
                 obj["spec"]["nodeName"] = "elsewhere"
     converter = PodConverter(priority_classes={}, scheduler_name=SCHEDULER)
     for obj in objs:
-        try:
-            expected: TaskFacts | str | None = convert_pod(
-                obj, priority_classes={}, scheduler_name=SCHEDULER
-            )
-        except InputError as exc:
-            expected = str(exc)
-        try:
-            got: TaskFacts | str | None = converter.convert(obj)
-        except InputError as exc:
-            got = str(exc)
+        got, expected = _outcome(converter.convert, obj), _outcome(_fresh(SCHEDULER), obj)
         assert got == expected
         if isinstance(got, TaskFacts) and isinstance(expected, TaskFacts):
             assert got.template_key() == expected.template_key()
+
+
+def _fresh(scheduler_name: str) -> Callable[[Raw], TaskFacts | None]:
+    """A pod's conversion by a converter of its own."""
+    return lambda obj: convert_pod(obj, priority_classes={}, scheduler_name=scheduler_name)
+
+
+def _outcome(read: Callable[[Raw], TaskFacts | None], obj: Raw) -> TaskFacts | str | None:
+    """What `read` makes of `obj`: its facts, or its error's message."""
+    try:
+        return read(obj)
+    except InputError as exc:
+        return str(exc)
 
 
 # --- malformed fields ---------------------------------------------------------------------------
