@@ -255,6 +255,16 @@ def test_a_queue_guaranteeing_more_than_the_cluster_is_named_on_the_queue_and_th
     big = harness.queue("big")
     big["spec"]["guarantee"] = {"resource": {"cpu": "100"}}
     harness.create(cluster, big)
+    # The pod must come after the scheduler saw the queue: a pod seen first fits the node and is
+    # bound (a CI run met it when the API server answered the Queue watch 429 for a moment).
+    harness.wait_for(
+        "the scheduler to see queue big's guarantee",
+        lambda: (
+            harness.scrape(scheduler, "vscheduler_queue_guarantee_unsatisfiable", queue_name="big")
+            == 1.0
+        ),
+        TIMEOUT,
+    )
     harness.create(cluster, harness.pod("starved", "test"))  # queue default
 
     # The local backend's cluster is the one node; a shared cluster's total is larger.
