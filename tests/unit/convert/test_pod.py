@@ -699,10 +699,10 @@ def test_fields_left_out_of_a_specs_key_are_not_read(
     change a fact. Reading one of them? Take it out of `_UNREAD_SPEC` / `_UNREAD_CONTAINER`."""
     obj = raw_pod(**copy.deepcopy(_RICH_SPEC))
     before = convert(obj)
-    for target in (obj["spec"]["containers"][0], obj["spec"]["initContainers"][0]):
-        if in_container:
+    if in_container:
+        for target in (obj["spec"]["containers"][0], obj["spec"]["initContainers"][0]):
             target[field] = value
-    if not in_container:
+    else:
         obj["spec"][field] = value
     assert convert(obj) == before
 
