@@ -287,9 +287,10 @@ def _compiled(root: Path = REPO_ROOT) -> None:
 # --- one run ------------------------------------------------------------------------------------
 def run_one(w: Workload, who: str, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     """One workload under one scheduler on a fresh control plane: the run's JSON object."""
-    cp = LocalControlPlane(build=False)
+    cp = LocalControlPlane(build=False, profiling=bool(args.apiserver_profile))
     cp.start()
     sched: Process | None = None
+    profiler: threading.Thread | None = None
     try:
         install_crds(cp)
         cp.create_namespace(NAMESPACE)
@@ -321,12 +322,14 @@ def run_one(w: Workload, who: str, args: argparse.Namespace, workdir: Path) -> d
             if not wait_until("/readyz", sched.ready, 120):
                 raise ControlPlaneError(f"{who} not ready")
             cpu.mark("start")
+            profiler = _apiserver_profile(api, args, f"{w.name}-{who}")
             t0 = time.monotonic()
             created = create_batches(api, work, args.threads)
             result["createSeconds"] = round(time.monotonic() - t0, 3)
         else:
             created = create_batches(api, work, args.threads)
             cpu.mark("start")
+            profiler = _apiserver_profile(api, args, f"{w.name}-{who}")
             sched = start()
             wait_until("/readyz", sched.ready, 300, 0.02)
             result["processStartToReadySeconds"] = round(time.monotonic() - sched.start, 3)
@@ -348,9 +351,42 @@ def run_one(w: Workload, who: str, args: argparse.Namespace, workdir: Path) -> d
         result["check"] = _check(api, w, times, watch)
         return result
     finally:
+        if profiler is not None:
+            profiler.join()
         if sched is not None:
             sched.stop()
         cp.stop()
+
+
+def _apiserver_profile(api: Api, args: argparse.Namespace, name: str) -> threading.Thread | None:
+    """With --apiserver-profile DIR: the API server's Go CPU profile of the next
+    --apiserver-profile-seconds, written to DIR/<workload>-<scheduler>-<n>.pprof from a thread
+    (read it with `go tool pprof -top <file>`)."""
+    if not args.apiserver_profile:
+        return None
+    out = Path(args.apiserver_profile)
+    out.mkdir(parents=True, exist_ok=True)
+    n = len(list(out.glob(f"{name}-*.pprof")))
+    path = out / f"{name}-{n}.pprof"
+    seconds = args.apiserver_profile_seconds
+
+    def fetch() -> None:
+        conn = api.connection(timeout=seconds + 60)
+        try:
+            query = f"/debug/pprof/profile?seconds={seconds}"
+            conn.request("GET", query, headers=api.headers("application/octet-stream"))
+            response = conn.getresponse()
+            body = response.read()
+            if response.status == 200:
+                path.write_bytes(body)
+            else:
+                print(f"API server profile: HTTP {response.status}", file=sys.stderr)
+        finally:
+            conn.close()
+
+    thread = threading.Thread(target=fetch, name="apiserver-profile", daemon=True)
+    thread.start()
+    return thread
 
 
 def _profile(args: argparse.Namespace, w: Workload) -> str | None:
@@ -582,6 +618,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--profile", metavar="DIR", help="run vscheduler under cProfile: DIR/<workload>.prof(.txt)"
+    )
+    parser.add_argument(
+        "--apiserver-profile",
+        metavar="DIR",
+        help="the API server's CPU profile from the start mark: DIR/<workload>-<who>-<n>.pprof",
+    )
+    parser.add_argument(
+        "--apiserver-profile-seconds",
+        type=int,
+        default=20,
+        metavar="S",
+        help="how long that profile samples, at most 50 (20)",
     )
     parser.add_argument("--keep", metavar="DIR", help="keep each run's scheduler log under DIR")
     parser.add_argument("--out", metavar="FILE", help="also write every run's JSON here")

@@ -350,6 +350,7 @@ class LocalControlPlane:
         start_timeout: float = 120.0,
         die_with_parent: bool = True,
         audit: bool = False,
+        profiling: bool = False,
     ) -> None:
         self._bin_dir_arg = Path(bin_dir) if bin_dir else None
         self._build = build
@@ -358,6 +359,7 @@ class LocalControlPlane:
         self.start_timeout = start_timeout
         self.die_with_parent = die_with_parent
         self.audit = audit
+        self.profiling = profiling
         self._apiserver_argv: list[str] = []
         self.admin_token = secrets.token_hex(24)
         self.procs: dict[str, _Proc] = {}
@@ -660,7 +662,7 @@ class LocalControlPlane:
             f"--service-account-signing-key-file={pki / 'sa.key'}",
             f"--service-cluster-ip-range={SERVICE_CIDR}",
             "--allow-privileged=true",
-            "--profiling=false",
+            f"--profiling={'true' if self.profiling else 'false'}",
             *audit,
         ]
         self._launch_apiserver()
