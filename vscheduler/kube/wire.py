@@ -108,7 +108,8 @@ class Wire:
             conn, reused = self._take(timeout[0], fresh_only=fresh_only, where=where)
             sock = conn.sock
             try:
-                sock.settimeout(timeout[1])
+                if sock.gettimeout() != timeout[1]:  # setting it releases the GIL: only a change
+                    sock.settimeout(timeout[1])
                 before_send()
             except BaseException:
                 self._give(conn, keep=True)

@@ -252,6 +252,25 @@ def test_an_answer_that_does_not_come_in_time_is_maybe_applied_and_not_sent_agai
     assert len(server.requests) == 2
 
 
+@pytest.mark.timeout(10)
+def test_each_request_waits_as_long_as_its_own_read_timeout_on_a_reused_connection(
+    server: Script,
+) -> None:
+    def late(sock: socket.socket) -> None:
+        threading.Event().wait(0.6)
+        sock.sendall(OK)
+
+    server.answers = [[OK, late, OK]]
+    wire = wire_to(server)
+    try:
+        wire.request("GET", "/api/v1/a", {}, None, timeout=(0.3, 0.2))
+        answer = wire.request("GET", "/api/v1/b", {}, None, timeout=(0.3, 3))  # answered at 0.6 s
+        again = wire.request("GET", "/api/v1/c", {}, None, timeout=(0.3, 3))
+    finally:
+        wire.close()
+    assert (answer.status, again.status, server.connections) == (200, 200, 1)
+
+
 def test_a_server_that_cannot_be_reached_was_surely_not_sent_anything() -> None:
     spare = socket.create_server(("127.0.0.1", 0))
     port = spare.getsockname()[1]
