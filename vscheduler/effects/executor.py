@@ -204,6 +204,10 @@ class EffectsExecutor:
         still moves is written)."""
         self._groups_written: dict[str, float] = {}
         """Per PodGroup key, when its status was last written (`clock.monotonic`)."""
+        self._groups_matched: dict[str, tuple[PodGroupStatus, st.Raw]] = {}
+        """Per PodGroup key, the status last found to match the PodGroup as watched, with that
+        PodGroup: while a cycle hands the same status object (a job taken unchanged, see
+        `podgroup_statuses`) and the watch the same object, nothing is computed again."""
         self._blocked_sent = SentLog(clock, RESEND_AFTER)
         self._config_maps = config_maps
         self._nominations = nominations
@@ -724,23 +728,32 @@ class EffectsExecutor:
         (`CycleResult.arriving_groups`) only when its phase moves: its Unschedulable condition
         would follow each member's creation (`valid: 2`, `valid: 3`, ...), and is written once
         the gang stops arriving."""
+        matched = self._groups_matched
+        still: dict[str, tuple[PodGroupStatus, st.Raw]] = {}
         for key, status in podgroups.items():
             raw = self._cache.podgroup_raw(key)
             if raw is None:
                 continue
+            last = matched.get(key)
+            if last is not None and last[0] is status and last[1] is raw:
+                still[key] = last
+                continue
             patch = st.podgroup_status_patch(status, raw)
             if not patch:
                 self._groups_sent.discard(key)
-            elif key in arriving and "phase" not in patch:
+                still[key] = (status, raw)
                 continue
-            elif status.starting and patch.keys() <= st.COUNTS and self._written_lately(key):
+            if key in arriving and "phase" not in patch:
+                continue
+            if status.starting and patch.keys() <= st.COUNTS and self._written_lately(key):
                 continue  # its counts still climb: a later cycle writes them, nearer their end
-            elif self._groups_sent.claim(key, st.patch_substance(patch)):
+            if self._groups_sent.claim(key, st.patch_substance(patch)):
                 wanted = (status, raw, created.get(key), key in arriving)
                 if self._groups_wanted.want(key, wanted) and not self._spawn_status(
                     f"status of {key}", self._write_wanted_podgroup, key
                 ):
                     self._groups_wanted.forget(key)
+        self._groups_matched = still
         self._groups_sent.prune(podgroups.keys())
         written = self._groups_written
         if len(written) > 2 * len(podgroups) + 64:  # PodGroups gone since: forgotten now and then

@@ -483,6 +483,20 @@ def test_a_podgroup_that_starts_running_gets_its_counts_and_a_normal_event(
     assert writer.of("event") == [("PodGroup ns/pg1", "Normal", "Scheduled", "pod group is ready")]
 
 
+def test_the_same_status_handed_again_is_written_back_when_another_writer_changed_the_podgroup(
+    effects: EffectsExecutor, writer: FakeWriter, cache: SchedulerCache
+) -> None:
+    cache.apply(PODGROUP, WatchEvent("ADDED", raw_podgroup({"phase": "Running", "running": 2})))
+    status = PodGroupStatus(phase=PodGroupPhase.RUNNING, running=2)  # a job taken unchanged
+    carry_out(effects, CycleResult(podgroups={"ns/pg1": status}))
+    carry_out(effects, CycleResult(podgroups={"ns/pg1": status}))
+    assert writer.of("status") == []  # it matches the PodGroup as watched
+    edited = raw_podgroup({"phase": "Pending", "running": 2})  # e.g. `kubectl edit --subresource`
+    cache.apply(PODGROUP, WatchEvent("MODIFIED", edited))
+    carry_out(effects, CycleResult(podgroups={"ns/pg1": status}))
+    assert writer.of("status") == [("ns/pg1", {"phase": "Running"})]
+
+
 def test_a_gangs_counts_alone_wait_while_its_pods_still_start_until_all_are_counted_or_a_while(
     effects: EffectsExecutor, writer: FakeWriter, cache: SchedulerCache, clock: FixedClock
 ) -> None:
