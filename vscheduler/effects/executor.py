@@ -15,7 +15,8 @@ dry-run first, and one refusal sends none of them), pods' PodScheduled=False con
 PodGroup statuses (written only when they differ from the watched objects and are not already in
 flight, with Events when they change; one queued write per object, the newest, so a backlog never
 sends what a later cycle replaced: `sent.Newest`; a PodGroup's change of counts alone waits
-`COUNT_HOLD` after its last write while some of its placed pods are still to start), and the
+`COUNT_HOLD` after its last write while some of its placed pods are still to start; a gang still
+arriving has only a move of its phase written, its conditions waiting until it stops), and the
 reservations released (their keys removed from their ConfigMap, one patch per ConfigMap, through
 the optional `config_maps` writer; not repeated while the watch still shows a key, unless
 `RESEND_AFTER` passed: after a failure, too),
@@ -725,9 +726,10 @@ class EffectsExecutor:
         arriving: AbstractSet[str] = frozenset(),
     ) -> None:
         """Each PodGroup's status where it differs from the watched one; a gang still arriving
-        (`CycleResult.arriving_groups`) only when its phase moves: its Unschedulable condition
-        would follow each member's creation (`valid: 2`, `valid: 3`, ...), and is written once
-        the gang stops arriving."""
+        (`CycleResult.arriving_groups`) only when its phase moves, and then without its
+        conditions: its Unschedulable condition (and the Warning Event with it) would follow
+        each member's creation (`valid: 2`, `valid: 3`, ...) moments before the gang starts
+        whole, and is written once the gang stops arriving, as its members' messages are."""
         matched = self._groups_matched
         still: dict[str, tuple[PodGroupStatus, st.Raw]] = {}
         for key, status in podgroups.items():
@@ -743,8 +745,10 @@ class EffectsExecutor:
                 self._groups_sent.discard(key)
                 still[key] = (status, raw)
                 continue
-            if key in arriving and "phase" not in patch:
-                continue
+            if key in arriving:
+                patch.pop("conditions", None)  # they wait with its members' messages
+                if "phase" not in patch:
+                    continue
             if status.starting and patch.keys() <= st.COUNTS and self._written_lately(key):
                 continue  # its counts still climb: a later cycle writes them, nearer their end
             if self._groups_sent.claim(key, st.patch_substance(patch)):
@@ -775,6 +779,8 @@ class EffectsExecutor:
             if now is not None and held and made_for and held.uid == made_for.uid:
                 raw = now  # the same PodGroup as watched since (a replaced one is not written)
             patch = st.podgroup_status_patch(status, raw)
+            if arriving:
+                patch.pop("conditions", None)
             if not patch:
                 self._groups_sent.discard(key)
                 continue

@@ -755,7 +755,9 @@ class Session:
         another, and will most likely start whole within moments. Their pending message (a
         PodScheduled=False condition and a FailedScheduling Event each, what most of a gang
         workload's status writes were) waits until the gang has not grown for the grace; then
-        it is written as usual. Returns them, their PodGroups, and when the first falls due."""
+        it is written as usual. A PodGroup with no pod yet, made under the grace ago, is
+        arriving too (its job controller creates its pods next). Returns them, their
+        PodGroups, and when the first falls due."""
         keys: list[str] = []
         due: dict[str, dt.datetime | None] = {}
         for task in pending:
@@ -764,15 +766,22 @@ class Session:
                 continue
             if job.key not in due:
                 newest = max(t.facts.created for t in job.tasks.values())
-                if not newest.microsecond:  # a creationTimestamp: made within that second
-                    newest += _STAMP_RESOLUTION
                 growing = len(job.tasks) < job.facts.min_member
-                ends = newest + self._arrival_grace
-                due[job.key] = ends if growing and ends > self.now else None
+                due[job.key] = self._grace_end(newest) if growing else None
             if due[job.key] is not None:
                 keys.append(task.key)
+        for job in self.podgroup_jobs:
+            if not job.tasks and job.facts.min_member > 0:
+                due[job.key] = self._grace_end(job.facts.created)
         ends_at = {k: d for k, d in due.items() if d is not None}
         return frozenset(keys), frozenset(ends_at), min(ends_at.values(), default=None)
+
+    def _grace_end(self, newest: dt.datetime) -> dt.datetime | None:
+        """When the arrival grace from `newest` (a creation time) ends, if it has not yet."""
+        if not newest.microsecond:  # a creationTimestamp: made within that second
+            newest += _STAMP_RESOLUTION
+        ends = newest + self._arrival_grace
+        return ends if ends > self.now else None
 
     def release(self) -> None:
         """Drop everything this session holds, once its report and `carried` are taken.

@@ -539,6 +539,30 @@ def test_a_gang_still_arriving_has_its_podgroup_status_written_only_when_its_pha
     assert len(writer.of("status")) == 2
 
 
+def test_a_gang_still_arriving_has_its_phase_written_without_its_conditions_until_it_stops(
+    effects: EffectsExecutor, writer: FakeWriter, cache: SchedulerCache
+) -> None:
+    cache.apply(PODGROUP, WatchEvent("ADDED", raw_podgroup({"phase": "Pending"})))
+    condition = unschedulable("Not enough valid tasks for gang-scheduling, valid: 1, min: 2", "c1")
+    status = PodGroupStatus(phase=PodGroupPhase.INQUEUE, conditions=(condition,))
+    arriving = frozenset({"ns/pg1"})
+    carry_out(effects, CycleResult(podgroups={"ns/pg1": status}, arriving_groups=arriving))
+    assert writer.of("status") == [("ns/pg1", {"phase": "Inqueue"})]
+    assert writer.of("event") == []  # no Warning moments before the gang may start whole
+    grown = unschedulable("Not enough valid tasks for gang-scheduling, valid: 2, min: 3", "c2")
+    later = PodGroupStatus(phase=PodGroupPhase.INQUEUE, conditions=(grown,))
+    carry_out(effects, CycleResult(podgroups={"ns/pg1": later}, arriving_groups=arriving))
+    assert len(writer.of("status")) == 1  # the same phase move, not yet on the watch: once
+    cache.apply(PODGROUP, WatchEvent("MODIFIED", raw_podgroup({"phase": "Inqueue"})))
+    carry_out(effects, CycleResult(podgroups={"ns/pg1": status}, arriving_groups=arriving))
+    assert len(writer.of("status")) == 1
+    carry_out(effects, CycleResult(podgroups={"ns/pg1": status}))  # it stopped short: said now
+    assert writer.of("status")[1:] == [("ns/pg1", {"conditions": [condition_json(condition)]})]
+    assert writer.of("event") == [
+        ("PodGroup ns/pg1", "Warning", "Unschedulable", condition.message)
+    ]
+
+
 def test_a_gang_still_arriving_whose_phase_was_written_meanwhile_gets_no_condition_alone(
     effects: EffectsExecutor, writer: FakeWriter, cache: SchedulerCache
 ) -> None:

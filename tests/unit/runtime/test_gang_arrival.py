@@ -63,3 +63,24 @@ def test_a_gang_that_stopped_growing_whole_or_not_or_with_no_grace_holds_nothing
             frozenset(),
             None,
         )
+
+
+def test_a_podgroup_with_no_pod_yet_is_arriving_for_the_grace_after_its_creation() -> None:
+    def empty(created: float) -> ClusterSnapshot:
+        return snapshot(
+            node("n1").resources(cpu="4", memory="8Gi"),
+            podgroup("g").min_member(3).created(created),
+            taken_at=NOW,
+        )
+
+    young = decide(empty(created=9.5), grace=1.0)
+    assert (young.arriving, young.arriving_groups, young.revisit_at) == (
+        frozenset(),
+        frozenset({"default/g"}),
+        at(10.5),
+    )
+    stamped = decide(empty(created=9.0), grace=1.0, now=10.2)  # whole seconds: to 10.0 + 1.0
+    assert (stamped.arriving_groups, stamped.revisit_at) == (frozenset({"default/g"}), at(11.0))
+    for result in (decide(empty(created=8.5), grace=1.0), decide(empty(9.5), grace=0.0)):
+        assert (result.arriving_groups, result.revisit_at) == (frozenset(), None)
+        assert "default/g" in result.podgroups
