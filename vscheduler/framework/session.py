@@ -741,14 +741,18 @@ class Session:
         )
         if not self._arrival_grace:
             return result
-        arriving, groups, revisit = self._arriving(pending, result.unschedulable)
+        arriving, groups, podless, revisit = self._arriving(pending, result.unschedulable)
         return dataclasses.replace(
-            result, arriving=arriving, arriving_groups=groups, revisit_at=revisit
+            result,
+            arriving=arriving,
+            arriving_groups=groups,
+            podless_groups=podless,
+            revisit_at=revisit,
         )
 
     def _arriving(
         self, pending: Iterable[TaskState], unschedulable: Mapping[str, str]
-    ) -> tuple[frozenset[str], frozenset[str], dt.datetime | None]:
+    ) -> tuple[frozenset[str], frozenset[str], frozenset[str], dt.datetime | None]:
         """The pods left pending whose PodGroup has fewer pods than its minMember, the newest
         created under `arrival_grace` ago (a creationTimestamp, whole seconds, read as the end
         of its second): their gang is still being created, one pod after
@@ -757,7 +761,7 @@ class Session:
         workload's status writes were) waits until the gang has not grown for the grace; then
         it is written as usual. A PodGroup with no pod yet, made under the grace ago, is
         arriving too (its job controller creates its pods next). Returns them, their
-        PodGroups, and when the first falls due."""
+        PodGroups, those of the PodGroups with no pod, and when the first falls due."""
         keys: list[str] = []
         due: dict[str, dt.datetime | None] = {}
         for task in pending:
@@ -770,11 +774,15 @@ class Session:
                 due[job.key] = self._grace_end(newest) if growing else None
             if due[job.key] is not None:
                 keys.append(task.key)
+        podless: list[str] = []
         for job in self.podgroup_jobs:
             if not job.tasks and job.facts.min_member > 0:
-                due[job.key] = self._grace_end(job.facts.created)
+                due[job.key] = ends = self._grace_end(job.facts.created)
+                if ends is not None:
+                    podless.append(job.key)
         ends_at = {k: d for k, d in due.items() if d is not None}
-        return frozenset(keys), frozenset(ends_at), min(ends_at.values(), default=None)
+        soonest = min(ends_at.values(), default=None)
+        return frozenset(keys), frozenset(ends_at), frozenset(podless), soonest
 
     def _grace_end(self, newest: dt.datetime) -> dt.datetime | None:
         """When the arrival grace from `newest` (a creation time) ends, if it has not yet."""

@@ -111,8 +111,11 @@ class CycleResult:
     every pod left pending to the message written to its PodScheduled condition, but for the
     pods in `arriving` (members of a gang still being created, see `Session.close`): their
     message is written once the gang stops arriving, and `revisit_at` is when the first of them
-    falls due (a cycle then runs even if nothing changed); the PodGroups of those gangs
-    (`arriving_groups`) have their status written only when their phase moves meanwhile;
+    falls due (a cycle then runs even if nothing changed); the PodGroups of those gangs, and
+    those made under the grace ago with no pod yet (`arriving_groups`), have nothing of their
+    status written meanwhile, but a PodGroup with no pod yet (`podless_groups`, among them) has
+    a move of its phase written (Pending to Inqueue: a Volcano Job's controller creates the
+    pods then), without its conditions;
     `reservations_released` are reservations to remove from their ConfigMap (the reservation
     plugin's); `queues` holds the figures a queue plugin reported for each queue, by name.
     """
@@ -127,4 +130,5 @@ class CycleResult:
     queues: Mapping[str, QueueFigures] = dataclasses.field(default_factory=dict)
     arriving: frozenset[str] = frozenset()
     arriving_groups: frozenset[str] = frozenset()
+    podless_groups: frozenset[str] = frozenset()
     revisit_at: dt.datetime | None = None

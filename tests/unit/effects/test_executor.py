@@ -523,39 +523,44 @@ def test_a_gangs_counts_alone_wait_while_its_pods_still_start_until_all_are_coun
     assert writer.of("status")[2:] == [("ns/pg1", {"running": 9})]  # held no longer than that
 
 
-def test_a_gang_still_arriving_has_its_podgroup_status_written_only_when_its_phase_moves(
-    effects: EffectsExecutor, writer: FakeWriter, cache: SchedulerCache
-) -> None:
-    cache.apply(PODGROUP, WatchEvent("ADDED", raw_podgroup({"phase": "Inqueue"})))
-    arriving = frozenset({"ns/pg1"})
-    condition = unschedulable("Not enough valid tasks for gang-scheduling, valid: 1, min: 2", "c1")
-    still = PodGroupStatus(phase=PodGroupPhase.INQUEUE, conditions=(condition,))
-    carry_out(effects, CycleResult(podgroups={"ns/pg1": still}, arriving_groups=arriving))
-    assert writer.of("status") == []  # a condition alone, while it arrives: held
-    started = PodGroupStatus(phase=PodGroupPhase.RUNNING, running=0)
-    carry_out(effects, CycleResult(podgroups={"ns/pg1": started}, arriving_groups=arriving))
-    assert writer.of("status") == [("ns/pg1", {"phase": "Running"})]  # the phase moved
-    carry_out(effects, CycleResult(podgroups={"ns/pg1": still}))  # it stopped arriving
-    assert len(writer.of("status")) == 2
-
-
-def test_a_gang_still_arriving_has_its_phase_written_without_its_conditions_until_it_stops(
+def test_a_gang_still_arriving_has_nothing_of_its_podgroup_status_written_until_it_stops(
     effects: EffectsExecutor, writer: FakeWriter, cache: SchedulerCache
 ) -> None:
     cache.apply(PODGROUP, WatchEvent("ADDED", raw_podgroup({"phase": "Pending"})))
-    condition = unschedulable("Not enough valid tasks for gang-scheduling, valid: 1, min: 2", "c1")
-    status = PodGroupStatus(phase=PodGroupPhase.INQUEUE, conditions=(condition,))
     arriving = frozenset({"ns/pg1"})
-    carry_out(effects, CycleResult(podgroups={"ns/pg1": status}, arriving_groups=arriving))
+    condition = unschedulable("Not enough valid tasks for gang-scheduling, valid: 1, min: 2", "c1")
+    admitted = PodGroupStatus(phase=PodGroupPhase.INQUEUE, conditions=(condition,))
+    carry_out(effects, CycleResult(podgroups={"ns/pg1": admitted}, arriving_groups=arriving))
+    assert writer.of("status") == []  # neither the phase nor the condition, while it arrives
+    started = PodGroupStatus(phase=PodGroupPhase.RUNNING, running=0)
+    carry_out(effects, CycleResult(podgroups={"ns/pg1": started}))  # it came whole and started
+    assert writer.of("status") == [("ns/pg1", {"phase": "Running"})]  # Inqueue never shown
+    assert writer.of("event") == [("PodGroup ns/pg1", "Normal", "Scheduled", "pod group is ready")]
+
+
+def test_a_podgroup_with_no_pod_yet_has_its_phase_written_without_its_conditions_meanwhile(
+    effects: EffectsExecutor, writer: FakeWriter, cache: SchedulerCache
+) -> None:
+    cache.apply(PODGROUP, WatchEvent("ADDED", raw_podgroup({"phase": "Pending"})))
+    condition = unschedulable("Not enough valid tasks for gang-scheduling, valid: 0, min: 2", "c1")
+    status = PodGroupStatus(phase=PodGroupPhase.INQUEUE, conditions=(condition,))
+    arriving = frozenset({"ns/pg1"})  # a PodGroup with no pod yet
+
+    def podless(status: PodGroupStatus) -> CycleResult:
+        return CycleResult(
+            podgroups={"ns/pg1": status}, arriving_groups=arriving, podless_groups=arriving
+        )
+
+    carry_out(effects, podless(status))
     assert writer.of("status") == [("ns/pg1", {"phase": "Inqueue"})]
     assert writer.of("event") == []  # no Warning moments before the gang may start whole
     grown = unschedulable("Not enough valid tasks for gang-scheduling, valid: 2, min: 3", "c2")
     later = PodGroupStatus(phase=PodGroupPhase.INQUEUE, conditions=(grown,))
-    carry_out(effects, CycleResult(podgroups={"ns/pg1": later}, arriving_groups=arriving))
+    carry_out(effects, podless(later))
     assert len(writer.of("status")) == 1  # the same phase move, not yet on the watch: once
     cache.apply(PODGROUP, WatchEvent("MODIFIED", raw_podgroup({"phase": "Inqueue"})))
     carry_out(effects, CycleResult(podgroups={"ns/pg1": status}, arriving_groups=arriving))
-    assert len(writer.of("status")) == 1
+    assert len(writer.of("status")) == 1  # its pods come now: nothing more
     carry_out(effects, CycleResult(podgroups={"ns/pg1": status}))  # it stopped short: said now
     assert writer.of("status")[1:] == [("ns/pg1", {"conditions": [condition_json(condition)]})]
     assert writer.of("event") == [
@@ -580,12 +585,14 @@ def test_a_gang_still_arriving_whose_phase_was_written_meanwhile_gets_no_conditi
     writer.hold("status")
     writer.hold("bind")
     effects.submit(
-        CycleResult(podgroups={"ns/pg1": a}, arriving_groups=arriving), ClusterSnapshot()
+        CycleResult(podgroups={"ns/pg1": a}, arriving_groups=arriving, podless_groups=arriving),
+        ClusterSnapshot(),
     )
     assert writer.entered.wait(WAIT)  # A is being written
     writer.entered.clear()
     effects.submit(
-        CycleResult(podgroups={"ns/pg1": b}, arriving_groups=arriving), ClusterSnapshot()
+        CycleResult(podgroups={"ns/pg1": b}, arriving_groups=arriving, podless_groups=arriving),
+        ClusterSnapshot(),
     )
     effects.submit(CycleResult(binds=(BIND,)), ClusterSnapshot())
     assert writer.entered.wait(WAIT)  # the bind after B came: B was queued behind A
