@@ -30,8 +30,11 @@ and measure, ours / kube's ratio for every pair and their median (below 1 is bet
 and CPU, above 1 for rates). CPU per 1,000 pods, for the scheduler and the API server, is read from
 /proc over two windows: `toBound` (scheduler start, or the first creation in streaming, to the
 last bind) and `settled` (to the moment every pod is Running and `--settle` more seconds passed).
-`apiWrites` counts the API server's writes in the `toBound` window by verb and resource (its
-apiserver_request_duration_seconds counts; the benchmark's own creates are in it for both).
+`cpuSeconds` gives every process's CPU seconds in each window (etcd, kwok, the
+controller-manager and this benchmark's client too: kwok's share shows whether it ran beside the
+binds or waited). `apiWrites` counts the API server's writes in the `toBound` window by verb
+and resource (its apiserver_request_duration_seconds counts; the benchmark's own creates are in
+it for both).
 Every run checks correctness: every pod bound, no node holding more than its allocatable, no
 watch error (the binding subresource itself refuses a second bind of a pod); a run that fails a
 check says so in its JSON (`check.ok: false`) and in the table.
@@ -347,6 +350,7 @@ def run_one(w: Workload, who: str, args: argparse.Namespace, workdir: Path) -> d
         result.update(_latencies(w, created, times, sched.start))
         result["settledSeconds"] = settled_at
         result["cpuPer1000Pods"] = _cpu_per_1000(cpu.phases(), len(times))
+        result["cpuSeconds"] = cpu.phases()
         result["apiWrites"] = _writes(cpu.requests())
         result["check"] = _check(api, w, times, watch)
         return result
