@@ -16,7 +16,8 @@ PodGroup statuses (written only when they differ from the watched objects and ar
 flight, with Events when they change; one queued write per object, the newest, so a backlog never
 sends what a later cycle replaced: `sent.Newest`; a PodGroup's change of counts alone waits
 `COUNT_HOLD` after its last write while some of its placed pods are still to start; a gang still
-arriving has nothing written, a PodGroup with no pod yet only a move of its phase), and the
+arriving has nothing written, but a move of its phase when it has no pod yet or minResources),
+and the
 reservations released (their keys removed from their ConfigMap, one patch per ConfigMap, through
 the optional `config_maps` writer; not repeated while the watch still shows a key, unless
 `RESEND_AFTER` passed: after a failure, too),
@@ -373,7 +374,7 @@ class EffectsExecutor:
             (
                 "podgroup statuses",
                 lambda: self._update_podgroups(
-                    result.podgroups, created, result.arriving_groups, result.podless_groups
+                    result.podgroups, created, result.arriving_groups, result.phased_groups
                 ),
             ),
             ("reservation releases", lambda: self._release(result.reservations_released)),
@@ -726,15 +727,16 @@ class EffectsExecutor:
         podgroups: Mapping[str, PodGroupStatus],
         created: Mapping[str, dt.datetime],
         arriving: AbstractSet[str] = frozenset(),
-        podless: AbstractSet[str] = frozenset(),
+        phased: AbstractSet[str] = frozenset(),
     ) -> None:
         """Each PodGroup's status where it differs from the watched one; nothing of a gang still
         arriving (`CycleResult.arriving_groups`): its Unschedulable condition (and the Warning
         Event with it) would follow each member's creation (`valid: 2`, `valid: 3`, ...), and
         its phase go Inqueue, moments before the gang starts whole and goes Running; they are
-        written once it stops arriving, as its members' messages are. A PodGroup with no pod
-        yet (`podless`) has a move of its phase written, without its conditions: a Volcano
-        Job's controller creates the pods once it is Inqueue."""
+        written once it stops arriving, as its members' messages are. Of those in `phased` (a
+        PodGroup with no pod yet, whose job controller creates the pods once it is Inqueue;
+        one with minResources, whose Inqueue phase holds its admission budget) a move of the
+        phase is written, without the conditions."""
         matched = self._groups_matched
         still: dict[str, tuple[PodGroupStatus, st.Raw]] = {}
         for key, status in podgroups.items():
@@ -751,7 +753,7 @@ class EffectsExecutor:
                 still[key] = (status, raw)
                 continue
             if key in arriving:
-                if key not in podless:
+                if key not in phased:
                     continue  # its members still come: said when they stop
                 patch.pop("conditions", None)  # they wait with its members' messages
                 if "phase" not in patch:

@@ -741,12 +741,12 @@ class Session:
         )
         if not self._arrival_grace:
             return result
-        arriving, groups, podless, revisit = self._arriving(pending, result.unschedulable)
+        arriving, groups, phased, revisit = self._arriving(pending, result.unschedulable)
         return dataclasses.replace(
             result,
             arriving=arriving,
             arriving_groups=groups,
-            podless_groups=podless,
+            phased_groups=phased,
             revisit_at=revisit,
         )
 
@@ -761,9 +761,11 @@ class Session:
         workload's status writes were) waits until the gang has not grown for the grace; then
         it is written as usual. A PodGroup with no pod yet, made under the grace ago, is
         arriving too (its job controller creates its pods next). Returns them, their
-        PodGroups, those of the PodGroups with no pod, and when the first falls due."""
+        PodGroups, those of the PodGroups whose phase is written meanwhile (`phased_groups`:
+        with no pod yet, or with minResources), and when the first falls due."""
         keys: list[str] = []
         due: dict[str, dt.datetime | None] = {}
+        phased: list[str] = []
         for task in pending:
             job = task.job
             if task.key not in unschedulable or job is None or job.facts.synthetic:
@@ -772,17 +774,18 @@ class Session:
                 newest = max(t.facts.created for t in job.tasks.values())
                 growing = len(job.tasks) < job.facts.min_member
                 due[job.key] = self._grace_end(newest) if growing else None
+                if due[job.key] is not None and job.facts.min_resources is not None:
+                    phased.append(job.key)
             if due[job.key] is not None:
                 keys.append(task.key)
-        podless: list[str] = []
         for job in self.podgroup_jobs:
             if not job.tasks and job.facts.min_member > 0:
                 due[job.key] = ends = self._grace_end(job.facts.created)
                 if ends is not None:
-                    podless.append(job.key)
+                    phased.append(job.key)
         ends_at = {k: d for k, d in due.items() if d is not None}
         soonest = min(ends_at.values(), default=None)
-        return frozenset(keys), frozenset(ends_at), frozenset(podless), soonest
+        return frozenset(keys), frozenset(ends_at), frozenset(phased), soonest
 
     def _grace_end(self, newest: dt.datetime) -> dt.datetime | None:
         """When the arrival grace from `newest` (a creation time) ends, if it has not yet."""

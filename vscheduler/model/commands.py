@@ -113,9 +113,10 @@ class CycleResult:
     message is written once the gang stops arriving, and `revisit_at` is when the first of them
     falls due (a cycle then runs even if nothing changed); the PodGroups of those gangs, and
     those made under the grace ago with no pod yet (`arriving_groups`), have nothing of their
-    status written meanwhile, but a PodGroup with no pod yet (`podless_groups`, among them) has
-    a move of its phase written (Pending to Inqueue: a Volcano Job's controller creates the
-    pods then), without its conditions;
+    status written meanwhile, but those among them in `phased_groups` have a move of their
+    phase written, without their conditions: a PodGroup with no pod yet (Pending to Inqueue: a
+    Volcano Job's controller creates the pods then) and one with minResources (its Inqueue
+    phase is what holds its admission budget from one cycle to the next);
     `reservations_released` are reservations to remove from their ConfigMap (the reservation
     plugin's); `queues` holds the figures a queue plugin reported for each queue, by name.
     """
@@ -130,5 +131,5 @@ class CycleResult:
     queues: Mapping[str, QueueFigures] = dataclasses.field(default_factory=dict)
     arriving: frozenset[str] = frozenset()
     arriving_groups: frozenset[str] = frozenset()
-    podless_groups: frozenset[str] = frozenset()
+    phased_groups: frozenset[str] = frozenset()
     revisit_at: dt.datetime | None = None

@@ -59,10 +59,13 @@ waited less (bench.compare W3, three pairs each: gang p50 1.65x kube-scheduler's
 were kept over annotation changes: 2.02x and 1.10x)."""
 ARRIVAL_GRACE = 1.0
 """Seconds a gang still being created (fewer pods than its minMember, the newest this recent)
-keeps its members' pending messages back (`Session.close`): a gang's pods come one request
-after another, and one cycle seeing it half made wrote a PodScheduled condition and a
-FailedScheduling Event on each member made so far, moments before the gang started whole. A
-gang that stops growing short of its minMember gets them this long after its last pod came."""
+keeps its members' pending messages and its PodGroup's status back (`Session.close`): a gang's
+pods come one request after another, and one cycle seeing it half made wrote a PodScheduled
+condition and a FailedScheduling Event on each member made so far, and an Unschedulable
+condition and Warning on its PodGroup, moments before the gang started whole. A gang that stops
+growing short of its minMember gets them this long after its last pod came. A PodGroup with no
+pod yet is being created this long after its own creation (its move to Inqueue is written at
+once: job controllers create the pods then)."""
 YIELD_RATIO = 1.0
 """While earlier decisions are being carried out, the pause after a cycle, relative to how long
 that cycle took."""

@@ -548,7 +548,7 @@ def test_a_podgroup_with_no_pod_yet_has_its_phase_written_without_its_conditions
 
     def podless(status: PodGroupStatus) -> CycleResult:
         return CycleResult(
-            podgroups={"ns/pg1": status}, arriving_groups=arriving, podless_groups=arriving
+            podgroups={"ns/pg1": status}, arriving_groups=arriving, phased_groups=arriving
         )
 
     carry_out(effects, podless(status))
@@ -585,13 +585,13 @@ def test_a_gang_still_arriving_whose_phase_was_written_meanwhile_gets_no_conditi
     writer.hold("status")
     writer.hold("bind")
     effects.submit(
-        CycleResult(podgroups={"ns/pg1": a}, arriving_groups=arriving, podless_groups=arriving),
+        CycleResult(podgroups={"ns/pg1": a}, arriving_groups=arriving, phased_groups=arriving),
         ClusterSnapshot(),
     )
     assert writer.entered.wait(WAIT)  # A is being written
     writer.entered.clear()
     effects.submit(
-        CycleResult(podgroups={"ns/pg1": b}, arriving_groups=arriving, podless_groups=arriving),
+        CycleResult(podgroups={"ns/pg1": b}, arriving_groups=arriving, phased_groups=arriving),
         ClusterSnapshot(),
     )
     effects.submit(CycleResult(binds=(BIND,)), ClusterSnapshot())

@@ -40,7 +40,7 @@ def test_members_of_a_gang_still_arriving_are_decided_but_their_messages_wait() 
     )
     assert result.arriving == frozenset(MEMBERS)
     assert result.arriving_groups == frozenset({"default/g"})
-    assert result.podless_groups == frozenset()  # it has pods: nothing of it is written
+    assert result.phased_groups == frozenset()  # it has pods, no minResources: nothing written
     assert result.revisit_at == at(10.5)
     assert result.binds == ()
 
@@ -75,18 +75,34 @@ def test_a_podgroup_with_no_pod_yet_is_arriving_for_the_grace_after_its_creation
         )
 
     young = decide(empty(created=9.5), grace=1.0)
-    assert (young.arriving, young.arriving_groups, young.podless_groups, young.revisit_at) == (
+    assert (young.arriving, young.arriving_groups, young.phased_groups, young.revisit_at) == (
         frozenset(),
         frozenset({"default/g"}),
         frozenset({"default/g"}),
         at(10.5),
     )
     stamped = decide(empty(created=9.0), grace=1.0, now=10.2)  # whole seconds: to 10.0 + 1.0
-    assert (stamped.podless_groups, stamped.revisit_at) == (frozenset({"default/g"}), at(11.0))
+    assert (stamped.phased_groups, stamped.revisit_at) == (frozenset({"default/g"}), at(11.0))
     for result in (decide(empty(created=8.5), grace=1.0), decide(empty(9.5), grace=0.0)):
-        assert (result.arriving_groups, result.podless_groups, result.revisit_at) == (
+        assert (result.arriving_groups, result.phased_groups, result.revisit_at) == (
             frozenset(),
             frozenset(),
             None,
         )
         assert "default/g" in result.podgroups
+
+
+def test_a_gang_arriving_with_min_resources_has_its_phase_written_meanwhile() -> None:
+    # Its written Inqueue holds its admission budget from one cycle to the next.
+    snap = snapshot(
+        node("n1").resources(cpu="4", memory="8Gi"),
+        podgroup("g").min_member(3).min_resources(cpu="3"),
+        *[pod(f"g-{i}").group("g").requests(cpu="1").created(9.5) for i in range(2)],
+        taken_at=NOW,
+    )
+    result = decide(snap, grace=1.0)
+    assert (result.arriving_groups, result.phased_groups) == (
+        frozenset({"default/g"}),
+        frozenset({"default/g"}),
+    )
+    assert result.podgroups["default/g"].phase.value == "Inqueue"
