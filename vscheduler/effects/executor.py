@@ -17,10 +17,9 @@ flight, with Events when they change; one queued write per object, the newest, s
 sends what a later cycle replaced: `sent.Newest`; a PodGroup's change of counts alone waits
 `COUNT_HOLD` after its last write while some of its placed pods are still to start; a gang still
 arriving has nothing written, but a move of its phase when it has no pod yet or minResources),
-and the
-reservations released (their keys removed from their ConfigMap, one patch per ConfigMap, through
-the optional `config_maps` writer; not repeated while the watch still shows a key, unless
-`RESEND_AFTER` passed: after a failure, too),
+and the reservations released (their keys removed from their ConfigMap, one patch per
+ConfigMap, through the optional `config_maps` writer; not repeated while the watch still shows a
+key, unless `RESEND_AFTER` passed: after a failure, too),
 pods' `status.nominatedNodeName` (`result.nominated` set where the watched pod shows another
 node, and cleared on every pod of the snapshot carrying one that is no longer nominated: bound,
 or its nomination dropped; through the optional `nominations` writer, not repeated while in
@@ -753,11 +752,10 @@ class EffectsExecutor:
                 still[key] = (status, raw)
                 continue
             if key in arriving:
-                if key not in phased:
+                moved = _phase_move(patch) if key in phased else None
+                if moved is None:
                     continue  # its members still come: said when they stop
-                patch.pop("conditions", None)  # they wait with its members' messages
-                if "phase" not in patch:
-                    continue
+                patch = moved
             if status.starting and patch.keys() <= st.COUNTS and self._written_lately(key):
                 continue  # its counts still climb: a later cycle writes them, nearer their end
             if self._groups_sent.claim(key, st.patch_substance(patch)):
@@ -788,12 +786,9 @@ class EffectsExecutor:
             if now is not None and held and made_for and held.uid == made_for.uid:
                 raw = now  # the same PodGroup as watched since (a replaced one is not written)
             patch = st.podgroup_status_patch(status, raw)
-            if arriving:
-                patch.pop("conditions", None)
+            if arriving:  # only its phase move, if it still moves (else written since wanted)
+                patch = _phase_move(patch) or {}
             if not patch:
-                self._groups_sent.discard(key)
-                continue
-            if arriving and "phase" not in patch:  # its phase was written since it was wanted
                 self._groups_sent.discard(key)
                 continue
             self._groups_sent.note(key, st.patch_substance(patch))
@@ -1043,6 +1038,15 @@ def _created(result: CycleResult, snapshot: ClusterSnapshot) -> dict[str, dt.dat
 
 def _rank(order: tuple[str, ...], kind: str) -> int:
     return order.index(kind) if kind in order else len(order)
+
+
+def _phase_move(patch: Mapping[str, object]) -> dict[str, object] | None:
+    """What of a PodGroup status patch is written while its gang still arrives: the move of its
+    phase, without the conditions (they wait with its members' messages); None when the phase
+    does not move."""
+    if "phase" not in patch:
+        return None
+    return {k: v for k, v in patch.items() if k != "conditions"}
 
 
 def _log_failure(message: str, err: Exception) -> None:
