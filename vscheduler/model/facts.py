@@ -10,6 +10,7 @@ import dataclasses
 import datetime as dt
 from collections.abc import Iterable, Mapping
 
+from vscheduler.model.frozen import quick_init
 from vscheduler.model.podaffinity import NO_POD_AFFINITY, PodAffinity, SpreadConstraint
 from vscheduler.model.resources import EMPTY, Resources
 from vscheduler.model.status import PodGroupPhase, QoSClass, TaskStatus
@@ -153,6 +154,7 @@ def _intern(key: TemplateKey) -> TemplateKey:
     return _TEMPLATES.setdefault(key, key)
 
 
+@quick_init
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class TaskFacts:
     """One pod, as the scheduler sees it."""
@@ -282,6 +284,7 @@ class TaskFacts:
         )
 
 
+@quick_init
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class NodeFacts:
     """One node."""
@@ -321,6 +324,7 @@ def says_unschedulable(conditions: Iterable[PodGroupCondition]) -> bool:
     return any(c.type == "Unschedulable" and c.status == "True" for c in conditions)
 
 
+@quick_init
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class JobFacts:
     """One PodGroup (or a lone pod's implicit group of one)."""
