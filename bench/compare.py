@@ -48,7 +48,6 @@ import contextlib
 import functools
 import json
 import math
-import os
 import ssl
 import statistics
 import subprocess
@@ -66,7 +65,7 @@ from typing import Any
 
 from bench.apiclient import Api
 from bench.cluster import NAMESPACE, add_nodes, install_crds, podgroup
-from bench.observe import BindWatch, CpuMeter, wait_quiet, wait_until
+from bench.observe import BindWatch, CpuMeter, wait_until
 from integration.controlplane import REPO_ROOT, ControlPlaneError, LocalControlPlane, free_port
 
 KUBE = "kube"
@@ -332,9 +331,6 @@ def run_one(w: Workload, who: str, args: argparse.Namespace, workdir: Path) -> d
             result["createSeconds"] = round(time.monotonic() - t0, 3)
         else:
             created = create_batches(api, work, args.threads)
-            if not args.start_at_once:
-                quiet = wait_quiet({**cpu.pids, "bench": os.getpid()})
-                result["quietBeforeStart"] = quiet
             cpu.mark("start")
             profiler = _apiserver_profile(api, args, f"{w.name}-{who}")
             sched = start()
@@ -617,12 +613,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=900, help="seconds to wait for all bound")
     parser.add_argument("--settle", type=float, default=5.0, help="seconds after all Running (5)")
     parser.add_argument("--only", choices=(KUBE, OURS), help="run one scheduler only")
-    parser.add_argument(
-        "--start-at-once",
-        action="store_true",
-        help="w2/w4/w5: start the scheduler as the last create answers (default: once the "
-        "control plane's CPU use stops falling, at most 120 s; `quietBeforeStart` in the JSON)",
-    )
     parser.add_argument(
         "--scheduler-arg",
         action="append",

@@ -24,7 +24,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -342,28 +342,6 @@ def process_cpu(pid: int) -> float:
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime (fields 14, 15)
-
-
-def wait_quiet(
-    pids: Mapping[str, int], *, window: float = 2.0, falling: float = 0.9, limit: float = 120.0
-) -> dict[str, Any]:
-    """Wait until the processes' CPU use (cores, summed over `pids`, per `window` seconds) stops
-    falling: a window at least `falling` times the one before, or `limit` seconds. The control
-    plane digests a backlog made seconds ago (watch caches, the controller-manager and kwok
-    reading every new pod) for a while after the last create answered; a scheduler started
-    then shares the machine with that, which a scheduler restarted into a backlog that built
-    up over time does not. Returns the seconds waited and each window's cores."""
-    started = time.monotonic()
-    cores: list[float] = []
-    last = sum(process_cpu(pid) for pid in pids.values())
-    while time.monotonic() - started < limit:
-        time.sleep(window)
-        now = sum(process_cpu(pid) for pid in pids.values())
-        cores.append(round((now - last) / window, 2))
-        last = now
-        if len(cores) >= 2 and cores[-1] >= falling * cores[-2]:
-            break
-    return {"seconds": round(time.monotonic() - started, 1), "cores": cores}
 
 
 def wait_until(what: str, check: Callable[[], bool], timeout: float, every: float = 0.05) -> bool:
