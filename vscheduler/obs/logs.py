@@ -8,6 +8,15 @@ and `cycle` when a cycle is running; a text line puts the same fields after the 
 and every log call beneath it (same thread or task) carries it; `CycleFilter` copies it onto
 records.
 
+The thread that logs only puts the record on a queue, its message and cycle id made first; one
+writer thread formats and writes it (`QueuedHandler`), a warning or an error before the call
+that logged it returns (a crash right after loses no problem). A thread writing to the stream
+gives the interpreter away during the write; written from the thread that logged, the next
+thread to log waited on the handler's lock for that write, and the writer then for the
+interpreter: the bind workers, which log every bind, queued there. The handler's `flush()` and
+`close()` (which `logging.shutdown` calls at exit) return once every record queued so far is
+written.
+
 This module owns log formatting only; it never reads a clock (records carry their own time).
 """
 
@@ -15,10 +24,13 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import copy
 import datetime as dt
 import json
 import logging
+import queue
 import sys
+import threading
 from collections.abc import Iterator
 from typing import IO, Final, Literal
 
@@ -125,19 +137,72 @@ def parse_level(level: str) -> int:
         raise ValueError(f"log level {level!r}: expected one of {', '.join(_LEVELS)}") from None
 
 
-def setup_logging(level: str, fmt: LogFormat, *, stream: IO[str] | None = None) -> logging.Handler:
+class QueuedHandler(logging.Handler):
+    """Puts each record on a queue; one thread (`log-writer`) writes them through `target`.
+    A record at `WARNING` or above is written before the call that logged it returns."""
+
+    def __init__(self, target: logging.Handler) -> None:
+        super().__init__()
+        self._target = target
+        self._records: queue.SimpleQueue[logging.LogRecord | threading.Event | None]
+        self._records = queue.SimpleQueue()
+        self._closed = False
+        self._writer = threading.Thread(target=self._write, name="log-writer", daemon=True)
+        self._writer.start()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Queue a copy with its message made now (its arguments may change after the call);
+        the rest, a traceback included, is formatted by the writer."""
+        try:
+            record = copy.copy(record)
+            record.msg, record.args = record.getMessage(), None
+        except Exception:  # a record whose message cannot be made, as Handler.emit reports it
+            self.handleError(record)
+            return
+        self._records.put(record)
+        if record.levelno >= logging.WARNING:
+            self.flush()
+
+    def flush(self) -> None:
+        """Return once every record queued so far is written."""
+        if self._closed or threading.current_thread() is self._writer:
+            return
+        written = threading.Event()
+        self._records.put(written)
+        written.wait()
+
+    def close(self) -> None:
+        """Write what is queued and stop the writer."""
+        if not self._closed:
+            self.flush()
+            self._closed = True
+            self._records.put(None)
+            self._writer.join()
+        super().close()
+
+    def _write(self) -> None:
+        while (item := self._records.get()) is not None:
+            if isinstance(item, threading.Event):
+                item.set()
+            else:
+                self._target.handle(item)
+
+
+def setup_logging(level: str, fmt: LogFormat, *, stream: IO[str] | None = None) -> QueuedHandler:
     """Log to `stream` (stderr) at `level` in `fmt`; returns the handler installed on the root
-    logger, replacing the one a previous call installed."""
+    logger, replacing (and closing) the one a previous call installed."""
     if fmt not in ("text", "json"):
         raise ValueError(f"log format {fmt!r}: expected text or json")
     threshold = parse_level(level)
-    handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
-    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    target = logging.StreamHandler(stream if stream is not None else sys.stderr)
+    target.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    handler = QueuedHandler(target)
     handler.addFilter(CycleFilter())
     setattr(handler, _MARK, True)
     root = logging.getLogger()
     for old in [h for h in root.handlers if getattr(h, _MARK, False)]:
         root.removeHandler(old)
+        old.close()
     root.addHandler(handler)
     root.setLevel(threshold)
     return handler

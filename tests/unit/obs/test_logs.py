@@ -7,6 +7,7 @@ import io
 import json
 import logging
 import re
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -24,10 +25,13 @@ def restore_root_logger() -> Iterator[None]:
     for handler in list(root.handlers):
         if handler not in handlers:
             root.removeHandler(handler)
+            handler.close()
     root.setLevel(level)
 
 
 def lines(stream: io.StringIO) -> list[str]:
+    for handler in logging.getLogger().handlers:
+        handler.flush()  # the writer thread has written every record logged so far
     return stream.getvalue().splitlines()
 
 
@@ -145,3 +149,71 @@ def test_an_unknown_level_or_format_is_refused_before_anything_changes() -> None
     with pytest.raises(ValueError, match="log format 'xml'"):
         setup_logging("info", "xml")  # type: ignore[arg-type]
     assert root.handlers == before
+
+
+class _HeldStream(io.StringIO):
+    """A stream whose writes wait until `release` is set (a slow or full pipe)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+        self.writing = threading.Event()
+
+    def write(self, text: str) -> int:
+        self.writing.set()
+        assert self.release.wait(10), "the test never released the stream"
+        return super().write(text)
+
+
+def test_a_thread_that_logs_does_not_wait_for_the_stream() -> None:
+    stream = _HeldStream()
+    setup_logging("info", "json", stream=stream)
+
+    log.info("first")
+    assert stream.writing.wait(10)  # the writer is inside a write that does not return
+    log.info("second")  # returns: the record waits on the queue, not the caller
+    log.info("third")
+    stream.release.set()
+
+    assert [json.loads(line)["message"] for line in lines(stream)] == ["first", "second", "third"]
+
+
+def test_the_message_is_made_when_logged_and_the_cycle_id_read_in_the_caller() -> None:
+    stream = io.StringIO()
+    setup_logging("info", "json", stream=stream)
+    nodes = ["n1"]
+
+    with cycle_context("cycle-9"):
+        log.info("nodes %s", nodes)
+    nodes.append("n2")  # changed before the writer formats the record
+
+    record = json.loads(lines(stream)[0])
+    assert (record["message"], record["cycle"]) == ("nodes ['n1']", "cycle-9")
+
+
+def test_a_new_setup_writes_what_the_old_one_queued_then_replaces_it() -> None:
+    first, second = io.StringIO(), io.StringIO()
+    old = setup_logging("info", "json", stream=first)
+    log.info("to the first")
+    setup_logging("info", "text", stream=second)
+    log.info("to the second")
+
+    assert [json.loads(line)["message"] for line in first.getvalue().splitlines()] == [
+        "to the first"
+    ]
+    assert lines(second)[0].endswith("vscheduler.test: to the second")
+    assert old not in logging.getLogger().handlers
+
+
+def test_a_warning_is_written_before_the_call_returns() -> None:
+    stream = io.StringIO()
+    setup_logging("info", "text", stream=stream)
+
+    log.info("bound default/p1 to n1")
+    log.warning("policy rejected")
+
+    written = stream.getvalue().splitlines()  # no flush: the warning waited for its write
+    assert [line.split(": ", 1)[1] for line in written] == [
+        "bound default/p1 to n1",
+        "policy rejected",
+    ]
