@@ -105,7 +105,11 @@ FOREIGN_FLAGS: Final[tuple[ForeignFlag, ...]] = (
         "leases",
         harmless=("leases",),
     ),
-    ForeignFlag(("log-flush-frequency",), "log lines are written at once", "5s"),
+    ForeignFlag(
+        ("log-flush-frequency",),
+        "log lines are written as they come (warnings and errors before the call returns)",
+        "5s",
+    ),
     ForeignFlag(("logtostderr",), _LOGS, "true", boolean=True, harmless=(True,)),
     ForeignFlag(("alsologtostderr",), _LOGS, "false", boolean=True, harmless=(False,)),
     ForeignFlag(("log-dir", "log_dir"), _LOGS, '""', harmless=("",)),
