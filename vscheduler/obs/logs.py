@@ -169,7 +169,9 @@ class QueuedHandler(logging.Handler):
             return
         written = threading.Event()
         self._records.put(written)
-        written.wait()
+        while not written.wait(1.0):
+            if not self._writer.is_alive():  # gone: nothing is written any more
+                return
 
     def close(self) -> None:
         """Write what is queued and stop the writer."""
@@ -184,8 +186,11 @@ class QueuedHandler(logging.Handler):
         while (item := self._records.get()) is not None:
             if isinstance(item, threading.Event):
                 item.set()
-            else:
+                continue
+            try:
                 self._target.handle(item)
+            except Exception:  # the writer lives on: the next record is written
+                self.handleError(item)
 
 
 def setup_logging(level: str, fmt: LogFormat, *, stream: IO[str] | None = None) -> QueuedHandler:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from vscheduler.obs.logs import CYCLE_ID, cycle_context, setup_logging
+from vscheduler.obs.logs import CYCLE_ID, QueuedHandler, cycle_context, setup_logging
 
 log = logging.getLogger("vscheduler.test")
 
@@ -217,3 +217,32 @@ def test_a_warning_is_written_before_the_call_returns() -> None:
         "bound default/p1 to n1",
         "policy rejected",
     ]
+
+
+class _Failing(logging.Handler):
+    """A target whose handling raises for one message (a broken filter, say)."""
+
+    def __init__(self, stream: io.StringIO) -> None:
+        super().__init__()
+        self.stream = stream
+
+    def handle(self, record: logging.LogRecord) -> bool:
+        if record.getMessage() == "breaks":
+            raise RuntimeError("a filter that raises")
+        self.stream.write(record.getMessage() + "\n")
+        return True
+
+
+def test_the_writer_goes_on_after_a_record_it_could_not_write(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    stream = io.StringIO()
+    handler = QueuedHandler(_Failing(stream))
+    try:
+        for message in ("before", "breaks", "after"):
+            handler.handle(logging.LogRecord("t", logging.INFO, __file__, 1, message, None, None))
+        handler.flush()
+        assert stream.getvalue().splitlines() == ["before", "after"]
+        assert "RuntimeError: a filter that raises" in capsys.readouterr().err
+    finally:
+        handler.close()
