@@ -3,7 +3,7 @@
 Owns: the PodGroup's gang (`minMember`, default 1; `minTaskMember`, where the key "" counts
 the pods without a task role, as in Volcano), `minResources`, queue (default `default`), priority
 (from `priorityClassName`, as for pods), phase (default Pending) and conditions (any `type`, as
-the CRD allows), with Volcano's field names.
+the CRD allows), with Volcano's field names; whether a controller owns it (`controlled`).
 Must not: look at the PodGroup's pods or check that its queue exists (the scheduler reports it).
 """
 
@@ -73,8 +73,19 @@ def convert_podgroup(
         conditions=_conditions(status, label),
         created=meta.created,
         annotations=meta.annotations,
+        controlled=_controlled(obj),
         warnings=tuple(warnings),
     )
+
+
+def _controlled(obj: Mapping[str, object]) -> bool:
+    """Whether `metadata.ownerReferences` names a controller (a reference with `controller:
+    true`); anything else there (the API server validates the field) reads as no controller."""
+    meta = obj.get("metadata")
+    refs = meta.get("ownerReferences") if isinstance(meta, Mapping) else None
+    if not isinstance(refs, list):
+        return False
+    return any(isinstance(ref, Mapping) and ref.get("controller") is True for ref in refs)
 
 
 def _min_member(spec: Raw, label: str, warnings: list[FieldWarning]) -> int:

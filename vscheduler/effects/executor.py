@@ -733,8 +733,8 @@ class EffectsExecutor:
         Event with it) would follow each member's creation (`valid: 2`, `valid: 3`, ...), and
         its phase go Inqueue, moments before the gang starts whole and goes Running; they are
         written once it stops arriving, as its members' messages are. Of those in `phased` (a
-        PodGroup with no pod yet, whose job controller creates the pods once it is Inqueue;
-        one with minResources, whose Inqueue phase holds its admission budget) a move of the
+        PodGroup with no pod yet whose controller creates the pods once it is Inqueue; one
+        with minResources, whose Inqueue phase holds its admission budget) a move of the
         phase is written, without the conditions."""
         matched = self._groups_matched
         still: dict[str, tuple[PodGroupStatus, st.Raw]] = {}

@@ -760,9 +760,10 @@ class Session:
         PodScheduled=False condition and a FailedScheduling Event each, what most of a gang
         workload's status writes were) waits until the gang has not grown for the grace; then
         it is written as usual. A PodGroup with no pod yet, made under the grace ago, is
-        arriving too (its job controller creates its pods next). Returns them, their
-        PodGroups, those of the PodGroups whose phase is written meanwhile (`phased_groups`:
-        with no pod yet, or with minResources), and when the first falls due."""
+        arriving too (its pods come next). Returns them, their PodGroups, those of the
+        PodGroups whose phase is written meanwhile (`phased_groups`: with minResources, or
+        with no pod yet and a controller, which may create the pods only once it is Inqueue),
+        and when the first falls due."""
         keys: list[str] = []
         due: dict[str, dt.datetime | None] = {}
         phased: list[str] = []
@@ -781,7 +782,8 @@ class Session:
         for job in self.podgroup_jobs:
             if not job.tasks and job.facts.min_member > 0:
                 due[job.key] = ends = self._grace_end(job.facts.created)
-                if ends is not None:
+                facts = job.facts
+                if ends is not None and (facts.controlled or facts.min_resources is not None):
                     phased.append(job.key)
         ends_at = {k: d for k, d in due.items() if d is not None}
         soonest = min(ends_at.values(), default=None)

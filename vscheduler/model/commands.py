@@ -114,9 +114,12 @@ class CycleResult:
     falls due (a cycle then runs even if nothing changed); the PodGroups of those gangs, and
     those made under the grace ago with no pod yet (`arriving_groups`), have nothing of their
     status written meanwhile, but those among them in `phased_groups` have a move of their
-    phase written, without their conditions: a PodGroup with no pod yet (Pending to Inqueue: a
-    Volcano Job's controller creates the pods then) and one with minResources (its Inqueue
-    phase is what holds its admission budget from one cycle to the next);
+    phase written, without their conditions: a PodGroup with no pod yet and a controller
+    (Pending to Inqueue: a Volcano Job's controller, or a Kubeflow one, creates the pods only
+    then; one without a controller has its pods on the way, and a gang that starts at once goes
+    Pending to Running, as in a Volcano session that enqueues and allocates it) and one with
+    minResources (its Inqueue phase is what holds its admission budget from one cycle to the
+    next);
     `reservations_released` are reservations to remove from their ConfigMap (the reservation
     plugin's); `queues` holds the figures a queue plugin reported for each queue, by name.
     """

@@ -344,6 +344,9 @@ class JobFacts:
     annotations: Mapping[str, str] = dataclasses.field(default_factory=dict)
     synthetic: bool = False
     """True for a pod without a PodGroup: no PodGroup object exists to update."""
+    controlled: bool = False
+    """The PodGroup has a controller (an ownerReference with `controller: true`: a Volcano Job,
+    a Kubeflow job, ...), which may create the pods only once it is Inqueue."""
     problem: str = ""
     """Why this job cannot be scheduled (a malformed PodGroup field), or empty."""
     warnings: tuple[FieldWarning, ...] = ()

@@ -65,7 +65,9 @@ condition and a FailedScheduling Event on each member made so far, and an Unsche
 condition and Warning on its PodGroup, moments before the gang started whole. A gang that stops
 growing short of its minMember gets them this long after its last pod came. A PodGroup with no
 pod yet is being created this long after its own creation (its move to Inqueue is written at
-once: job controllers create the pods then)."""
+once if a controller owns it, or it has minResources: job controllers create the pods only
+then; one without either, whose creator makes its pods next, goes straight to Running if its
+gang starts within the grace, or is written Inqueue when the grace ends)."""
 YIELD_RATIO = 1.0
 """While earlier decisions are being carried out, the pause after a cycle, relative to how long
 that cycle took."""

@@ -368,6 +368,11 @@ class PodGroupBuilder(_Builder[JobFacts]):
         self._set(annotations={**self._facts.annotations, key: value})
         return self
 
+    def controlled(self) -> PodGroupBuilder:
+        """An ownerReference with `controller: true` (a Volcano Job's PodGroup)."""
+        self._set(controlled=True)
+        return self
+
 
 class QueueBuilder(_Builder[QueueFacts]):
     """Builds a QueueFacts."""

@@ -454,7 +454,7 @@ def podgroups() -> st.SearchStrategy[Raw]:
     """A PodGroup (named by `clusters`): minMember from negative (Volcano's CRDs before 1.14) to
     far above its pods, minResources with unknown names and negative amounts, minTaskMember with
     the key "" (pods without a role) and negative minima, a queue that exists or not, garbage
-    annotations."""
+    annotations, owner references (a controller or not)."""
     spec = st.fixed_dictionaries(
         {"minMember": st.integers(0, 2**31 - 1) | st.integers(-2, 5)},
         optional={
@@ -469,18 +469,39 @@ def podgroups() -> st.SearchStrategy[Raw]:
             "priorityClassName": st.sampled_from((*CLASS_NAMES, "missing-class")),
         },
     )
+    owner = st.fixed_dictionaries(
+        {"apiVersion": st.just("batch.volcano.sh/v1alpha1"), "kind": st.just("Job")},
+        optional={"controller": st.booleans()},
+    ).map(lambda ref: {**ref, "name": "job", "uid": "job-uid"})
     return st.builds(
-        lambda ann, sp, phase: {
+        lambda ann, owners, sp, phase: {
             "apiVersion": "scheduling.volcano.sh/v1beta1",
             "kind": "PodGroup",
-            "metadata": {"creationTimestamp": "2026-01-01T00:00:00Z", "annotations": ann},
+            "metadata": {
+                "creationTimestamp": "2026-01-01T00:00:00Z",
+                "annotations": ann,
+                **({"ownerReferences": owners} if owners else {}),
+            },
             "spec": sp,
             **({"status": {"phase": phase}} if phase else {}),
         },
         annotation_maps(),
+        st.lists(owner, max_size=2).map(_one_controller),
         spec,
         st.sampled_from(("", "Pending", "Inqueue", "Running", "Unknown")),
     )
+
+
+def _one_controller(refs: list[Raw]) -> list[Raw]:
+    """`refs` with `controller: true` on the first that has it only, as the API server requires."""
+    seen = False
+    out = []
+    for ref in refs:
+        if ref.get("controller") is True:
+            ref = {**ref, "controller": not seen}
+            seen = True
+        out.append(ref)
+    return out
 
 
 @functools.cache

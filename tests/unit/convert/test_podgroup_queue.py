@@ -166,6 +166,32 @@ def test_a_condition_without_a_type_is_kept_as_the_crd_allows_it() -> None:
     assert [(c.type, c.status, c.reason) for c in job.conditions] == [("", "True", "r")]
 
 
+_JOB_OWNER = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": "j", "uid": "u"}
+
+
+@pytest.mark.parametrize(
+    ("refs", "controlled"),
+    [
+        ([{**_JOB_OWNER, "controller": True}], True),
+        ([{**_JOB_OWNER, "controller": False}, {**_JOB_OWNER, "controller": True}], True),
+        ([{**_JOB_OWNER, "controller": False}], False),
+        ([_JOB_OWNER], False),
+        ([], False),
+        (None, False),
+        ("not a list", False),
+        (["not a mapping"], False),
+        ([{**_JOB_OWNER, "controller": "true"}], False),
+    ],
+)
+def test_a_podgroup_is_controlled_when_an_owner_reference_says_controller_true(
+    refs: object, controlled: bool
+) -> None:
+    obj = raw_podgroup()
+    if refs is not None:
+        obj["metadata"]["ownerReferences"] = refs
+    assert convert_podgroup(obj, priority_classes={}).controlled is controlled
+
+
 PG = "PodGroup team-a/pg1: "
 
 

@@ -67,10 +67,11 @@ def test_a_gang_that_stopped_growing_whole_or_not_or_with_no_grace_holds_nothing
 
 
 def test_a_podgroup_with_no_pod_yet_is_arriving_for_the_grace_after_its_creation() -> None:
+    # Its controller (a Volcano Job's) creates the pods once it is Inqueue: that is written.
     def empty(created: float) -> ClusterSnapshot:
         return snapshot(
             node("n1").resources(cpu="4", memory="8Gi"),
-            podgroup("g").min_member(3).created(created),
+            podgroup("g").min_member(3).created(created).controlled(),
             taken_at=NOW,
         )
 
@@ -90,6 +91,35 @@ def test_a_podgroup_with_no_pod_yet_is_arriving_for_the_grace_after_its_creation
             None,
         )
         assert "default/g" in result.podgroups
+
+
+def test_a_podgroup_with_no_pod_and_no_controller_has_nothing_written_for_the_grace() -> None:
+    # Its creator makes its pods next (nobody waits for Inqueue): a gang that starts within
+    # the grace goes Pending to Running, with one write; one that does not is written Inqueue
+    # when the grace ends.
+    def empty(created: float) -> ClusterSnapshot:
+        return snapshot(
+            node("n1").resources(cpu="4", memory="8Gi"),
+            podgroup("g").min_member(3).created(created),
+            taken_at=NOW,
+        )
+
+    young = decide(empty(created=9.5), grace=1.0)
+    assert (young.arriving_groups, young.phased_groups, young.revisit_at) == (
+        frozenset({"default/g"}),
+        frozenset(),
+        at(10.5),
+    )
+    assert young.podgroups["default/g"].phase.value == "Inqueue"  # decided, not yet written
+    due = decide(empty(created=9.5), grace=1.0, now=10.6)
+    assert (due.arriving_groups, due.phased_groups) == (frozenset(), frozenset())
+    assert due.podgroups["default/g"].phase.value == "Inqueue"
+    with_min_resources = snapshot(
+        node("n1").resources(cpu="4", memory="8Gi"),
+        podgroup("g").min_member(3).min_resources(cpu="3").created(9.5),
+        taken_at=NOW,
+    )
+    assert decide(with_min_resources, grace=1.0).phased_groups == frozenset({"default/g"})
 
 
 def test_a_gang_arriving_with_min_resources_has_its_phase_written_meanwhile() -> None:
