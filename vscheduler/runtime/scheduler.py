@@ -49,14 +49,17 @@ DEBOUNCE = 0.1
 created one by one) becomes one cycle: every cycle opens a session over the whole cluster, so
 the more pods it decides, the less each costs. A change that comes later than this after the
 last cycle (a pod on a quiet cluster) runs one at once."""
-GANG_DEBOUNCE = 0.08
+GANG_DEBOUNCE = 0.04
 """The same, once a gang is whole (`Cache.complete`: its last member came; the members before
 it woke no cycle): a gang's members already waited for it, and gangs completing close together
 still share a cycle. Counted from the wake (the first gang's completion) it was 0.05; from the
 last cycle's end, 0.08 kept W3's cycles (and CPU) about where they were while the median gang
 waited less (bench.compare W3, three pairs each: gang p50 1.65x kube-scheduler's, CPU 0.98x;
 0.05 from the end: 1.57x and 1.07x; 0.05 from the wake, measured before nodeorder's node views
-were kept over annotation changes: 2.02x and 1.10x)."""
+were kept over annotation changes: 2.02x and 1.10x). With cycles cheaper since (W3 CPU 0.73-0.78x
+kube-scheduler's at 0.08), 0.04 (nineteenth session, W3 ours only, three runs each in turns):
+gang p50 0.1491, 0.1454, 0.1502 s against 0.1923, 0.1819, 0.2196 s at 0.08, CPU per 1,000 pods
+1.633-1.743 s against 1.537-1.567 s; 0.02 gave 0.149, 0.1449, 0.1397 s at 1.65-1.723 s."""
 ARRIVAL_GRACE = 1.0
 """Seconds a gang still being created (fewer pods than its minMember, the newest this recent)
 keeps its members' pending messages and its PodGroup's status back (`Session.close`): a gang's
