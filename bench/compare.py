@@ -48,7 +48,6 @@ import contextlib
 import functools
 import json
 import math
-import os
 import ssl
 import statistics
 import subprocess
@@ -288,21 +287,11 @@ def _compiled(root: Path = REPO_ROOT) -> None:
     compileall.compile_dir(root / "vscheduler", quiet=1)
 
 
-def _renice(pid: int, niceness: int) -> None:
-    """Set the niceness of every thread of process `pid` (Linux's setpriority takes a thread;
-    the threads made later inherit it from the thread that makes them)."""
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        with contextlib.suppress(ProcessLookupError):
-            os.setpriority(os.PRIO_PROCESS, int(task.name), niceness)
-
-
 # --- one run ------------------------------------------------------------------------------------
 def run_one(w: Workload, who: str, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     """One workload under one scheduler on a fresh control plane: the run's JSON object."""
     cp = LocalControlPlane(build=False, profiling=bool(args.apiserver_profile))
     cp.start()
-    if args.kwok_nice:
-        _renice(cp.procs["kwok"].popen.pid, args.kwok_nice)
     sched: Process | None = None
     profiler: threading.Thread | None = None
     try:
@@ -645,13 +634,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=20,
         metavar="S",
         help="how long that profile samples, at most 50 (20)",
-    )
-    parser.add_argument(
-        "--kwok-nice",
-        type=int,
-        default=0,
-        metavar="N",
-        help="run kwok (the nodes' kubelets) at this niceness, 0-19 (0)",
     )
     parser.add_argument("--keep", metavar="DIR", help="keep each run's scheduler log under DIR")
     parser.add_argument("--out", metavar="FILE", help="also write every run's JSON here")
