@@ -472,7 +472,7 @@ def podgroups() -> st.SearchStrategy[Raw]:
     owner = st.fixed_dictionaries(
         {"apiVersion": st.just("batch.volcano.sh/v1alpha1"), "kind": st.just("Job")},
         optional={"controller": st.booleans()},
-    ).map(lambda ref: {**ref, "name": "job", "uid": "job-uid"})
+    )
     return st.builds(
         lambda ann, owners, sp, phase: {
             "apiVersion": "scheduling.volcano.sh/v1beta1",
@@ -493,12 +493,14 @@ def podgroups() -> st.SearchStrategy[Raw]:
 
 
 def _one_controller(refs: list[Raw]) -> list[Raw]:
-    """`refs` with `controller: true` on the first that has it only, as the API server requires."""
+    """`refs`, each its own owner, with `controller: true` on the first that has it only, as the
+    API server requires."""
     seen = False
     out = []
-    for ref in refs:
+    for i, ref in enumerate(refs):
+        ref = {**ref, "name": f"job-{i}", "uid": f"job-uid-{i}"}
         if ref.get("controller") is True:
-            ref = {**ref, "controller": not seen}
+            ref["controller"] = not seen
             seen = True
         out.append(ref)
     return out
