@@ -145,6 +145,17 @@ def boolean(parent: Raw, key: str, label: str, path: str, default: bool) -> bool
     return value
 
 
+def controller_owner(obj: Raw, label: str) -> str:
+    """`Kind/name` of the owner reference marked `controller: true`, else empty."""
+    metadata = mapping(obj, "metadata", label, "")
+    for i, ref in enumerate(items(metadata, "ownerReferences", label, "metadata")):
+        path = f"metadata.ownerReferences[{i}]"
+        ref_map = as_mapping(ref, label, path)
+        if boolean(ref_map, "controller", label, path, default=False):
+            return f"{string(ref_map, 'kind', label, path)}/{string(ref_map, 'name', label, path)}"
+    return ""
+
+
 def string_map(parent: Raw, key: str, label: str, path: str) -> dict[str, str]:
     """The string-to-string mapping at `key` (labels, annotations, nodeSelector), copied."""
     value = parent.get(key)

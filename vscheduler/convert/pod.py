@@ -31,11 +31,9 @@ from vscheduler.convert.fields import (
     INT32_MAX,
     Meta,
     Raw,
-    as_mapping,
-    boolean,
     checked_int,
     choice,
-    items,
+    controller_owner,
     mapping,
     read_meta,
     string,
@@ -218,7 +216,7 @@ class PodConverter:
             annotations=meta.annotations,
             scoring=scoring,
             task_role=task_role(meta.annotations, meta.labels),
-            owner=_owner(obj, label),
+            owner=controller_owner(obj, label),
             started=_started(status, label),
             nominated_node=_nominated(status) if ours else None,
             problem=read.problem,
@@ -379,17 +377,6 @@ def _ports_open(res: PodResources) -> list[tuple[Raw, str]]:
     out = [(c.raw, c.path) for c in res.containers if "ports" in c.raw]
     out.extend((c.raw, c.path) for c in res.init_containers if c.restartable and "ports" in c.raw)
     return out
-
-
-def _owner(obj: Raw, label: str) -> str:
-    """`Kind/name` of the owner reference marked `controller: true`, else empty."""
-    metadata = mapping(obj, "metadata", label, "")
-    for i, ref in enumerate(items(metadata, "ownerReferences", label, "metadata")):
-        path = f"metadata.ownerReferences[{i}]"
-        ref_map = as_mapping(ref, label, path)
-        if boolean(ref_map, "controller", label, path, default=False):
-            return f"{string(ref_map, 'kind', label, path)}/{string(ref_map, 'name', label, path)}"
-    return ""
 
 
 def _nominated(status: Raw) -> str | None:

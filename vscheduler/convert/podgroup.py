@@ -19,6 +19,7 @@ from vscheduler.convert.fields import (
     as_mapping,
     checked_int,
     choice,
+    controller_owner,
     crd_resources,
     error,
     integer,
@@ -73,19 +74,9 @@ def convert_podgroup(
         conditions=_conditions(status, label),
         created=meta.created,
         annotations=meta.annotations,
-        controlled=_controlled(obj),
+        controlled=bool(controller_owner(obj, label)),
         warnings=tuple(warnings),
     )
-
-
-def _controlled(obj: Mapping[str, object]) -> bool:
-    """Whether `metadata.ownerReferences` names a controller (a reference with `controller:
-    true`); anything else there (the API server validates the field) reads as no controller."""
-    meta = obj.get("metadata")
-    refs = meta.get("ownerReferences") if isinstance(meta, Mapping) else None
-    if not isinstance(refs, list):
-        return False
-    return any(isinstance(ref, Mapping) and ref.get("controller") is True for ref in refs)
 
 
 def _min_member(spec: Raw, label: str, warnings: list[FieldWarning]) -> int:

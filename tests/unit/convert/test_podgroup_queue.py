@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
 import pytest
@@ -178,9 +179,6 @@ _JOB_OWNER = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": 
         ([_JOB_OWNER], False),
         ([], False),
         (None, False),
-        ("not a list", False),
-        (["not a mapping"], False),
-        ([{**_JOB_OWNER, "controller": "true"}], False),
     ],
 )
 def test_a_podgroup_is_controlled_when_an_owner_reference_says_controller_true(
@@ -190,6 +188,23 @@ def test_a_podgroup_is_controlled_when_an_owner_reference_says_controller_true(
     if refs is not None:
         obj["metadata"]["ownerReferences"] = refs
     assert convert_podgroup(obj, priority_classes={}).controlled is controlled
+
+
+@pytest.mark.parametrize(
+    ("refs", "field"),
+    [
+        ("not a list", "metadata.ownerReferences"),
+        (["not a mapping"], "metadata.ownerReferences[0]"),
+        ([{**_JOB_OWNER, "controller": "true"}], "metadata.ownerReferences[0].controller"),
+    ],
+)
+def test_a_malformed_owner_reference_is_an_error_naming_it_as_for_a_pod(
+    refs: object, field: str
+) -> None:
+    obj = raw_podgroup()
+    obj["metadata"]["ownerReferences"] = refs
+    with pytest.raises(InputError, match=re.escape(f"PodGroup team-a/pg1: {field}:")):
+        convert_podgroup(obj, priority_classes={})
 
 
 PG = "PodGroup team-a/pg1: "
