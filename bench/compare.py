@@ -34,7 +34,8 @@ last bind) and `settled` (to the moment every pod is Running and `--settle` more
 controller-manager and this benchmark's client too: kwok's share shows whether it ran beside the
 binds or waited). `apiWrites` counts the API server's writes in the `toBound` window by verb
 and resource (its apiserver_request_duration_seconds counts; the benchmark's own creates are in
-it for both).
+it for both); `apiWatchEvents` the watch events it sent in that window, count and bytes, by
+resource (apiserver_watch_events_total and _sizes).
 Every run checks correctness: every pod bound, no node holding more than its allocatable, no
 watch error (the binding subresource itself refuses a second bind of a pod); a run that fails a
 check says so in its JSON (`check.ok: false`) and in the table.
@@ -352,6 +353,7 @@ def run_one(w: Workload, who: str, args: argparse.Namespace, workdir: Path) -> d
         result["cpuPer1000Pods"] = _cpu_per_1000(cpu.phases(), len(times))
         result["cpuSeconds"] = cpu.phases()
         result["apiWrites"] = _writes(cpu.requests())
+        result["apiWatchEvents"] = _watch_events(cpu.requests())
         result["check"] = _check(api, w, times, watch)
         return result
     finally:
@@ -479,6 +481,13 @@ def _writes(requests: dict[str, dict[str, dict[str, float]]]) -> dict[str, int]:
         for key, row in rows.items()
         if key.split(" ", 1)[0] in {"POST", "PUT", "PATCH", "DELETE"}
     }
+
+
+def _watch_events(requests: dict[str, dict[str, dict[str, float]]]) -> dict[str, Any]:
+    """The watch events the API server sent in the `toBound` window, all watchers together
+    (the benchmark's own bind watch included: the same for both), by resource."""
+    rows = requests.get("toBound", {})
+    return {key.split(" ", 1)[1]: row for key, row in rows.items() if key.startswith("EVENTS ")}
 
 
 def _check(api: Api, w: Workload, bound: dict[str, float], watch: BindWatch) -> dict[str, Any]:

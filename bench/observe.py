@@ -40,6 +40,7 @@ _METRIC_LINE = re.compile(r"^(vscheduler_[a-z_]+)(\{[^}]*\})? ([0-9.eE+-]+)$")
 _APISERVER_DURATION = re.compile(
     r"^apiserver_request_duration_seconds_(count|sum)\{([^}]*)\} ([0-9.eE+-]+)$"
 )
+_WATCH_EVENTS = re.compile(r"^apiserver_watch_events_(total|sizes_sum)\{([^}]*)\} ([0-9.eE+-]+)$")
 _LABEL = re.compile(r'(\w+)="([^"]*)"')
 _TICK = os.sysconf("SC_CLK_TCK")
 
@@ -275,8 +276,9 @@ class MetricsPoller:
 
 class CpuMeter:
     """Per phase: CPU seconds (user + system) of the control-plane processes, the scheduler and
-    this process (from /proc), and the API server's own count and mean latency of each kind of
-    request (apiserver_request_duration_seconds; WATCH excluded)."""
+    this process (from /proc), the API server's own count and mean latency of each kind of
+    request (apiserver_request_duration_seconds; WATCH excluded), and the watch events it sent,
+    all watchers together, by resource (`EVENTS resource`: count and bytes)."""
 
     def __init__(self, cp: LocalControlPlane, api: Api) -> None:
         self.api = api
@@ -306,7 +308,10 @@ class CpuMeter:
                 n = count - before.get(key, (0.0, 0.0))[0]
                 if n >= 1:
                     spent = total - before.get(key, (0.0, 0.0))[1]
-                    rows[key] = {"count": int(n), "meanMs": round(spent / n * 1000, 1)}
+                    if key.startswith("EVENTS "):
+                        rows[key] = {"count": int(n), "bytes": int(spent)}
+                    else:
+                        rows[key] = {"count": int(n), "meanMs": round(spent / n * 1000, 1)}
             out[phase] = rows
         return out
 
@@ -323,6 +328,12 @@ class CpuMeter:
             return {}
         found: dict[str, list[float]] = {}
         for line in text.splitlines():
+            w = _WATCH_EVENTS.match(line)
+            if w:
+                labels = dict(_LABEL.findall(w.group(2)))
+                slot = found.setdefault(f"EVENTS {labels.get('resource')}", [0.0, 0.0])
+                slot[0 if w.group(1) == "total" else 1] += float(w.group(3))
+                continue
             m = _APISERVER_DURATION.match(line)
             if not m or 'verb="WATCH"' in m.group(2):
                 continue
