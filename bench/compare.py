@@ -35,7 +35,8 @@ controller-manager and this benchmark's client too: kwok's share shows whether i
 binds or waited). `apiWrites` counts the API server's writes in the `toBound` window by verb
 and resource (its apiserver_request_duration_seconds counts; the benchmark's own creates are in
 it for both); `apiWatchEvents` the watch events it sent in that window, count and bytes, by
-resource (apiserver_watch_events_total and _sizes).
+resource (apiserver_watch_events_total and _sizes); `apiWritesSettled` and
+`apiWatchEventsSettled` the same from the last bind to settled.
 Every run checks correctness: every pod bound, no node holding more than its allocatable, no
 watch error (the binding subresource itself refuses a second bind of a pod); a run that fails a
 check says so in its JSON (`check.ok: false`) and in the table.
@@ -352,8 +353,11 @@ def run_one(w: Workload, who: str, args: argparse.Namespace, workdir: Path) -> d
         result["settledSeconds"] = settled_at
         result["cpuPer1000Pods"] = _cpu_per_1000(cpu.phases(), len(times))
         result["cpuSeconds"] = cpu.phases()
-        result["apiWrites"] = _writes(cpu.requests())
-        result["apiWatchEvents"] = _watch_events(cpu.requests())
+        requests = cpu.requests()
+        result["apiWrites"] = _writes(requests, "toBound")
+        result["apiWritesSettled"] = _writes(requests, "settled")
+        result["apiWatchEvents"] = _watch_events(requests, "toBound")
+        result["apiWatchEventsSettled"] = _watch_events(requests, "settled")
         result["check"] = _check(api, w, times, watch)
         return result
     finally:
@@ -472,10 +476,11 @@ def _cpu_per_1000(phases: dict[str, dict[str, float]], pods: int) -> dict[str, A
     return out
 
 
-def _writes(requests: dict[str, dict[str, dict[str, float]]]) -> dict[str, int]:
-    """The API server's writes from the scheduler's start to the last bind, by verb and
-    resource (the benchmark's own creates included: the same for both schedulers)."""
-    rows = requests.get("toBound", {})
+def _writes(requests: dict[str, dict[str, dict[str, float]]], phase: str) -> dict[str, int]:
+    """The API server's writes in one window (`toBound`: from the scheduler's start to the last
+    bind; `settled`: from there to settled), by verb and resource (the benchmark's own creates
+    included: the same for both schedulers)."""
+    rows = requests.get(phase, {})
     return {
         key: int(row["count"])
         for key, row in rows.items()
@@ -483,10 +488,10 @@ def _writes(requests: dict[str, dict[str, dict[str, float]]]) -> dict[str, int]:
     }
 
 
-def _watch_events(requests: dict[str, dict[str, dict[str, float]]]) -> dict[str, Any]:
-    """The watch events the API server sent in the `toBound` window, all watchers together
+def _watch_events(requests: dict[str, dict[str, dict[str, float]]], phase: str) -> dict[str, Any]:
+    """The watch events the API server sent in one window (as `_writes`), all watchers together
     (the benchmark's own bind watch included: the same for both), by resource."""
-    rows = requests.get("toBound", {})
+    rows = requests.get(phase, {})
     return {key.split(" ", 1)[1]: row for key, row in rows.items() if key.startswith("EVENTS ")}
 
 
