@@ -78,6 +78,8 @@ from vscheduler.kube.wire import Wire, urllib3_connector
 logger = logging.getLogger(__name__)
 
 Query = Sequence[tuple[str, str]]
+Body = Mapping[str, object] | bytes | None
+"""A request's body: a mapping (sent as JSON) or bytes (sent as they are)."""
 JSON = "application/json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
@@ -251,20 +253,28 @@ class KubeApi:
         path: str,
         *,
         query: Query = (),
-        body: Mapping[str, object] | None = None,
+        body: Body = None,
         content_type: str = JSON,
+        accept: str = JSON,
     ) -> dict[str, Any]:
-        """One request; the decoded JSON answer (empty for an empty body)."""
+        """One request; the decoded JSON answer (empty for an empty body). `body` is a mapping
+        sent as JSON, or bytes sent as they are (with their `content_type`: `kube.protobuf`'s).
+        An `accept` other than JSON asks for an answer the caller does not read (a protobuf
+        object): its 2xx answer comes back as `{}`; a failure's Status is read in any form."""
         if self._wire is not None:
-            return self._request_on_wire(self._wire, method, path, query, body, content_type)
-        response = self.open(method, path, query=query, body=body, content_type=content_type)
+            return self._request_on_wire(
+                self._wire, method, path, query, body, content_type, accept
+            )
+        response = self.open(
+            method, path, query=query, body=body, content_type=content_type, accept=accept
+        )
         try:
             data = response.read()
         except Exception as exc:
             response.close()
             raise self._failed(translate(exc, path=path)) from exc
         response.release_conn()
-        return _decoded(data, path)
+        return _decoded(data, path) if accept == JSON else {}
 
     def _request_on_wire(
         self,
@@ -272,16 +282,17 @@ class KubeApi:
         method: str,
         path: str,
         query: Query,
-        body: Mapping[str, object] | None,
+        body: Body,
         content_type: str,
+        accept: str,
     ) -> dict[str, Any]:
         write = self._admit(method, path)
         try:
             answer = wire.request(
                 method,
                 _target(path, query),
-                self._headers(content_type),
-                None if body is None else json.dumps(body).encode(),
+                self._headers(content_type, accept),
+                _encoded(body),
                 timeout=(self._connect_timeout, self._request_timeout),
                 before_send=self._guard if write else _nothing,
                 after_send=functools.partial(self._sent, method, path) if write else _nothing,
@@ -300,7 +311,7 @@ class KubeApi:
                 retry_after=answer.headers.get("retry-after"),
                 path=path,
             )
-        return _decoded(answer.body, path)
+        return _decoded(answer.body, path) if accept == JSON else {}
 
     def _admit(self, method: str, path: str) -> bool:
         """Refuse a write of a read-only client, take a rate-limiter token, and ask the fence
@@ -313,10 +324,10 @@ class KubeApi:
             self._guard()
         return write
 
-    def _headers(self, content_type: str) -> dict[str, str]:
+    def _headers(self, content_type: str, accept: str = JSON) -> dict[str, str]:
         """The client's default headers (User-Agent), ours, and its bearer token if it has one
         (read through the configuration's throttled refresh hook)."""
-        headers = {**self._client.default_headers, "Accept": JSON, "Content-Type": content_type}
+        headers = {**self._client.default_headers, "Accept": accept, "Content-Type": content_type}
         bearer = self._client.configuration.auth_settings().get("BearerToken")
         if bearer and bearer.get("value"):
             headers[bearer.get("key") or "authorization"] = bearer["value"]
@@ -328,9 +339,10 @@ class KubeApi:
         path: str,
         *,
         query: Query = (),
-        body: Mapping[str, object] | None = None,
+        body: Body = None,
         content_type: str = JSON,
         read_timeout: float | None = None,
+        accept: str = JSON,
     ) -> urllib3.HTTPResponse:
         """Send a request and return the unread response (the caller reads and closes it)."""
         write = self._admit(method, path)
@@ -341,8 +353,8 @@ class KubeApi:
                 method,
                 path,
                 query=list(query),
-                headers={"Accept": JSON, "Content-Type": content_type},
-                body=dict(body) if body is not None else None,
+                headers={"Accept": accept, "Content-Type": content_type},
+                body=body,
                 timeout=timeout,
             )
         except NotSentError:
@@ -367,7 +379,7 @@ class KubeApi:
         *,
         query: list[tuple[str, str]],
         headers: dict[str, str],
-        body: dict[str, object] | None,
+        body: Body,
         timeout: tuple[float, float],
     ) -> object:
         """One request, the unread urllib3 response back; a status other than 2xx raises
@@ -386,7 +398,7 @@ class KubeApi:
         response = self._client.rest_client.pool_manager.request(
             method,
             url,
-            body=None if body is None else json.dumps(body).encode(),
+            body=_encoded(body),
             headers=sent,
             preload_content=False,
             timeout=urllib3.Timeout(connect=timeout[0], read=timeout[1]),
@@ -491,6 +503,13 @@ def _target(path: str, query: Query) -> str:
 
 def _nothing() -> None:
     pass
+
+
+def _encoded(body: Body) -> bytes | None:
+    """A request's bytes: a mapping as JSON, bytes as they are."""
+    if body is None or isinstance(body, bytes):
+        return body
+    return json.dumps(body).encode()
 
 
 def _decoded(data: bytes, path: str) -> dict[str, Any]:

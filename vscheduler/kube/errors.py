@@ -30,6 +30,7 @@ from vscheduler.errors import (
     TransientClusterError,
     UnreachableError,
 )
+from vscheduler.kube import protobuf
 
 _DISRUPTION_BUDGET_CAUSE = "DisruptionBudget"
 """`policyv1.DisruptionBudgetCause`: the cause type the API server puts on a PDB refusal."""
@@ -107,6 +108,13 @@ def status_error(status: object, *, path: str = "") -> ClusterError:
 
 
 def _decode_status(body: object) -> Mapping[str, object]:
+    """A failure's Status as a mapping: JSON, or protobuf (asked for by a write that sends
+    protobuf, `kube.protobuf`); other text as its message."""
+    if isinstance(body, bytes | bytearray) and body.startswith(protobuf.MAGIC):
+        try:
+            return protobuf.decode_object(bytes(body))
+        except ValueError:
+            return {"message": "(an unreadable protobuf Status)"}
     if isinstance(body, bytes | bytearray):
         body = body.decode("utf-8", "replace")
     if not isinstance(body, str) or not body:

@@ -88,13 +88,16 @@ class RecordingApi(KubeApi):
         path: str,
         *,
         query: Sequence[tuple[str, str]] = (),
-        body: Mapping[str, object] | None = None,
+        body: Mapping[str, object] | bytes | None = None,
         content_type: str = "application/json",
+        accept: str = "application/json",
     ) -> dict[str, Any]:
         self.sent.append((method, path, dict(query)))
         if path.endswith(NO_STATUS_SUBRESOURCE):
             raise NotFoundError(f"404 ({path})", status=404)
-        return dict(body or {}) if method == "PATCH" else {}  # a patched object shows the patch
+        if method == "PATCH" and isinstance(body, Mapping):
+            return dict(body)  # a patched object shows the patch
+        return {}
 
     def open(self, method: str, path: str, **kwargs: Any) -> Any:
         self.sent.append((method, path, dict(kwargs.get("query", ()))))

@@ -2,8 +2,8 @@
 
 Scripts are queued per (method, path): `reply` (status + JSON body) or `stream` (a chunked watch
 body whose parts are JSON lines, raw bytes, or `threading.Event`s to wait on). Every request is
-recorded (method, path, query, headers, decoded JSON body). Unscripted requests answer 404 with a
-Status body. pytest cannot import this module (import-mode=importlib), so tests reach everything
+recorded (method, path, query, headers, decoded body: JSON, or protobuf as `kube.protobuf`
+reads it). Unscripted requests answer 404 with a Status body. pytest cannot import this module (import-mode=importlib), so tests reach everything
 through the `apiserver` fixture and import `FakeApiServer` only for type checking.
 """
 
@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from vscheduler.clock import FixedClock
+from vscheduler.kube import protobuf
 from vscheduler.kube.client import KubeApi, build_api_client
 from vscheduler.kube.ratelimit import TokenBucket
 
@@ -51,6 +52,15 @@ class Received:
     query: dict[str, list[str]]
     headers: dict[str, str]
     body: Any
+
+
+def _body(raw: bytes, content_type: str) -> Any:
+    """A request's body as the mapping it was made from: JSON, or protobuf (Bindings, Events)."""
+    if not raw:
+        return None
+    if content_type == protobuf.PROTOBUF:
+        return protobuf.decode_object(raw)
+    return json.loads(raw)
 
 
 def status_body(code: int, reason: str, message: str = "", **extra: Any) -> dict[str, Any]:
@@ -152,7 +162,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                     url.path,
                     urllib.parse.parse_qs(url.query, keep_blank_values=True),
                     {k.lower(): v for k, v in self.headers.items()},
-                    json.loads(raw) if raw else None,
+                    _body(raw, self.headers.get("Content-Type", "")),
                 )
             )
         answer = self.fake.next_answer(self.command, url.path)

@@ -41,7 +41,8 @@ def test_bind_posts_a_binding_preconditioned_on_the_pod_uid(
     apiserver.reply("POST", f"{POD}/binding", 201, {"kind": "Status", "status": "Success"})
     writer.bind("team-a", "worker-0", "uid-1", "node-7")
     (request,) = apiserver.requests()
-    assert request.headers["content-type"] == "application/json"
+    assert request.headers["content-type"] == "application/vnd.kubernetes.protobuf"
+    assert request.headers["accept"] == "application/vnd.kubernetes.protobuf, application/json"
     assert request.body == {
         "apiVersion": "v1",
         "kind": "Binding",
