@@ -32,12 +32,18 @@ def events_about(cluster: harness.ScopedCluster, namespace: str, uid: str) -> li
     return [e for e in listed["items"] if e.get("involvedObject", {}).get("uid") == uid]
 
 
+def unscheduled_pod(cluster: harness.ScopedCluster, name: str) -> str:
+    """A pod no scheduler places, made in the test's namespace: its UID."""
+    made = harness.create(cluster, harness.pod(name, "test", scheduler="nobody"))
+    uid: str = made["metadata"]["uid"]
+    return uid
+
+
 def test_a_binding_sent_as_protobuf_binds_and_its_refusals_read_as_conflicts(
     cluster: harness.ScopedCluster, writer: KubeWriter
 ) -> None:
     namespace = cluster.namespace
-    made = harness.create(cluster, harness.pod("p0", "test", scheduler="nobody"))
-    uid = made["metadata"]["uid"]
+    uid = unscheduled_pod(cluster, "p0")
 
     writer.bind(namespace, "p0", uid, "node-x")
 
@@ -45,9 +51,9 @@ def test_a_binding_sent_as_protobuf_binds_and_its_refusals_read_as_conflicts(
     with pytest.raises(ConflictError, match="already assigned to node") as again:
         writer.bind(namespace, "p0", uid, "node-y")
     assert again.value.status == 409
-    other = harness.create(cluster, harness.pod("p1", "test", scheduler="nobody"))
+    other = unscheduled_pod(cluster, "p1")
     with pytest.raises(ConflictError, match="Precondition failed: UID in precondition"):
-        writer.bind(namespace, "p1", "not-" + other["metadata"]["uid"], "node-x")
+        writer.bind(namespace, "p1", "not-" + other, "node-x")
     assert "nodeName" not in harness.get_pod(cluster, "test", "p1")["spec"]
     with pytest.raises(NotFoundError, match='pods "gone" not found'):
         writer.bind(namespace, "gone", "uid-gone", "node-x")
@@ -57,8 +63,7 @@ def test_an_event_sent_as_protobuf_reads_back_as_the_json_body_it_was_made_from(
     cluster: harness.ScopedCluster, writer: KubeWriter
 ) -> None:
     namespace = cluster.namespace
-    made = harness.create(cluster, harness.pod("p0", "test", scheduler="nobody"))
-    uid = made["metadata"]["uid"]
+    uid = unscheduled_pod(cluster, "p0")
     ref = ObjectRef("Pod", "v1", namespace, "p0", uid)
     message = "0/2 nodes are available: 2 Insufficient cpu. — ünïcödé ✓ " + "x" * 2000
 
