@@ -6,7 +6,11 @@ arrives (`kube.listbody.ListBody`): `list` returns once the first page's metadat
 its items are decoded while the caller iterates them (the informer's sink converts each as it
 comes), the next page asked for when one ends. Watch: `GET {collection}?watch=true
 &allowWatchBookmarks=true&resourceVersion=RV&timeoutSeconds=T`, decoded line by line as the
-chunks arrive. A 410 (as an HTTP status or as an ERROR event with code 410 in the stream)
+chunks arrive. The pod watch asks for protobuf (`kube.protodecode`: the API server then shares
+the encoding of each event with the controller-manager's watch, where JSON was encoded for us
+alone) and reads its length-delimited frames; a server that answers JSON anyway is read as JSON,
+and `protobuf_watch=False` asks JSON. Lists stay JSON (`kube.listbody` reads them as they
+arrive). A 410 (as an HTTP status or as an ERROR event with code 410 in the stream)
 raises `ExpiredError`; other failures raise the ClusterError that `kube.errors` chooses.
 
 Stopping: a blocking socket read cannot be given a short timeout and then resumed (urllib3
@@ -62,11 +66,12 @@ import urllib3
 from vscheduler.errors import ClusterError, TransientClusterError
 from vscheduler.informer.kinds import Kind
 from vscheduler.informer.ports import EventType, Listing, Raw, WatchEvent
-from vscheduler.kube import jsondecode
-from vscheduler.kube.client import KubeApi
+from vscheduler.kube import jsondecode, protodecode
+from vscheduler.kube.client import JSON, KubeApi
 from vscheduler.kube.errors import status_error, translate
 from vscheduler.kube.listbody import ListBody
 from vscheduler.kube.paths import collection_path
+from vscheduler.kube.protobuf import PROTOBUF
 
 logger = logging.getLogger(__name__)
 
@@ -99,6 +104,7 @@ class KubeLister:
         stop_poll: float = STOP_POLL,
         list_read_size: int = LIST_READ_SIZE,
         gather: float = WATCH_GATHER,
+        protobuf_watch: bool = True,
     ) -> None:
         self._api = api
         self._page_size = page_size
@@ -106,6 +112,7 @@ class KubeLister:
         self._idle_margin = idle_margin
         self._stop_poll = stop_poll
         self._gather = gather
+        self._protobuf_watch = protobuf_watch
 
     def list(self, kind: Kind, *, resource_version: str = "") -> Listing:
         """Every object of `kind`, page by page; items carry `kind` and `apiVersion`.
@@ -150,14 +157,27 @@ class KubeLister:
             ("timeoutSeconds", str(timeout_seconds)),
             *_selectors(kind),
         ]
+        protobuf = self._protobuf_watch and _has_schema(kind)
         response = self._api.open(
-            "GET", path, query=query, read_timeout=timeout_seconds + self._idle_margin
+            "GET",
+            path,
+            query=query,
+            read_timeout=timeout_seconds + self._idle_margin,
+            accept=protodecode.WATCH if protobuf else JSON,
         )
         guard = _StreamGuard(response, stop)
         guard.start(f"watch-stop-{kind.name}", self._stop_poll)
+        segments = _gathered(_segments(response), self._gather, stop)
+        if protobuf and not _content_type(response).startswith(PROTOBUF):
+            protobuf = False  # a server that answered JSON after all
         try:
-            for line in _lines(_gathered(_segments(response), self._gather, stop)):
-                event = _decode(line, path)
+            if protobuf:
+                records: Iterator[bytes] = protodecode.frames(segments)
+                decode: Callable[[bytes, str], WatchEvent | None] = _decode_frame
+            else:
+                records, decode = _lines(segments), _decode
+            for record in records:
+                event = decode(record, path)
                 if event is not None:
                     yield event
                 if stop.is_set():
@@ -334,6 +354,24 @@ def _lines(segments: Iterable[bytes]) -> Iterator[bytes]:
         yield tail
 
 
+def _has_schema(kind: Kind) -> bool:
+    """Whether `kind`'s watch can be read in protobuf (`kube.protodecode` has its schema)."""
+    return kind.name == "Pod" and kind.api_version == "v1"
+
+
+def _content_type(response: urllib3.HTTPResponse) -> str:
+    return str(response.headers.get("Content-Type") or "")
+
+
+def _decode_frame(frame: bytes, path: str) -> WatchEvent | None:
+    """One protobuf watch frame as an event, as `_decode` reads a JSON line."""
+    try:
+        type_, obj = protodecode.watch_event(frame)
+    except ValueError as exc:
+        raise TransientClusterError(f"malformed watch frame from {path}: {exc}") from exc
+    return _event(type_, obj, path)
+
+
 def _decode(line: bytes, path: str) -> WatchEvent | None:
     """One watch line as an event; ERROR lines raise; unknown types are logged and skipped."""
     try:
@@ -342,7 +380,11 @@ def _decode(line: bytes, path: str) -> WatchEvent | None:
         raise TransientClusterError(f"malformed watch line from {path}: {exc}") from exc
     if not isinstance(doc, dict):
         raise TransientClusterError(f"malformed watch line from {path}: not an object")
-    type_, obj = doc.get("type"), doc.get("object")
+    return _event(doc.get("type"), doc.get("object"), path)
+
+
+def _event(type_: object, obj: object, path: str) -> WatchEvent | None:
+    """The event of a decoded `type` and `object`; ERROR raises; unknown types are skipped."""
     if type_ == "ERROR":
         raise status_error(obj, path=path)
     if type_ not in _EVENT_TYPES or not isinstance(obj, dict):

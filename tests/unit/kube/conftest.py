@@ -43,6 +43,7 @@ class Stream:
     """dicts become JSON lines; bytes go out as one chunk; an Event is waited on (5 s)."""
     hold: threading.Event | None = None
     """Keep the stream open (no end) until this is set."""
+    content_type: str = "application/json"
 
 
 @dataclasses.dataclass
@@ -107,10 +108,15 @@ class FakeApiServer:
         self._queue(method, path, Reply(status, body, dict(headers or {})))
 
     def stream(
-        self, method: str, path: str, parts: list[Any], hold: threading.Event | None = None
+        self,
+        method: str,
+        path: str,
+        parts: list[Any],
+        hold: threading.Event | None = None,
+        content_type: str = "application/json",
     ) -> None:
         """Answer the next unanswered `method path` with a chunked stream of `parts`."""
-        self._queue(method, path, Stream(parts, hold))
+        self._queue(method, path, Stream(parts, hold, content_type))
 
     status = staticmethod(status_body)
 
@@ -195,7 +201,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def _stream(self, stream: Stream) -> None:
         self.send_response(200)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", stream.content_type)
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         try:

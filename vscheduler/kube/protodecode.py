@@ -1,0 +1,474 @@
+"""Pods read from Kubernetes' protobuf into the JSON-shaped mappings the converters take, and the
+protobuf watch stream's frames.
+
+Why: a pod watch in JSON is encoded by the API server for us alone. The API server caches one
+encoding per object, event type and content type, and shares it among the watchers that ask
+for the same; the controller-manager watches every pod in protobuf, and kube-scheduler does too,
+so its pod watch costs the API server next to nothing, while our JSON watch had every create
+and every bind encoded for us alone (a W3 run's API server profile: the JSON encoding of watch
+events 1.59 s under us against 0.74 s under kube-scheduler, all of it kwok's; docs/design.md,
+twenty-first session).
+
+The stream (`application/vnd.kubernetes.protobuf;stream=watch`): frames of a 4-byte big-endian
+length and a `metav1.WatchEvent` (type = 1, object = 2: a `RawExtension` whose bytes are
+`k8s\\0` and a `runtime.Unknown`: TypeMeta = 1, the object's message = 2). A Pod is read through
+`podschema` (generated from k8s.io/api `generated.proto` and `types.go`), so its mapping has
+the keys its JSON has: a field that JSON leaves out when empty (`omitempty`, not a pointer) is
+left out when it is "", 0 or false; an inlined struct's keys go into its parent; `metav1.Time`
+is RFC 3339 in seconds (null when zero), `MicroTime` in microseconds, a `Quantity` its string,
+an `IntOrString` its int or string, strings invalid UTF-8 replaced as JSON does. Differences
+left: a list or map JSON always writes is missing rather than empty or null when it has no
+entry (every reader treats them alike), `metadata.managedFields` is never read (the cache drops
+it), and fields newer than the schema are skipped, as every protobuf reader skips them. An
+ERROR event's Status goes through `kube.protobuf.decode`.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import functools
+import json
+import struct
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Final
+
+from vscheduler.kube import podschema as ps
+from vscheduler.kube.protobuf import MAGIC, decode_object
+
+WATCH: Final = "application/vnd.kubernetes.protobuf;stream=watch"
+"""The Accept of a protobuf watch."""
+
+_STRING: Final = ps.STRING
+_MESSAGE: Final = ps.MESSAGE
+_MAP: Final = ps.MAP
+_INT: Final = ps.INT
+_BOOL: Final = ps.BOOL
+_QUANTITY: Final = ps.QUANTITY
+_TIME: Final = ps.TIME
+_MICROTIME: Final = ps.MICROTIME
+_INLINE: Final = ps.INLINE
+_REPEATED: Final = ps.REPEATED
+_OMIT_ZERO: Final = ps.OMIT_ZERO
+
+_Spec = tuple[str, int, Any, int]
+"""A compiled field: (JSON key, kind, nested fields or map types, flags)."""
+_SKIP: Final = 1 << 8
+_UNKNOWN: Final[_Spec] = ("", 0, None, _SKIP)
+"""A field the schema does not list (newer than it, or left out): read past, not kept."""
+_SIGN: Final = 1 << 63
+_WRAP: Final = 1 << 64
+_MAX_FRAME: Final = 256 * 1024 * 1024
+"""Bytes at most one frame may claim (a larger length is a broken stream, not an object)."""
+
+
+class ProtobufError(ValueError):
+    """Bytes that are not the protobuf they should be."""
+
+
+def _compile() -> dict[str, dict[int, _Spec]]:
+    compiled: dict[str, dict[int, _Spec]] = {name: {} for name in ps.MESSAGES}
+    for name, fields in ps.MESSAGES.items():
+        table = compiled[name]
+        for number, (key, kind, sub, flags) in fields.items():
+            nested: Any = None
+            if kind == ps.MESSAGE:
+                nested = compiled[sub]
+            elif kind == ps.MAP:
+                _, value_kind, value_sub = sub.split(",")
+                nested = (getattr(ps, value_kind), compiled.get(value_sub))
+            table[number] = (key, kind, nested, flags)
+    return compiled
+
+
+_MESSAGES: Final = _compile()
+POD: Final = _MESSAGES["core.v1.Pod"]
+
+
+def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+    """The varint at `pos` and the position after it."""
+    result = shift = 0
+    while True:
+        try:
+            byte = buf[pos]
+        except IndexError:
+            raise ProtobufError("a varint runs past the end") from None
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return result, pos
+        shift += 7
+        if shift > 63:
+            raise ProtobufError("a varint longer than 10 bytes")
+
+
+def message(buf: bytes, pos: int, end: int, fields: dict[int, _Spec]) -> dict[str, Any]:
+    """The message in `buf[pos:end]` as a mapping keyed as its JSON is. One loop for every
+    field of a pod (a call per field would cost a fifth more): strings and messages here, the
+    other length-delimited kinds in `_store`, varints and fixed widths in `_number`."""
+    out: dict[str, Any] = {}
+    value: Any
+    while pos < end:
+        tag = buf[pos]
+        pos += 1
+        if tag > 0x7F:  # fields past 15: most tags are two bytes
+            if pos < end and buf[pos] < 0x80:
+                tag = tag & 0x7F | buf[pos] << 7
+                pos += 1
+            else:
+                tag, pos = _varint(buf, pos - 1)
+        spec = fields.get(tag >> 3, _UNKNOWN)
+        if tag & 7 != 2:
+            value, pos = _number(buf, pos, end, tag, spec)
+            key, _, _, flags = spec
+        else:
+            size = buf[pos] if pos < end else 0x80
+            pos += 1
+            if size > 0x7F:
+                size, pos = _varint(buf, pos - 1)
+            stop = pos + size
+            if stop > end:
+                raise ProtobufError("a field runs past its message")
+            key, kind, nested, flags = spec
+            if kind == _STRING:
+                value = buf[pos:stop].decode("utf-8", "replace")
+            elif kind == _MESSAGE and not flags & _INLINE:
+                value = message(buf, pos, stop, nested)
+            else:
+                _store(out, spec, buf, pos, stop)
+                pos = stop
+                continue
+            pos = stop
+        if flags:
+            _put(out, key, value, flags)
+        else:
+            out[key] = value
+    return out
+
+
+def _put(out: dict[str, Any], key: str, value: Any, flags: int) -> None:
+    """`value` into `out` as a field with `flags` reads: left out when zero and JSON omits
+    it so, or when the field is unknown; appended when repeated."""
+    if flags & _SKIP or (flags & _OMIT_ZERO and not value):
+        return
+    if flags & _REPEATED:
+        listed = out.get(key)
+        if listed is None:
+            out[key] = [value]
+        else:
+            listed.append(value)
+    else:
+        out[key] = value
+
+
+def _number(
+    buf: bytes, pos: int, end: int, tag: int, spec: _Spec
+) -> tuple[int | float | bool, int]:
+    """A varint or fixed-width field's value (as its kind reads it) and the position after it."""
+    wire = tag & 7
+    if wire == 0:
+        value = buf[pos] if pos < end else 0x80
+        pos += 1
+        if value > 0x7F:
+            value, pos = _varint(buf, pos - 1)
+        if pos > end:
+            raise ProtobufError("a field runs past its message")
+        if spec[1] == _BOOL:
+            return value != 0, pos
+        return (value - _WRAP if value >= _SIGN else value), pos
+    width = {1: 8, 5: 4}.get(wire)
+    if width is None:
+        raise ProtobufError(f"wire type {wire} (field {tag >> 3}) is not one Kubernetes uses")
+    if pos + width > end:
+        raise ProtobufError("a field runs past its message")
+    (number,) = struct.unpack_from("<d" if width == 8 else "<f", buf, pos)
+    return number, pos + width
+
+
+def _store(out: dict[str, Any], spec: _Spec, buf: bytes, pos: int, end: int) -> None:
+    """A length-delimited field other than a string or a plain message, into `out`: an inlined
+    message's keys, a map's entry, packed integers, or a kind with its own JSON form."""
+    key, kind, nested, flags = spec
+    if flags & _SKIP:
+        return
+    if kind == _MESSAGE:  # inlined
+        out.update(message(buf, pos, end, nested))
+        return
+    if kind == _MAP:
+        entry_key, entry_value = _entry(buf, pos, end, nested)
+        table = out.get(key)
+        if table is None:
+            out[key] = table = {}
+        table[entry_key] = entry_value
+        return
+    value = _special(kind, buf, pos, end)
+    if kind == _INT:  # packed: every varint in it
+        if flags & _REPEATED:
+            out.setdefault(key, []).extend(value)
+            return
+        value = value[-1] if value else 0
+    _put(out, key, value, flags)
+
+
+def _entry(buf: bytes, pos: int, end: int, types: tuple[int, Any]) -> tuple[str, Any]:
+    """A map entry (key = 1, value = 2): its key (a string in every map of a Pod) and value."""
+    value_kind, _ = types
+    key = ""
+    value: Any = "" if value_kind == ps.STRING else None
+    while pos < end:
+        tag = buf[pos]
+        size = buf[pos + 1] if pos + 1 < end else 0x80
+        pos += 2
+        if tag > 0x7F or size > 0x7F:
+            tag, pos = _varint(buf, pos - 2)
+            size, pos = _varint(buf, pos)
+        stop = pos + size
+        if stop > end:
+            raise ProtobufError("a map entry runs past its end")
+        if tag == 0x0A:
+            key = buf[pos:stop].decode("utf-8", "replace")
+        elif tag == 0x12:
+            value = (
+                buf[pos:stop].decode("utf-8", "replace")
+                if value_kind == _STRING
+                else _special(value_kind, buf, pos, stop)
+            )
+        elif tag & 7 != 2:
+            raise ProtobufError(f"a map entry's field {tag >> 3} is not length-delimited")
+        pos = stop
+    if value is None and value_kind == ps.QUANTITY:
+        value = "0"
+    return key, value
+
+
+def _special(kind: int, buf: bytes, pos: int, end: int) -> Any:
+    """A length-delimited field of a kind with its own JSON form."""
+    reader = _READERS.get(kind)
+    if reader is None:
+        raise ProtobufError(f"field kind {kind} is not length-delimited")
+    return reader(kind, buf, pos, end)
+
+
+def _quantity(_kind: int, buf: bytes, pos: int, end: int) -> str:
+    text = "0"
+    for number, first, last in _length_delimited(buf, pos, end):
+        if number == 1:
+            text = buf[first:last].decode("utf-8", "replace")
+    return text
+
+
+def _time(kind: int, buf: bytes, pos: int, end: int) -> str | None:
+    """A Time (RFC 3339, seconds) or MicroTime (microseconds); the zero time (no bytes) null."""
+    if pos == end:
+        return None
+    seconds = nanos = 0
+    while pos < end:
+        tag, pos = _varint(buf, pos)
+        value, pos = _varint(buf, pos)
+        if value >= _SIGN:
+            value -= _WRAP
+        if tag == 0x08:
+            seconds = value
+        elif tag == 0x10:
+            nanos = value
+        elif tag & 7:
+            raise ProtobufError(f"a timestamp's field {tag >> 3} is not a varint")
+    stamp = _rfc3339(seconds)
+    if kind != _TIME and stamp is not None:
+        stamp = f"{stamp[:-1]}.{nanos // 1000:06d}Z"
+    return stamp
+
+
+def _int_or_string(_kind: int, buf: bytes, pos: int, end: int) -> int | str:
+    fields = message(buf, pos, end, _INT_OR_STRING)
+    value: int | str = (
+        fields.get("strVal", "") if fields.get("type") == 1 else fields.get("intVal", 0)
+    )
+    return value
+
+
+def _packed(_kind: int, buf: bytes, pos: int, end: int) -> list[int]:
+    values = []
+    while pos < end:
+        value, pos = _varint(buf, pos)
+        values.append(value - _WRAP if value >= _SIGN else value)
+    return values
+
+
+def _bytes(_kind: int, buf: bytes, pos: int, end: int) -> str:
+    return base64.b64encode(buf[pos:end]).decode("ascii")
+
+
+def _duration_field(_kind: int, buf: bytes, pos: int, end: int) -> str:
+    return _duration(message(buf, pos, end, _DURATION).get("duration", 0))
+
+
+def _raw_json(_kind: int, buf: bytes, pos: int, end: int) -> Any:
+    """FieldsV1 and RawExtension: JSON bytes in field 1; null when empty."""
+    raw = b"".join(buf[a:b] for number, a, b in _length_delimited(buf, pos, end) if number == 1)
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise ProtobufError(f"raw JSON that does not parse: {exc}") from exc
+
+
+_READERS: Final[dict[int, Callable[[int, bytes, int, int], Any]]] = {
+    ps.QUANTITY: _quantity,
+    ps.TIME: _time,
+    ps.MICROTIME: _time,
+    ps.INTORSTRING: _int_or_string,
+    ps.INT: _packed,
+    ps.BYTES: _bytes,
+    ps.DURATION: _duration_field,
+    ps.FIELDSV1: _raw_json,
+    ps.RAWEXTENSION: _raw_json,
+}
+_INT_OR_STRING: Final[dict[int, _Spec]] = {
+    1: ("type", ps.INT, None, 0),
+    2: ("intVal", ps.INT, None, 0),
+    3: ("strVal", ps.STRING, None, 0),
+}
+_DURATION: Final[dict[int, _Spec]] = {1: ("duration", ps.INT, None, 0)}
+
+
+@functools.lru_cache(maxsize=4096)
+def _rfc3339(seconds: int) -> str | None:
+    """Go's RFC 3339 of a Unix time in UTC; None where Go's JSON could not write it either."""
+    try:
+        t = time.gmtime(seconds)
+    except (OverflowError, OSError, ValueError):
+        return None
+    if not 0 <= t.tm_year <= 9999:
+        return None
+    return (
+        f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T"
+        f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}Z"
+    )
+
+
+def _duration(nanos: int) -> str:
+    """Go's `time.Duration.String()` for whole seconds and the common cases (1h0m0s, 1.5s)."""
+    sign, nanos = ("-", -nanos) if nanos < 0 else ("", nanos)
+    if nanos == 0:
+        return "0s"
+    seconds, fraction = divmod(nanos, 1_000_000_000)
+    hours, seconds = divmod(seconds, 3600)
+    minutes, seconds = divmod(seconds, 60)
+    tail = f"{seconds}" + (f".{fraction:09d}".rstrip("0") if fraction else "") + "s"
+    if hours:
+        return f"{sign}{hours}h{minutes}m{tail}"
+    return f"{sign}{minutes}m{tail}" if minutes else f"{sign}{tail}"
+
+
+def pod(data: bytes) -> dict[str, Any]:
+    """A Pod's message (no envelope) as its JSON mapping, without kind and apiVersion."""
+    return message(data, 0, len(data), POD)
+
+
+def as_decoded(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """What `pod` reads from the protobuf of the pod whose JSON is `obj`: `obj` (copied)
+    without the fields `podschema.SKIPPED` leaves out. (The tests compare with it.)"""
+    out = copy.deepcopy(dict(obj))
+    spec = out.get("spec") or {}
+    holders = [
+        ("meta.v1.ObjectMeta", [out.get("metadata") or {}]),
+        ("core.v1.PodSpec", [spec]),
+        ("core.v1.PodStatus", [out.get("status") or {}]),
+        ("core.v1.Container", [*spec.get("containers", ()), *spec.get("initContainers", ())]),
+    ]
+    for name, parts in holders:
+        for part in parts:
+            for key in ps.SKIPPED[name]:
+                part.pop(key, None)
+    return out
+
+
+def _length_delimited(buf: bytes, pos: int, end: int) -> Iterator[tuple[int, int, int]]:
+    """(field number, start, stop) of each length-delimited field of `buf[pos:end]`; varints
+    are skipped, other wire types raise."""
+    while pos < end:
+        tag, pos = _varint(buf, pos)
+        if tag & 7 == 0:
+            _, pos = _varint(buf, pos)
+            continue
+        if tag & 7 != 2:
+            raise ProtobufError(f"field {tag >> 3} of wire type {tag & 7} in an envelope")
+        size, pos = _varint(buf, pos)
+        stop = pos + size
+        if stop > end:
+            raise ProtobufError("an envelope's field runs past its end")
+        yield tag >> 3, pos, stop
+        pos = stop
+
+
+def unwrap(data: bytes, pos: int = 0, end: int | None = None) -> tuple[str, str, int, int]:
+    """(apiVersion, kind, start, stop of the object's message) of the `k8s\\0` +
+    `runtime.Unknown` bytes in `data[pos:end]`."""
+    end = len(data) if end is None else end
+    if data[pos : pos + len(MAGIC)] != MAGIC:
+        raise ProtobufError("an object without the k8s protobuf prefix")
+    api_version = kind = ""
+    start = stop = pos
+    for number, first, last in _length_delimited(data, pos + len(MAGIC), end):
+        if number == 1:  # TypeMeta
+            meta = message(data, first, last, _TYPE_META)
+            api_version, kind = meta.get("apiVersion", ""), meta.get("kind", "")
+        elif number == 2:
+            start, stop = first, last
+    return api_version, kind, start, stop
+
+
+_TYPE_META: Final[dict[int, _Spec]] = {
+    1: ("apiVersion", ps.STRING, None, 0),
+    2: ("kind", ps.STRING, None, 0),
+}
+
+
+def watch_event(frame: bytes) -> tuple[str, dict[str, Any]]:
+    """One frame's event: its type and its object as a JSON mapping (a Pod's through the
+    schema, with kind and apiVersion; any other kind, an ERROR event's Status among them,
+    through `kube.protobuf.decode`)."""
+    type_ = ""
+    raw: tuple[int, int] | None = None
+    for number, first, last in _length_delimited(frame, 0, len(frame)):
+        if number == 1:
+            type_ = frame[first:last].decode("utf-8", "replace")
+        elif number == 2:  # RawExtension: its raw bytes are field 1
+            for inner, start, stop in _length_delimited(frame, first, last):
+                if inner == 1:
+                    raw = (start, stop)
+    if raw is None:
+        raise ProtobufError(f"a {type_ or 'watch'} event without an object")
+    api_version, kind, start, stop = unwrap(frame, *raw)
+    if kind == "Pod" and api_version == "v1":
+        obj = message(frame, start, stop, POD)
+        obj["kind"] = kind
+        obj["apiVersion"] = api_version
+    else:
+        obj = decode_object(frame[raw[0] : raw[1]])
+    return type_, obj
+
+
+def frames(segments: Iterable[bytes]) -> Iterator[bytes]:
+    """The length-delimited frames (4-byte big-endian length, then that many bytes) of a stream
+    of byte segments; a stream that ends inside a frame raises."""
+    buffer = bytearray()
+    start = 0
+    for segment in segments:
+        buffer += segment
+        while len(buffer) - start >= 4:
+            size = int.from_bytes(buffer[start : start + 4], "big")
+            if size > _MAX_FRAME:
+                raise ProtobufError(f"a watch frame claims {size} bytes")
+            if len(buffer) - start - 4 < size:
+                break
+            yield bytes(buffer[start + 4 : start + 4 + size])
+            start += 4 + size
+        if start:
+            del buffer[:start]
+            start = 0
+    if buffer:
+        raise ProtobufError(f"the watch stream ended inside a frame ({len(buffer)} bytes left)")
