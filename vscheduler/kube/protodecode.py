@@ -17,10 +17,14 @@ the keys its JSON has: a field that JSON leaves out when empty (`omitempty`, not
 left out when it is "", 0 or false; an inlined struct's keys go into its parent; `metav1.Time`
 is RFC 3339 in seconds (null when zero), `MicroTime` in microseconds, a `Quantity` its string,
 an `IntOrString` its int or string, strings invalid UTF-8 replaced as JSON does. Differences
-left: a list or map JSON always writes is missing rather than empty or null when it has no
-entry (every reader treats them alike), `metadata.managedFields` is never read (the cache drops
-it), and fields newer than the schema are skipped, as every protobuf reader skips them. An
-ERROR event's Status goes through `kube.protobuf.decode`.
+left: the fields no fact of a pod reads are not decoded at all (`podschema.SKIPPED`:
+`managedFields`, the spec's and containers' fields `convert.pod` lists as unread, the status's
+container statuses and addresses; most of a running pod's bytes; `as_decoded` gives the same of
+a JSON pod), a list or map JSON always writes is missing rather than empty or null when it has
+no entry (every reader treats them alike), and fields newer than the schema are skipped, as
+every protobuf reader skips them. An ERROR event's Status goes through `kube.protobuf.decode`.
+A reader in Python costs more than `orjson` (a running bench pod: 56 µs against 12 µs); the
+API server's CPU it saves is the reason.
 """
 
 from __future__ import annotations
