@@ -52,6 +52,7 @@ from vscheduler.kube import lease as kube_lease
 from vscheduler.kube.client import USER_AGENT, ClientSettings, KubeApi, connect
 from vscheduler.kube.lister import KubeLister
 from vscheduler.kube.outage import Outage
+from vscheduler.kube.protobuf import PROTOBUF
 from vscheduler.kube.writers import KubeWriter
 from vscheduler.model.facts import FieldWarning
 from vscheduler.obs.http import ObsServer
@@ -235,8 +236,13 @@ class App:
             outage=self.outage,
             read_only=dry_run,
         )
+        protobuf = settings.content_type == PROTOBUF
         self.writer = KubeWriter(
-            self.api, clock=clock, component=settings.scheduler_name, instance=self.identity
+            self.api,
+            clock=clock,
+            component=settings.scheduler_name,
+            instance=self.identity,
+            protobuf=protobuf,
         )
         self._dry_run_events = DryRunEvents()
         self.recorder = DecisionRecorder(settings.decisions_file, clock=clock) if dry_run else None
@@ -253,7 +259,7 @@ class App:
         self.file_policy = (
             FilePolicy(self.policy, settings.policy.file) if settings.policy.file else None
         )
-        self.lister = KubeLister(self.api)
+        self.lister = KubeLister(self.api, protobuf_watch=protobuf)
         self.informers = self._informers(self.lister)
         self.effects = EffectsExecutor(
             self.writer,

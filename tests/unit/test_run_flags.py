@@ -67,6 +67,13 @@ def usage_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
     return out.err.rstrip("\n")
 
 
+def test_the_content_type_is_kube_schedulers_flag_protobuf_unless_told_json() -> None:
+    assert settings().content_type == "application/vnd.kubernetes.protobuf"
+    told = settings("--kube-api-content-type=application/json")
+    assert told.content_type == "application/json"
+    assert Settings().content_type == flags.CONTENT_TYPES[0]
+
+
 def test_volcanos_chart_arguments_start_the_scheduler_with_a_warning_for_each_unused_flag() -> None:
     run = settings(*VOLCANO_CHART_ARGS)
     assert run.policy.file == "/volcano.scheduler/volcano-scheduler.conf"
@@ -210,6 +217,11 @@ def test_version_prints_the_version_and_exits_0(
         (
             ["--kube-api-burst=0"],
             "argument --kube-api-burst: must be at least 1, got '0'",
+        ),
+        (
+            ["--kube-api-content-type=application/yaml"],
+            "argument --kube-api-content-type: invalid choice: 'application/yaml' (choose from "
+            "'application/vnd.kubernetes.protobuf', 'application/json')",
         ),
         (
             ["--schedule-period", "0"],

@@ -369,7 +369,39 @@ def _duration(nanos: int) -> str:
 
 def pod(data: bytes) -> dict[str, Any]:
     """A Pod's message (no envelope) as its JSON mapping, without kind and apiVersion."""
-    return message(data, 0, len(data), POD)
+    return pod_message(data, 0, len(data))
+
+
+def pod_message(buf: bytes, pos: int, end: int) -> dict[str, Any]:
+    """The Pod message in `buf[pos:end]`, its spec read once per distinct bytes: the pods of
+    one template have the same spec until they are bound, and the same again on one node, and
+    a placed pod's later events (its status) repeat it. The spec mapping is then shared by
+    every pod that has those bytes: like everything the watch hands on, it is read, never
+    changed."""
+    out: dict[str, Any] = {}
+    for number, first, last in _length_delimited(buf, pos, end):
+        if number == 2:
+            key = buf[first:last]
+            spec = _SPECS.get(key)
+            if spec is None:
+                spec = message(buf, first, last, _POD_SPEC)
+                if len(_SPECS) >= _SPECS_HELD:
+                    _SPECS.clear()
+                _SPECS[key] = spec
+            out["spec"] = spec
+        elif number == 1:
+            out["metadata"] = message(buf, first, last, _OBJECT_META)
+        elif number == 3:
+            out["status"] = message(buf, first, last, _POD_STATUS)
+    return out
+
+
+_POD_SPEC: Final = _MESSAGES["core.v1.PodSpec"]
+_OBJECT_META: Final = _MESSAGES["meta.v1.ObjectMeta"]
+_POD_STATUS: Final = _MESSAGES["core.v1.PodStatus"]
+_SPECS: dict[bytes, dict[str, Any]] = {}
+"""Specs read, by their bytes (`pod_message`); emptied when `_SPECS_HELD` are held."""
+_SPECS_HELD: Final = 8192
 
 
 def as_decoded(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -392,11 +424,14 @@ def as_decoded(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 def _length_delimited(buf: bytes, pos: int, end: int) -> Iterator[tuple[int, int, int]]:
     """(field number, start, stop) of each length-delimited field of `buf[pos:end]`; varints
-    are skipped, other wire types raise."""
+    and fixed-width fields are skipped, other wire types raise."""
     while pos < end:
         tag, pos = _varint(buf, pos)
         if tag & 7 == 0:
             _, pos = _varint(buf, pos)
+            continue
+        if tag & 7 in (1, 5):
+            pos += 8 if tag & 7 == 1 else 4
             continue
         if tag & 7 != 2:
             raise ProtobufError(f"field {tag >> 3} of wire type {tag & 7} in an envelope")
@@ -448,7 +483,7 @@ def watch_event(frame: bytes) -> tuple[str, dict[str, Any]]:
         raise ProtobufError(f"a {type_ or 'watch'} event without an object")
     api_version, kind, start, stop = unwrap(frame, *raw)
     if kind == "Pod" and api_version == "v1":
-        obj = message(frame, start, stop, POD)
+        obj = pod_message(frame, start, stop)
         obj["kind"] = kind
         obj["apiVersion"] = api_version
     else:

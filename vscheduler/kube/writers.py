@@ -54,12 +54,20 @@ class KubeWriter:
     """Every write the scheduler makes; `component` names the scheduler in Events."""
 
     def __init__(
-        self, api: KubeApi, *, clock: Clock, component: str = "vscheduler", instance: str = ""
+        self,
+        api: KubeApi,
+        *,
+        clock: Clock,
+        component: str = "vscheduler",
+        instance: str = "",
+        protobuf: bool = True,
     ) -> None:
         self._api = api
         self._clock = clock
         self._component = component
         self._instance = instance
+        self._protobuf = protobuf
+        """Bindings and Events as protobuf (`--kube-api-content-type`); else JSON."""
         self.podgroup_status_subresource = True
         """Whether PodGroup status goes through `podgroups/status` (False once a 404 there, for
         a PodGroup that exists, showed the CRD has no status subresource). Read and written by
@@ -73,7 +81,7 @@ class KubeWriter:
             "metadata": {"name": name, "namespace": namespace, "uid": uid},
             "target": {"apiVersion": "v1", "kind": "Node", "name": node},
         }
-        self._send_protobuf(pod_path(namespace, name, "binding"), body)
+        self._post_unread(pod_path(namespace, name, "binding"), body)
 
     def evict(self, namespace: str, name: str, uid: str, *, dry_run: bool = False) -> None:
         """POST pods/eviction (policy/v1) for the pod with this UID only; `dry_run` sends
@@ -140,11 +148,15 @@ class KubeWriter:
         """Create a core/v1 Event about `ref` (in its namespace, `default` if cluster-scoped)."""
         namespace = ref.namespace or "default"
         body = self.event_body(ref, type_, reason, message)
-        self._send_protobuf(namespaced_collection("", "v1", "events", namespace), body)
+        self._post_unread(namespaced_collection("", "v1", "events", namespace), body)
 
-    def _send_protobuf(self, path: str, body: Mapping[str, object]) -> None:
-        """POST `body` as protobuf, asking for a protobuf answer (or JSON, from a server that
-        has none), which is not read: a 2xx is all these writes need."""
+    def _post_unread(self, path: str, body: Mapping[str, object]) -> None:
+        """POST `body` as protobuf (as JSON when the writer was made without protobuf),
+        asking for a protobuf answer (or JSON, from a server that has none), which is not read:
+        a 2xx is all these writes need."""
+        if not self._protobuf:
+            self._api.request("POST", path, body=body)
+            return
         self._api.request(
             "POST",
             path,

@@ -135,6 +135,11 @@ def failed_cycles(text: str) -> int:
     return _int_between(text, 1, 2**31 - 1)
 
 
+CONTENT_TYPES: Final = ("application/vnd.kubernetes.protobuf", "application/json")
+"""`--kube-api-content-type`'s values (kube-scheduler's flag; JSON is the way out for a proxy
+that does not pass protobuf through)."""
+
+
 def qps(text: str) -> float:
     """Queries per second: a number of at least 0 (0: no client-side limit)."""
     value = _number(text, float, "a number")
@@ -201,6 +206,14 @@ def add_run_flags(run: argparse.ArgumentParser) -> None:
         metavar="N",
         default=d.burst,
         help=f"client burst (default: {d.burst})",
+    )
+    run.add_argument(
+        "--kube-api-content-type",
+        choices=CONTENT_TYPES,
+        metavar="TYPE",
+        default=d.content_type,
+        help="how the pod watch, Bindings and Events go: application/vnd.kubernetes.protobuf "
+        f"(as kube-scheduler's) or application/json (default: {d.content_type})",
     )
     run.add_argument(
         "--bind-workers",
@@ -429,6 +442,7 @@ def settings(args: argparse.Namespace) -> Settings:
         period=args.schedule_period,
         qps=args.kube_api_qps,
         burst=args.kube_api_burst,
+        content_type=args.kube_api_content_type,
         bind_workers=args.bind_workers,
         listen_address=args.listen_address,
         unready_after_failed_cycles=args.unready_after_failed_cycles,

@@ -54,6 +54,9 @@ class Settings:
     """Seconds between cycles when nothing wakes the loop earlier."""
     qps: float = 2000.0
     burst: int = 2000
+    content_type: str = "application/vnd.kubernetes.protobuf"
+    """How the pod watch, Bindings and Events go (`--kube-api-content-type`): protobuf, as
+    kube-scheduler's, or `application/json`."""
     bind_workers: int = 16
     listen_address: str = "0.0.0.0:8080"
     """Where /metrics, /healthz and /readyz are served."""

@@ -192,6 +192,26 @@ def test_a_pod_reads_back_with_the_keys_and_values_its_json_has() -> None:
     assert pd.pod(encode(POD_JSON)) == pd.as_decoded(POD_JSON)
 
 
+def test_pods_with_the_same_spec_bytes_share_one_spec_read_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(pd, "_SPECS", {})
+    one = pd.pod(encode(POD_JSON))
+    other = copy.deepcopy(POD_JSON)
+    other["metadata"]["name"] = "worker-1"
+    two = pd.pod(encode(other))
+    assert two["metadata"]["name"] == "worker-1"
+    assert two["spec"] is one["spec"]
+    other["spec"]["nodeName"] = "n1"
+    three = pd.pod(encode(other))
+    assert three["spec"] is not one["spec"]
+    assert three["spec"] == {**one["spec"], "nodeName": "n1"}
+    monkeypatch.setattr(pd, "_SPECS_HELD", 2)
+    pd.pod(encode({**other, "spec": {"nodeName": "n2"}}))  # the third: the table starts again
+    assert len(pd._SPECS) == 1
+    assert pd.pod(encode(POD_JSON))["spec"] is not one["spec"]
+
+
 def test_the_fields_left_out_are_the_ones_no_fact_of_a_pod_reads() -> None:
     """A field may be left out of a decoded pod only if converting a pod never reads it: the
     spec's and containers' are `convert.pod`'s own lists (checked there); the status's are

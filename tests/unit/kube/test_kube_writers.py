@@ -52,6 +52,23 @@ def test_bind_posts_a_binding_preconditioned_on_the_pod_uid(
 
 
 @pytest.mark.timeout(10)
+def test_a_writer_made_for_json_sends_bindings_and_events_as_json(
+    apiserver: FakeApiServer, api: KubeApi, clock: FixedClock
+) -> None:
+    """`--kube-api-content-type=application/json`: the same bodies, as JSON."""
+    writer = KubeWriter(api, clock=clock, instance="vscheduler-0", protobuf=False)
+    apiserver.reply("POST", f"{POD}/binding", 201, {"kind": "Status", "status": "Success"})
+    apiserver.reply("POST", "/api/v1/namespaces/team-a/events", 201, {})
+    writer.bind("team-a", "worker-0", "uid-1", "node-7")
+    ref = ObjectRef("Pod", "v1", "team-a", "worker-0", "uid-1")
+    writer.record_event(ref, "Normal", "Scheduled", "assigned")
+    bind, event = apiserver.requests()
+    assert [bind.headers["content-type"], event.headers["content-type"]] == ["application/json"] * 2
+    assert bind.body["target"]["name"] == "node-7"
+    assert event.body == writer.event_body(ref, "Normal", "Scheduled", "assigned")
+
+
+@pytest.mark.timeout(10)
 def test_binding_an_already_bound_pod_raises_conflict(
     apiserver: FakeApiServer, writer: KubeWriter
 ) -> None:

@@ -73,6 +73,24 @@ def test_a_scheduling_app_writes_through_its_client(tmp_path: Path) -> None:
         assert not app.api.read_only
         assert app.recorder is None
         assert app.events is app.writer
+        assert app.writer._protobuf
+        assert app.lister._protobuf_watch
+    finally:
+        app.shutdown()
+
+
+@pytest.mark.timeout(20)
+def test_an_app_told_json_watches_pods_and_writes_in_json(tmp_path: Path) -> None:
+    settings = Settings(
+        kubeconfig=str(kubeconfig(tmp_path)),
+        listen_address="127.0.0.1:0",
+        leader_election=LeaderElection(enabled=False),
+        content_type="application/json",
+    )
+    app = App(settings, clock=CLOCK)
+    try:
+        assert not app.writer._protobuf
+        assert not app.lister._protobuf_watch
     finally:
         app.shutdown()
 
