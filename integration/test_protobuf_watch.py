@@ -17,7 +17,8 @@ from vscheduler.informer.kinds import POD
 from vscheduler.kube.client import ClientSettings, KubeApi, connect
 from vscheduler.kube.lister import KubeLister
 from vscheduler.kube.protobuf import PROTOBUF
-from vscheduler.kube.protodecode import POD as POD_MESSAGE, as_decoded, message, unwrap
+from vscheduler.kube.protodecode import as_decoded, pod_message
+from vscheduler.kube.protowatch import unwrap
 
 from integration import harness
 
@@ -133,7 +134,7 @@ def read_both(
     as_json: dict[str, Any] = cluster.request("GET", path)
     raw = api.open("GET", path, accept=PROTOBUF).read()
     api_version, kind, start, stop = unwrap(raw)
-    decoded = message(raw, start, stop, POD_MESSAGE)
+    decoded = pod_message(raw, start, stop)
     decoded.update(kind=kind, apiVersion=api_version)
     return as_json, decoded
 

@@ -6,12 +6,12 @@ arrives (`kube.listbody.ListBody`): `list` returns once the first page's metadat
 its items are decoded while the caller iterates them (the informer's sink converts each as it
 comes), the next page asked for when one ends. Watch: `GET {collection}?watch=true
 &allowWatchBookmarks=true&resourceVersion=RV&timeoutSeconds=T`, decoded line by line as the
-chunks arrive. The pod watch asks for protobuf (`kube.protodecode`: the API server then shares
-the encoding of each event with the controller-manager's watch, where JSON was encoded for us
-alone) and reads its length-delimited frames; a server that answers JSON anyway is read as JSON,
-and `protobuf_watch=False` asks JSON. Lists stay JSON (`kube.listbody` reads them as they
-arrive). A 410 (as an HTTP status or as an ERROR event with code 410 in the stream)
-raises `ExpiredError`; other failures raise the ClusterError that `kube.errors` chooses.
+chunks arrive. The pod watch asks for protobuf (`kube.protowatch`, `kube.protodecode`: the API
+server then shares the encoding of each event with the controller-manager's watch, where JSON
+was encoded for us alone) and reads its length-delimited frames; a server that answers JSON
+anyway is read as JSON, and `protobuf_watch=False` asks JSON. Lists stay JSON (`kube.listbody`
+reads them as they arrive). A 410 (as an HTTP status or as an ERROR event with code 410 in the
+stream) raises `ExpiredError`; other failures raise the ClusterError that `kube.errors` chooses.
 
 Stopping: a blocking socket read cannot be given a short timeout and then resumed (urllib3
 closes the connection on a read timeout, and CPython's socket file refuses reads after one), so
@@ -66,7 +66,7 @@ import urllib3
 from vscheduler.errors import ClusterError, TransientClusterError
 from vscheduler.informer.kinds import Kind
 from vscheduler.informer.ports import EventType, Listing, Raw, WatchEvent
-from vscheduler.kube import jsondecode, protodecode
+from vscheduler.kube import jsondecode, protowatch
 from vscheduler.kube.client import JSON, KubeApi
 from vscheduler.kube.errors import status_error, translate
 from vscheduler.kube.listbody import ListBody
@@ -163,7 +163,7 @@ class KubeLister:
             path,
             query=query,
             read_timeout=timeout_seconds + self._idle_margin,
-            accept=protodecode.WATCH if protobuf else JSON,
+            accept=protowatch.WATCH if protobuf else JSON,
         )
         guard = _StreamGuard(response, stop)
         guard.start(f"watch-stop-{kind.name}", self._stop_poll)
@@ -172,7 +172,7 @@ class KubeLister:
             protobuf = False  # a server that answered JSON after all
         try:
             if protobuf:
-                records: Iterator[bytes] = protodecode.frames(segments)
+                records: Iterator[bytes] = protowatch.frames(segments)
                 decode: Callable[[bytes, str], WatchEvent | None] = _decode_frame
             else:
                 records, decode = _lines(segments), _decode
@@ -366,7 +366,7 @@ def _content_type(response: urllib3.HTTPResponse) -> str:
 def _decode_frame(frame: bytes, path: str) -> WatchEvent | None:
     """One protobuf watch frame as an event, as `_decode` reads a JSON line."""
     try:
-        type_, obj = protodecode.watch_event(frame)
+        type_, obj = protowatch.watch_event(frame)
     except ValueError as exc:
         raise TransientClusterError(f"malformed watch frame from {path}: {exc}") from exc
     return _event(type_, obj, path)

@@ -168,13 +168,13 @@ def decode(data: bytes, message: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     at = 0
     while at < len(data):
-        tag, at = _read_varint(data, at)
+        tag, at = read_varint(data, at)
         number, wire = tag >> 3, tag & 7
         value: int | bytes
         if wire == 0:
-            value, at = _read_varint(data, at)
+            value, at = read_varint(data, at)
         elif wire == 2:
-            size, at = _read_varint(data, at)
+            size, at = read_varint(data, at)
             if at + size > len(data):
                 raise ValueError(f"{message}: field {number} runs past the end")
             value, at = data[at : at + size], at + size
@@ -208,11 +208,16 @@ def _store(out: dict[str, Any], key: str, kind: str, value: Any) -> None:
         out[key] = decode(value, kind)
 
 
-def _read_varint(data: bytes, at: int) -> tuple[int, int]:
+class ProtobufError(ValueError):
+    """Bytes that are not the protobuf they should be."""
+
+
+def read_varint(data: bytes, at: int) -> tuple[int, int]:
+    """The varint at `at` and the position after it."""
     value = shift = 0
     while True:
         if at >= len(data):
-            raise ValueError("varint runs past the end")
+            raise ProtobufError("a varint runs past the end")
         byte = data[at]
         at += 1
         value |= (byte & 0x7F) << shift
@@ -220,4 +225,4 @@ def _read_varint(data: bytes, at: int) -> tuple[int, int]:
             return value, at
         shift += 7
         if shift > 63:
-            raise ValueError("varint longer than 10 bytes")
+            raise ProtobufError("a varint longer than 10 bytes")

@@ -1,5 +1,5 @@
-"""Pods read from Kubernetes' protobuf into the JSON-shaped mappings the converters take, and the
-protobuf watch stream's frames.
+"""Pods read from Kubernetes' protobuf into the JSON-shaped mappings the converters take (the
+watch stream around them: `kube.protowatch`).
 
 Why: a pod watch in JSON is encoded by the API server for us alone. The API server caches one
 encoding per object, event type and content type, and shares it among the watchers that ask
@@ -9,22 +9,21 @@ and every bind encoded for us alone (a W3 run's API server profile: the JSON enc
 events 1.59 s under us against 0.74 s under kube-scheduler, all of it kwok's; docs/design.md,
 twenty-first session).
 
-The stream (`application/vnd.kubernetes.protobuf;stream=watch`): frames of a 4-byte big-endian
-length and a `metav1.WatchEvent` (type = 1, object = 2: a `RawExtension` whose bytes are
-`k8s\\0` and a `runtime.Unknown`: TypeMeta = 1, the object's message = 2). A Pod is read through
-`podschema` (generated from k8s.io/api `generated.proto` and `types.go`), so its mapping has
+A Pod is read through `podschema` (generated from k8s.io/api `generated.proto` and
+`types.go`), so its mapping has
 the keys its JSON has: a field that JSON leaves out when empty (`omitempty`, not a pointer) is
 left out when it is "", 0 or false; an inlined struct's keys go into its parent; `metav1.Time`
 is RFC 3339 in seconds (null when zero), `MicroTime` in microseconds, a `Quantity` its string,
 an `IntOrString` its int or string, strings invalid UTF-8 replaced as JSON does. Differences
 left: the fields no fact of a pod reads are not decoded at all (`podschema.SKIPPED`:
 `managedFields`, the spec's and containers' fields `convert.pod` lists as unread, the status's
-container statuses and addresses; most of a running pod's bytes; `as_decoded` gives the same of
-a JSON pod), a list or map JSON always writes is missing rather than empty or null when it has
-no entry (every reader treats them alike), and fields newer than the schema are skipped, as
-every protobuf reader skips them. An ERROR event's Status goes through `kube.protobuf.decode`.
-A reader in Python costs more than `orjson` (a running bench pod: 56 µs against 12 µs); the
-API server's CPU it saves is the reason.
+container statuses and addresses; and of a placed pod's status all but `PLACED_STATUS`: most of
+a running pod's bytes; `as_decoded` gives the same of a JSON pod), a list or map JSON always
+writes is missing rather than empty or null when it has no entry (every reader treats them
+alike), and fields newer than the schema are skipped, as every protobuf reader skips them. A
+spec is read once per distinct bytes (`pod_message`). A reader in Python costs more than
+`orjson`: a running bench pod 17.1 µs against 11.7 µs, a pending one 12.2 against 6.6 µs (each
+spec read before); the API server's CPU it saves is the reason.
 """
 
 from __future__ import annotations
@@ -35,14 +34,11 @@ import functools
 import json
 import struct
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
 from vscheduler.kube import podschema as ps
-from vscheduler.kube.protobuf import MAGIC, decode_object
-
-WATCH: Final = "application/vnd.kubernetes.protobuf;stream=watch"
-"""The Accept of a protobuf watch."""
+from vscheduler.kube.protobuf import ProtobufError, read_varint as _varint
 
 _STRING: Final = ps.STRING
 _MESSAGE: Final = ps.MESSAGE
@@ -56,23 +52,17 @@ _INLINE: Final = ps.INLINE
 _REPEATED: Final = ps.REPEATED
 _OMIT_ZERO: Final = ps.OMIT_ZERO
 
-_Spec = tuple[str, int, Any, int]
+Spec = tuple[str, int, Any, int]
 """A compiled field: (JSON key, kind, nested fields or map types, flags)."""
 _SKIP: Final = 1 << 8
-_UNKNOWN: Final[_Spec] = ("", 0, None, _SKIP)
+_UNKNOWN: Final[Spec] = ("", 0, None, _SKIP)
 """A field the schema does not list (newer than it, or left out): read past, not kept."""
 _SIGN: Final = 1 << 63
 _WRAP: Final = 1 << 64
-_MAX_FRAME: Final = 256 * 1024 * 1024
-"""Bytes at most one frame may claim (a larger length is a broken stream, not an object)."""
 
 
-class ProtobufError(ValueError):
-    """Bytes that are not the protobuf they should be."""
-
-
-def _compile() -> dict[str, dict[int, _Spec]]:
-    compiled: dict[str, dict[int, _Spec]] = {name: {} for name in ps.MESSAGES}
+def _compile() -> dict[str, dict[int, Spec]]:
+    compiled: dict[str, dict[int, Spec]] = {name: {} for name in ps.MESSAGES}
     for name, fields in ps.MESSAGES.items():
         table = compiled[name]
         for number, (key, kind, sub, flags) in fields.items():
@@ -90,24 +80,7 @@ _MESSAGES: Final = _compile()
 POD: Final = _MESSAGES["core.v1.Pod"]
 
 
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    """The varint at `pos` and the position after it."""
-    result = shift = 0
-    while True:
-        try:
-            byte = buf[pos]
-        except IndexError:
-            raise ProtobufError("a varint runs past the end") from None
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return result, pos
-        shift += 7
-        if shift > 63:
-            raise ProtobufError("a varint longer than 10 bytes")
-
-
-def message(buf: bytes, pos: int, end: int, fields: dict[int, _Spec]) -> dict[str, Any]:
+def message(buf: bytes, pos: int, end: int, fields: dict[int, Spec]) -> dict[str, Any]:
     """The message in `buf[pos:end]` as a mapping keyed as its JSON is. One loop for every
     field of a pod (a call per field would cost a fifth more): strings and messages here, the
     other length-delimited kinds in `_store`, varints and fixed widths in `_number`."""
@@ -166,9 +139,7 @@ def _put(out: dict[str, Any], key: str, value: Any, flags: int) -> None:
         out[key] = value
 
 
-def _number(
-    buf: bytes, pos: int, end: int, tag: int, spec: _Spec
-) -> tuple[int | float | bool, int]:
+def _number(buf: bytes, pos: int, end: int, tag: int, spec: Spec) -> tuple[int | float | bool, int]:
     """A varint or fixed-width field's value (as its kind reads it) and the position after it."""
     wire = tag & 7
     if wire == 0:
@@ -190,7 +161,7 @@ def _number(
     return number, pos + width
 
 
-def _store(out: dict[str, Any], spec: _Spec, buf: bytes, pos: int, end: int) -> None:
+def _store(out: dict[str, Any], spec: Spec, buf: bytes, pos: int, end: int) -> None:
     """A length-delimited field other than a string or a plain message, into `out`: an inlined
     message's keys, a map's entry, packed integers, or a kind with its own JSON form."""
     key, kind, nested, flags = spec
@@ -256,7 +227,7 @@ def _special(kind: int, buf: bytes, pos: int, end: int) -> Any:
 
 def _quantity(_kind: int, buf: bytes, pos: int, end: int) -> str:
     text = "0"
-    for number, first, last in _length_delimited(buf, pos, end):
+    for number, first, last in length_delimited(buf, pos, end):
         if number == 1:
             text = buf[first:last].decode("utf-8", "replace")
     return text
@@ -310,7 +281,7 @@ def _duration_field(_kind: int, buf: bytes, pos: int, end: int) -> str:
 
 def _raw_json(_kind: int, buf: bytes, pos: int, end: int) -> Any:
     """FieldsV1 and RawExtension: JSON bytes in field 1; null when empty."""
-    raw = b"".join(buf[a:b] for number, a, b in _length_delimited(buf, pos, end) if number == 1)
+    raw = b"".join(buf[a:b] for number, a, b in length_delimited(buf, pos, end) if number == 1)
     if not raw:
         return None
     try:
@@ -330,12 +301,12 @@ _READERS: Final[dict[int, Callable[[int, bytes, int, int], Any]]] = {
     ps.FIELDSV1: _raw_json,
     ps.RAWEXTENSION: _raw_json,
 }
-_INT_OR_STRING: Final[dict[int, _Spec]] = {
+_INT_OR_STRING: Final[dict[int, Spec]] = {
     1: ("type", ps.INT, None, 0),
     2: ("intVal", ps.INT, None, 0),
     3: ("strVal", ps.STRING, None, 0),
 }
-_DURATION: Final[dict[int, _Spec]] = {1: ("duration", ps.INT, None, 0)}
+_DURATION: Final[dict[int, Spec]] = {1: ("duration", ps.INT, None, 0)}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -379,7 +350,7 @@ def pod_message(buf: bytes, pos: int, end: int) -> dict[str, Any]:
     every pod that has those bytes: like everything the watch hands on, it is read, never
     changed."""
     out: dict[str, Any] = {}
-    for number, first, last in _length_delimited(buf, pos, end):
+    for number, first, last in length_delimited(buf, pos, end):
         if number == 2:
             key = buf[first:last]
             spec = _SPECS.get(key)
@@ -392,13 +363,19 @@ def pod_message(buf: bytes, pos: int, end: int) -> dict[str, Any]:
         elif number == 1:
             out["metadata"] = message(buf, first, last, _OBJECT_META)
         elif number == 3:
-            out["status"] = message(buf, first, last, _POD_STATUS)
+            placed = "spec" in out and out["spec"].get("nodeName")
+            out["status"] = message(buf, first, last, _PLACED_STATUS if placed else _POD_STATUS)
     return out
 
 
 _POD_SPEC: Final = _MESSAGES["core.v1.PodSpec"]
 _OBJECT_META: Final = _MESSAGES["meta.v1.ObjectMeta"]
 _POD_STATUS: Final = _MESSAGES["core.v1.PodStatus"]
+PLACED_STATUS: Final = ("phase", "startTime", "nominatedNodeName")
+"""Of a placed pod's status, what is read: the rest (its conditions above all, rewritten by
+its kubelet at every start) is neither converted nor kept (`cache.entries.kept_pod` keeps
+these of a placed pod's status)."""
+_PLACED_STATUS: Final = {n: f for n, f in _POD_STATUS.items() if f[0] in PLACED_STATUS}
 _SPECS: dict[bytes, dict[str, Any]] = {}
 """Specs read, by their bytes (`pod_message`); emptied when `_SPECS_HELD` are held."""
 _SPECS_HELD: Final = 8192
@@ -419,10 +396,13 @@ def as_decoded(obj: Mapping[str, Any]) -> dict[str, Any]:
         for part in parts:
             for key in ps.SKIPPED[name]:
                 part.pop(key, None)
+    status = out.get("status")
+    if spec.get("nodeName") and isinstance(status, dict):
+        out["status"] = {k: v for k, v in status.items() if k in PLACED_STATUS}
     return out
 
 
-def _length_delimited(buf: bytes, pos: int, end: int) -> Iterator[tuple[int, int, int]]:
+def length_delimited(buf: bytes, pos: int, end: int) -> Iterator[tuple[int, int, int]]:
     """(field number, start, stop) of each length-delimited field of `buf[pos:end]`; varints
     and fixed-width fields are skipped, other wire types raise."""
     while pos < end:
@@ -441,73 +421,3 @@ def _length_delimited(buf: bytes, pos: int, end: int) -> Iterator[tuple[int, int
             raise ProtobufError("an envelope's field runs past its end")
         yield tag >> 3, pos, stop
         pos = stop
-
-
-def unwrap(data: bytes, pos: int = 0, end: int | None = None) -> tuple[str, str, int, int]:
-    """(apiVersion, kind, start, stop of the object's message) of the `k8s\\0` +
-    `runtime.Unknown` bytes in `data[pos:end]`."""
-    end = len(data) if end is None else end
-    if data[pos : pos + len(MAGIC)] != MAGIC:
-        raise ProtobufError("an object without the k8s protobuf prefix")
-    api_version = kind = ""
-    start = stop = pos
-    for number, first, last in _length_delimited(data, pos + len(MAGIC), end):
-        if number == 1:  # TypeMeta
-            meta = message(data, first, last, _TYPE_META)
-            api_version, kind = meta.get("apiVersion", ""), meta.get("kind", "")
-        elif number == 2:
-            start, stop = first, last
-    return api_version, kind, start, stop
-
-
-_TYPE_META: Final[dict[int, _Spec]] = {
-    1: ("apiVersion", ps.STRING, None, 0),
-    2: ("kind", ps.STRING, None, 0),
-}
-
-
-def watch_event(frame: bytes) -> tuple[str, dict[str, Any]]:
-    """One frame's event: its type and its object as a JSON mapping (a Pod's through the
-    schema, with kind and apiVersion; any other kind, an ERROR event's Status among them,
-    through `kube.protobuf.decode`)."""
-    type_ = ""
-    raw: tuple[int, int] | None = None
-    for number, first, last in _length_delimited(frame, 0, len(frame)):
-        if number == 1:
-            type_ = frame[first:last].decode("utf-8", "replace")
-        elif number == 2:  # RawExtension: its raw bytes are field 1
-            for inner, start, stop in _length_delimited(frame, first, last):
-                if inner == 1:
-                    raw = (start, stop)
-    if raw is None:
-        raise ProtobufError(f"a {type_ or 'watch'} event without an object")
-    api_version, kind, start, stop = unwrap(frame, *raw)
-    if kind == "Pod" and api_version == "v1":
-        obj = pod_message(frame, start, stop)
-        obj["kind"] = kind
-        obj["apiVersion"] = api_version
-    else:
-        obj = decode_object(frame[raw[0] : raw[1]])
-    return type_, obj
-
-
-def frames(segments: Iterable[bytes]) -> Iterator[bytes]:
-    """The length-delimited frames (4-byte big-endian length, then that many bytes) of a stream
-    of byte segments; a stream that ends inside a frame raises."""
-    buffer = bytearray()
-    start = 0
-    for segment in segments:
-        buffer += segment
-        while len(buffer) - start >= 4:
-            size = int.from_bytes(buffer[start : start + 4], "big")
-            if size > _MAX_FRAME:
-                raise ProtobufError(f"a watch frame claims {size} bytes")
-            if len(buffer) - start - 4 < size:
-                break
-            yield bytes(buffer[start + 4 : start + 4 + size])
-            start += 4 + size
-        if start:
-            del buffer[:start]
-            start = 0
-    if buffer:
-        raise ProtobufError(f"the watch stream ended inside a frame ({len(buffer)} bytes left)")

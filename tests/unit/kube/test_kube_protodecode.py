@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from vscheduler.cache import entries
 from vscheduler.convert import pod as pod_module
 from vscheduler.convert.pod import PodConverter
 from vscheduler.errors import ExpiredError, TransientClusterError
 from vscheduler.informer.kinds import NODE, POD
-from vscheduler.kube import podschema as ps, protobuf, protodecode as pd
+from vscheduler.kube import podschema as ps, protobuf, protodecode as pd, protowatch as pw
 from vscheduler.kube.client import KubeApi
 from vscheduler.kube.lister import KubeLister
 
@@ -212,6 +213,23 @@ def test_pods_with_the_same_spec_bytes_share_one_spec_read_once(
     assert pd.pod(encode(POD_JSON))["spec"] is not one["spec"]
 
 
+def test_a_placed_pods_status_is_read_for_what_the_cache_keeps_of_it() -> None:
+    placed = copy.deepcopy(POD_JSON)
+    placed["spec"]["nodeName"] = "n1"
+    placed["status"].update(phase="Running", nominatedNodeName="n1", qosClass="Burstable")
+    decoded = pd.pod(encode(placed))
+    assert decoded["status"] == {
+        "phase": "Running",
+        "startTime": "2026-11-30T18:21:34Z",
+        "nominatedNodeName": "n1",
+    }
+    assert decoded == pd.as_decoded(placed)
+    assert pd.PLACED_STATUS == entries._KEPT_STATUS
+    convert = PodConverter(priority_classes={}, scheduler_name="vscheduler").convert
+    assert convert(decoded) == convert(placed)
+    assert pd.pod(encode(POD_JSON))["status"]["conditions"] == POD_JSON["status"]["conditions"]
+
+
 def test_the_fields_left_out_are_the_ones_no_fact_of_a_pod_reads() -> None:
     """A field may be left out of a decoded pod only if converting a pod never reads it: the
     spec's and containers' are `convert.pod`'s own lists (checked there); the status's are
@@ -304,7 +322,7 @@ def test_text_that_is_not_utf8_reads_with_replacement_characters_as_json_does() 
 def test_any_bytes_read_as_a_pod_or_raise_a_protobuf_error(data: bytes) -> None:
     try:
         got = pd.pod(data)
-    except pd.ProtobufError:
+    except protobuf.ProtobufError:
         return
     assert isinstance(got, dict)
 
@@ -315,7 +333,7 @@ def test_every_cut_of_a_pod_reads_as_a_pod_or_raises_a_protobuf_error() -> None:
     for cut in range(len(whole)):
         try:
             pd.pod(whole[:cut])
-        except pd.ProtobufError:
+        except protobuf.ProtobufError:
             errors += 1
     assert errors > len(whole) // 2  # most cuts land inside a field
 
@@ -325,20 +343,20 @@ def test_frames_come_whole_however_the_stream_is_split() -> None:
     one, two = frame("ADDED", wrapped(POD_JSON)), frame("DELETED", wrapped({"metadata": {}}))
     stream = one + two
     for cut in (1, 3, 4, 5, len(one) - 1, len(one), len(one) + 2, len(stream) - 1):
-        assert list(pd.frames([stream[:cut], stream[cut:]])) == [one[4:], two[4:]]
-    assert list(pd.frames([bytes([b]) for b in stream])) == [one[4:], two[4:]]
+        assert list(pw.frames([stream[:cut], stream[cut:]])) == [one[4:], two[4:]]
+    assert list(pw.frames([bytes([b]) for b in stream])) == [one[4:], two[4:]]
 
 
 def test_a_stream_that_ends_inside_a_frame_or_claims_a_huge_one_raises() -> None:
     one = frame("ADDED", wrapped(POD_JSON))
-    with pytest.raises(pd.ProtobufError, match="ended inside a frame"):
-        list(pd.frames([one[:-1]]))
-    with pytest.raises(pd.ProtobufError, match="claims"):
-        list(pd.frames([b"\x7f\xff\xff\xff" + b"x"]))
+    with pytest.raises(protobuf.ProtobufError, match="ended inside a frame"):
+        list(pw.frames([one[:-1]]))
+    with pytest.raises(protobuf.ProtobufError, match="claims"):
+        list(pw.frames([b"\x7f\xff\xff\xff" + b"x"]))
 
 
 def test_a_watch_event_carries_its_type_and_the_pod_with_kind_and_api_version() -> None:
-    type_, obj = pd.watch_event(frame("MODIFIED", wrapped(POD_JSON))[4:])
+    type_, obj = pw.watch_event(frame("MODIFIED", wrapped(POD_JSON))[4:])
     assert type_ == "MODIFIED"
     assert obj == {**pd.as_decoded(POD_JSON), "kind": "Pod", "apiVersion": "v1"}
 
@@ -354,17 +372,17 @@ def test_an_error_event_carries_the_status_it_names() -> None:
             "message": "too old resource version: 1 (4242)",
         }
     )
-    type_, obj = pd.watch_event(frame("ERROR", status)[4:])
+    type_, obj = pw.watch_event(frame("ERROR", status)[4:])
     assert type_ == "ERROR"
     assert obj["code"] == 410
     assert obj["reason"] == "Expired"
 
 
 def test_an_event_without_an_object_or_prefix_raises() -> None:
-    with pytest.raises(pd.ProtobufError, match="without an object"):
-        pd.watch_event(_tagged(1, b"ADDED"))
-    with pytest.raises(pd.ProtobufError, match="prefix"):
-        pd.watch_event(frame("ADDED", encode(POD_JSON))[4:])
+    with pytest.raises(protobuf.ProtobufError, match="without an object"):
+        pw.watch_event(_tagged(1, b"ADDED"))
+    with pytest.raises(protobuf.ProtobufError, match="prefix"):
+        pw.watch_event(frame("ADDED", encode(POD_JSON))[4:])
 
 
 # --- the lister's pod watch ---------------------------------------------------------------------
@@ -383,11 +401,11 @@ def test_a_pod_watch_asks_for_protobuf_and_reads_its_frames(
 ) -> None:
     added, modified = frame("ADDED", wrapped(_pod("11"))), frame("MODIFIED", wrapped(_pod("12")))
     apiserver.stream(
-        "GET", PODS, [added[:7], added[7:] + modified[:2], modified[2:]], content_type=pd.WATCH
+        "GET", PODS, [added[:7], added[7:] + modified[:2], modified[2:]], content_type=pw.WATCH
     )
     assert collect(KubeLister(api)) == [("ADDED", "11"), ("MODIFIED", "12")]
     (request,) = apiserver.requests()
-    assert request.headers["accept"] == pd.WATCH
+    assert request.headers["accept"] == pw.WATCH
 
 
 @pytest.mark.timeout(10)
@@ -401,7 +419,7 @@ def test_a_server_answering_json_is_read_as_json_and_other_kinds_ask_json(
     assert collect(KubeLister(api), NODE) == []
     assert collect(KubeLister(api, protobuf_watch=False)) == []
     accepts = [r.headers["accept"] for r in apiserver.requests()]
-    assert accepts == [pd.WATCH, "application/json", "application/json"]
+    assert accepts == [pw.WATCH, "application/json", "application/json"]
 
 
 @pytest.mark.timeout(10)
@@ -411,9 +429,9 @@ def test_a_protobuf_410_raises_expired_and_a_broken_frame_is_transient(
     gone = protobuf.encode_object(
         {"apiVersion": "v1", "kind": "Status", "code": 410, "reason": "Expired", "message": "old"}
     )
-    apiserver.stream("GET", PODS, [frame("ERROR", gone)], content_type=pd.WATCH)
+    apiserver.stream("GET", PODS, [frame("ERROR", gone)], content_type=pw.WATCH)
     with pytest.raises(ExpiredError):
         collect(KubeLister(api))
-    apiserver.stream("GET", PODS, [b"\x00\x00\x00\x02\x0a\x09"], content_type=pd.WATCH)
+    apiserver.stream("GET", PODS, [b"\x00\x00\x00\x02\x0a\x09"], content_type=pw.WATCH)
     with pytest.raises(TransientClusterError, match="malformed watch frame"):
         collect(KubeLister(api))
