@@ -8,6 +8,8 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
+import pytest
+
 from integration import harness
 
 TIMEOUT = 60.0
@@ -28,12 +30,20 @@ def _fit_error(total: int, reasons: dict[str, int]) -> str:
     return f"0/{total} nodes are available: " + ", ".join(f"{n} {r}" for r, n in parts) + "."
 
 
+@pytest.mark.parametrize(
+    "content_type", ["", "application/json"], ids=["protobuf (default)", "json"]
+)
 def test_plain_pods_without_a_podgroup_are_scheduled(
-    cluster: harness.ScopedCluster, start_scheduler: Callable[..., harness.Scheduler]
+    cluster: harness.ScopedCluster,
+    start_scheduler: Callable[..., harness.Scheduler],
+    content_type: str,
 ) -> None:
+    """Watched, bound and told so in protobuf, as kube-scheduler does, or all in JSON when
+    `--kube-api-content-type` says so."""
     for i in range(2):
         cluster.add_node(f"node-{i}", cpu="2", memory="4Gi")
-    scheduler = start_scheduler()
+    flag = [f"--kube-api-content-type={content_type}"] if content_type else []
+    scheduler = start_scheduler(args=flag)
     scheduler.wait_ready(TIMEOUT)
     for i in range(3):
         harness.create(cluster, harness.pod(f"plain-{i}", "test"))
