@@ -14,19 +14,14 @@ from typing import Final
 Field = tuple[str, int, str, int]
 
 STRING: Final = 1
-BYTES: Final = 2
 BOOL: Final = 3
 INT: Final = 4
-DOUBLE: Final = 5
 MESSAGE: Final = 6
 MAP: Final = 7
 TIME: Final = 8
 MICROTIME: Final = 9
-DURATION: Final = 10
-FIELDSV1: Final = 11
 QUANTITY: Final = 12
 INTORSTRING: Final = 13
-RAWEXTENSION: Final = 14
 
 REPEATED: Final = 1
 INLINE: Final = 2

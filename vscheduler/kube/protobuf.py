@@ -20,6 +20,8 @@ answers; the tests' fake server), skipping fields it does not know, as protobuf 
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import time
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -201,9 +203,7 @@ def _store(out: dict[str, Any], key: str, kind: str, value: Any) -> None:
     elif kind == "int":
         out[key] = value - (1 << 64) if value >= 1 << 63 else value
     elif kind == "time":
-        seconds = decode(value, "Time").get("seconds", 0)
-        when = dt.datetime.fromtimestamp(seconds, dt.UTC)
-        out[key] = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+        out[key] = rfc3339(decode(value, "Time").get("seconds", 0))
     else:
         out[key] = decode(value, kind)
 
@@ -226,3 +226,19 @@ def read_varint(data: bytes, at: int) -> tuple[int, int]:
         shift += 7
         if shift > 63:
             raise ProtobufError("a varint longer than 10 bytes")
+
+
+@functools.lru_cache(maxsize=4096)
+def rfc3339(seconds: int) -> str | None:
+    """Go's RFC 3339 of a Unix time in UTC (a `metav1.Time` in JSON); None where Go's JSON
+    could not write it either (a year outside 0-9999)."""
+    try:
+        t = time.gmtime(seconds)
+    except (OverflowError, OSError, ValueError):
+        return None
+    if not 0 <= t.tm_year <= 9999:
+        return None
+    return (
+        f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T"
+        f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}Z"
+    )

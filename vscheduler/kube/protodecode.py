@@ -28,17 +28,12 @@ spec read before); the API server's CPU it saves is the reason.
 
 from __future__ import annotations
 
-import base64
 import copy
-import functools
-import json
-import struct
-import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
 from vscheduler.kube import podschema as ps
-from vscheduler.kube.protobuf import ProtobufError, read_varint as _varint
+from vscheduler.kube.protobuf import ProtobufError, read_varint as _varint, rfc3339
 
 _STRING: Final = ps.STRING
 _MESSAGE: Final = ps.MESSAGE
@@ -157,8 +152,9 @@ def _number(buf: bytes, pos: int, end: int, tag: int, spec: Spec) -> tuple[int |
         raise ProtobufError(f"wire type {wire} (field {tag >> 3}) is not one Kubernetes uses")
     if pos + width > end:
         raise ProtobufError("a field runs past its message")
-    (number,) = struct.unpack_from("<d" if width == 8 else "<f", buf, pos)
-    return number, pos + width
+    if not spec[3] & _SKIP:  # no field of a Pod is fixed-width: only an unknown one is
+        raise ProtobufError(f"field {tag >> 3} ({spec[0]}) came fixed-width")
+    return 0, pos + width
 
 
 def _store(out: dict[str, Any], spec: Spec, buf: bytes, pos: int, end: int) -> None:
@@ -249,7 +245,7 @@ def _time(kind: int, buf: bytes, pos: int, end: int) -> str | None:
             nanos = value
         elif tag & 7:
             raise ProtobufError(f"a timestamp's field {tag >> 3} is not a varint")
-    stamp = _rfc3339(seconds)
+    stamp = rfc3339(seconds)
     if kind != _TIME and stamp is not None:
         stamp = f"{stamp[:-1]}.{nanos // 1000:06d}Z"
     return stamp
@@ -271,71 +267,18 @@ def _packed(_kind: int, buf: bytes, pos: int, end: int) -> list[int]:
     return values
 
 
-def _bytes(_kind: int, buf: bytes, pos: int, end: int) -> str:
-    return base64.b64encode(buf[pos:end]).decode("ascii")
-
-
-def _duration_field(_kind: int, buf: bytes, pos: int, end: int) -> str:
-    return _duration(message(buf, pos, end, _DURATION).get("duration", 0))
-
-
-def _raw_json(_kind: int, buf: bytes, pos: int, end: int) -> Any:
-    """FieldsV1 and RawExtension: JSON bytes in field 1; null when empty."""
-    raw = b"".join(buf[a:b] for number, a, b in length_delimited(buf, pos, end) if number == 1)
-    if not raw:
-        return None
-    try:
-        return json.loads(raw)
-    except ValueError as exc:
-        raise ProtobufError(f"raw JSON that does not parse: {exc}") from exc
-
-
 _READERS: Final[dict[int, Callable[[int, bytes, int, int], Any]]] = {
     ps.QUANTITY: _quantity,
     ps.TIME: _time,
     ps.MICROTIME: _time,
     ps.INTORSTRING: _int_or_string,
     ps.INT: _packed,
-    ps.BYTES: _bytes,
-    ps.DURATION: _duration_field,
-    ps.FIELDSV1: _raw_json,
-    ps.RAWEXTENSION: _raw_json,
 }
 _INT_OR_STRING: Final[dict[int, Spec]] = {
     1: ("type", ps.INT, None, 0),
     2: ("intVal", ps.INT, None, 0),
     3: ("strVal", ps.STRING, None, 0),
 }
-_DURATION: Final[dict[int, Spec]] = {1: ("duration", ps.INT, None, 0)}
-
-
-@functools.lru_cache(maxsize=4096)
-def _rfc3339(seconds: int) -> str | None:
-    """Go's RFC 3339 of a Unix time in UTC; None where Go's JSON could not write it either."""
-    try:
-        t = time.gmtime(seconds)
-    except (OverflowError, OSError, ValueError):
-        return None
-    if not 0 <= t.tm_year <= 9999:
-        return None
-    return (
-        f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T"
-        f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}Z"
-    )
-
-
-def _duration(nanos: int) -> str:
-    """Go's `time.Duration.String()` for whole seconds and the common cases (1h0m0s, 1.5s)."""
-    sign, nanos = ("-", -nanos) if nanos < 0 else ("", nanos)
-    if nanos == 0:
-        return "0s"
-    seconds, fraction = divmod(nanos, 1_000_000_000)
-    hours, seconds = divmod(seconds, 3600)
-    minutes, seconds = divmod(seconds, 60)
-    tail = f"{seconds}" + (f".{fraction:09d}".rstrip("0") if fraction else "") + "s"
-    if hours:
-        return f"{sign}{hours}h{minutes}m{tail}"
-    return f"{sign}{minutes}m{tail}" if minutes else f"{sign}{tail}"
 
 
 def pod(data: bytes) -> dict[str, Any]:

@@ -312,6 +312,23 @@ def test_any_text_integer_and_time_reads_back_as_written(
     assert decoded["metadata"]["name"] == name
 
 
+def test_a_fixed_width_field_is_read_past_when_unknown_and_refused_where_a_pod_has_none() -> None:
+    unknown = b"\x9d\x06" + b"\x00" * 4  # field 99, fixed32
+    assert pd.pod(b"\x0a\x09" + b"\x0a\x01a" + unknown) == {"metadata": {"name": "a"}}
+    with pytest.raises(protobuf.ProtobufError, match=r"field 1 \(name\) came fixed-width"):
+        pd.pod(b"\x0a\x09" + b"\x09" + b"\x00" * 8)
+
+
+def test_times_are_written_as_go_writes_them_for_both_readers() -> None:
+    """One formatter for the pod reader and `kube.protobuf.decode` (Events, Status)."""
+    assert protobuf.rfc3339(-30610224001) == "0999-12-31T23:59:59Z"
+    assert protobuf.rfc3339(400_000_000_000) is None
+    event = {"apiVersion": "v1", "kind": "Event", "firstTimestamp": "0999-12-31T23:59:59Z"}
+    assert protobuf.decode_object(protobuf.encode_object(event))["firstTimestamp"] == (
+        "0999-12-31T23:59:59Z"
+    )
+
+
 def test_text_that_is_not_utf8_reads_with_replacement_characters_as_json_does() -> None:
     data = b"\x0a\x04" + b"\x0a\x02\xff\x61"
     assert pd.pod(data) == {"metadata": {"name": "\ufffda"}}
