@@ -219,3 +219,22 @@ def test_a_job_over_its_queues_capability_is_told_so_at_admission() -> None:
         " minResources cpu 3 + what the queue holds and has admitted (cpu 0) exceed its"
         " capability (cpu 2))"
     }
+
+
+@pytest.mark.parametrize("policy", [None, CAPACITY])
+def test_a_best_effort_pod_in_a_closed_queue_is_still_backfilled(policy: str | None) -> None:
+    # Volcano's backfill places pods that request nothing without asking the queue (its
+    # pickUpPendingTasks skips pending jobs and invalid ones, not closed queues); a pod that
+    # requests something waits, as above.
+    items: list[Item] = [queue("shut").state("Closed")]
+    items += [node("n1").resources(cpu="4", memory="8Gi")]
+    items += [podgroup("a").queue("shut"), pod("a-0").group("a")]
+    items += [podgroup("b").queue("shut"), pod("b-0").group("b").requests(cpu="1")]
+
+    (outcome,) = run(snapshot(*items), policy=policy)
+
+    assert outcome.binds == {"default/a-0": "n1"}
+    assert outcome.unschedulable == {
+        "default/b-0": f"queue shut is Closed ({'capacity' if policy else 'proportion'}: its pods"
+        " are not placed while its status.state is Closed, only when it is Open)"
+    }
