@@ -200,6 +200,72 @@ def test_a_role_that_cannot_reach_its_minimum_binds_nothing() -> None:
     assert outcome.binds == {}
 
 
+
+def test_a_pod_whose_selector_matches_no_node_leaves_the_other_one_bound() -> None:
+    """allocate_test.go TestAllocate, "prepredicate failed: node selector does not match": a
+    gang of one, its master's selector matches no node, its worker is bound."""
+    snap = cluster(
+        build_podgroup("pg1", "c1", "c1", 1, None, "Inqueue"),
+        *role_pods("master", "worker"),
+        build_node("n1", "2", "4Gi", 10, {"nodeRole": "worker"}),
+        build_queue("c1", 1),
+    )
+
+    [outcome] = run(snap, policy=ALLOCATE)
+
+    assert outcome.binds == {"c1/p1": "n1"}
+
+
+def test_one_job_binds_both_its_pods_on_one_node() -> None:
+    """allocate_test.go TestAllocate, "one Job with two Pods on one node"."""
+    snap = cluster(
+        build_podgroup("pg1", "c1", "c1", 0, None, "Inqueue"),
+        build_pod("c1", "p1", "", "Pending", res("1", "1G"), "pg1"),
+        build_pod("c1", "p2", "", "Pending", res("1", "1G"), "pg1"),
+        build_node("n1", "2", "4Gi", 10),
+        build_queue("c1", 1),
+    )
+
+    [outcome] = run(snap, policy=ALLOCATE)
+
+    assert outcome.binds == {"c1/p1": "n1", "c1/p2": "n1"}
+
+
+def test_two_queues_of_equal_weight_share_one_node_a_pod_each() -> None:
+    """allocate_test.go TestAllocate, "two Jobs on one node": each queue deserves half the
+    node's two cpus, so each job binds its first pod and no more."""
+    snap = cluster(
+        build_podgroup("pg1", "c1", "c1", 0, None, "Inqueue"),
+        build_podgroup("pg2", "c2", "c2", 0, None, "Inqueue"),
+        *[build_pod("c1", f"pg1-p-{i}", "", "Pending", res("1", "1G"), "pg1") for i in (1, 2)],
+        *[build_pod("c2", f"pg2-p-{i}", "", "Pending", res("1", "1G"), "pg2") for i in (1, 2)],
+        build_node("n1", "2", "4G", 10),
+        build_queue("c1", 1),
+        build_queue("c2", 1),
+    )
+
+    [outcome] = run(snap, policy=ALLOCATE)
+
+    assert outcome.binds == {"c1/pg1-p-1": "n1", "c2/pg2-p-1": "n1"}
+
+
+def test_a_queue_whose_job_cannot_fit_does_not_block_the_other_queue() -> None:
+    """allocate_test.go TestAllocate, "high priority queue should not block others": a pod of
+    three cpus on a node of two waits; the other queue's pod of one is bound."""
+    snap = cluster(
+        build_podgroup("pg1", "c1", "c1", 0, None, "Inqueue"),
+        build_podgroup("pg2", "c1", "c2", 0, None, "Inqueue"),
+        build_pod("c1", "p1", "", "Pending", res("3", "1G"), "pg1"),
+        build_pod("c1", "p2", "", "Pending", res("1", "1G"), "pg2"),
+        build_node("n1", "2", "4G", 10),
+        build_queue("c1", 1),
+        build_queue("c2", 1),
+    )
+
+    [outcome] = run(snap, policy=ALLOCATE)
+
+    assert outcome.binds == {"c1/p2": "n1"}
+
 def test_the_annotation_wins_over_the_label() -> None:
     """getTaskRole: a non-empty annotation first, else the label."""
     pods = role_pods("master", "worker")
