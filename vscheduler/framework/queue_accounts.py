@@ -4,11 +4,11 @@ plugins keep them, with the real differences between the two as explicit rules.
 Owns: the per-queue figures of one session and the tests both plugins make on them. An account
 (`QueueAccount`) holds `allocated` (tasks Allocated, Binding, Bound, Running or Pipelined),
 `request` (allocated plus every Pending task), `inqueue` (what admitted jobs' minResources still
-hold: `quota.reserved`), `elastic` (what jobs hold beyond their minResources), `deserved`,
-`guarantee`, `capability`, `real_capability` with the resources it `bounded`, `share` and, from
-those, overused. `QueueAccounts` opens them from the session, keeps them in step with allocations
-and answers the queue points. Must not: change the session (it only notes queues and reports
-figures), or know a plugin by name: a plugin states its `Rules`.
+hold beyond what the jobs have allocated: `quota.reserved`), `elastic` (what jobs hold beyond their
+minResources), `deserved`, `guarantee`, `capability`, `real_capability` with the resources it
+`bounded`, `share` and, from those, overused. `QueueAccounts` opens them from the session, keeps
+them in step with allocations and answers the queue points. Must not: change the session (it only
+notes queues and reports figures), or know a plugin by name: a plugin states its `Rules`.
 
 The accounts form a tree: every account has a `parent` and `children` under `QueueAccounts.root`,
 the cluster (its deserved and real capability are the cluster total, its guarantee the sum of
@@ -58,8 +58,6 @@ The rules (`Rules`), one field per real difference between Volcano's plugins:
                       in one resource the task requests; victims share a resource with the
                       reclaimer, keep their queue at its guarantee, and their queue is above
                       deserved in a resource both the victim requests and the queue deserves
-    inqueue_less_allocated  an Inqueue job reserves its minResources less what it has allocated
-                      (capacity) rather than all of it (proportion): `quota.reserved`
 An allocation the accounts refuse is a `Refusal` (false, as `False` is), worded by
 `queue_refusals`: the queue's state, or the limit and the numbers.
 Both plugins report the same figures (`report`): allocated, request, deserved, capability,
@@ -120,7 +118,6 @@ class Rules:
     best_effort_last: bool
     allocation_limit: Limit
     reclaim: Reclaim
-    inqueue_less_allocated: bool
 
 
 @dataclasses.dataclass(slots=True, eq=False)
@@ -165,8 +162,6 @@ class QueueAccount:
         self,
         reserving: Sequence[JobState],
         sums: tuple[Resources, Resources],
-        *,
-        less_allocated: bool,
     ) -> None:
         """The queue's jobs' tasks and reservations count in this queue: `reserving`, its jobs
         with minResources; `sums`, its plain jobs' allocation and every job's pending request
@@ -176,7 +171,7 @@ class QueueAccount:
         self.allocated = self.allocated + allocated
         self.request = self.request + allocated + pending
         self.inqueue = self.inqueue + total(
-            quota.reserved(job, less_allocated=less_allocated) for job in reserving
+            quota.reserved(job, less_allocated=True) for job in reserving
         )
         # a job without minResources is elastic in all it holds (requests are never negative)
         self.elastic = self.elastic + plain + total(_elastic(job) for job in reserving)
@@ -425,9 +420,7 @@ class QueueAccounts:
         totals = session.queue_totals
         for name, (first, reserving) in _by_queue(session).items():
             account = self.accounts[name]
-            account.add_jobs(
-                reserving, totals.of(name), less_allocated=self.rules.inqueue_less_allocated
-            )
+            account.add_jobs(reserving, totals.of(name))
             if account.children:
                 self._refuse(name, f"The Queue <{name}> of Job <{first.key}> is not leaf queue")
         self._sum_up(root)
@@ -550,10 +543,9 @@ class QueueAccounts:
         return None if node is None or node is self.root else node
 
     def _add_jobs(self, session: PluginSession) -> None:
-        less_allocated = self.rules.inqueue_less_allocated
         totals = session.queue_totals
         for name, reserving in _reserving(session).items():
-            self.accounts[name].add_jobs(reserving, totals.of(name), less_allocated=less_allocated)
+            self.accounts[name].add_jobs(reserving, totals.of(name))
 
     def _find_deserved(self) -> None:
         if_nothing = self.rules.share_if_nothing_deserved

@@ -76,8 +76,8 @@ def cluster_total_and_used(session: PluginSession) -> tuple[Resources, Resources
 def reserved(job: JobState, *, less_allocated: bool = False) -> Resources:
     """What an admitted job's minResources hold in its queue (Volcano's inqueue share of it).
 
-    While the PodGroup is Inqueue: all of it (proportion, overcommit), or with `less_allocated`
-    the part the job has not yet allocated (capacity). While it is Running with its gang placed:
+    While the PodGroup is Inqueue: all of it (overcommit), or with `less_allocated` the part the
+    job has not yet allocated (proportion, capacity). While it is Running with its gang placed:
     the part not yet allocated. Otherwise nothing.
     """
     if job.facts.min_resources is None:

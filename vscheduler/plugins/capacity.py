@@ -114,7 +114,6 @@ RULES: Final = Rules(
     best_effort_last=True,
     allocation_limit=Limit.REAL_CAPABILITY,  # a queue may borrow beyond deserved
     reclaim=Reclaim.KEEP_GUARANTEE,
-    inqueue_less_allocated=True,  # minResources less what the job holds
 )
 """Volcano capacity's rules for the queue accounts."""
 

@@ -3,14 +3,16 @@
 At session open every queue that holds a job gets Volcano's attributes: `weight`, `capability`,
 `guarantee`, `realCapability` (the cluster total less every other queue's guarantee, within the
 capability), `allocated` (tasks Allocated, Binding, Bound, Running or Pipelined), `request`
-(allocated plus every Pending task), `inqueue` (the minResources of Inqueue PodGroups, and what a
-Running gang's minResources still reserves), `elastic` (what jobs hold beyond their
-minResources) and `deserved`, found by Volcano's weighted water-filling over the cluster total
-(the allocatable of the Ready nodes): each round gives every unsatisfied queue its weight's part
-of what remains, capped by its realCapability and its request and raised to its guarantee, until
-nothing remains or nothing changes. A queue's `share` is the largest allocated/deserved ratio over
-the resources it deserves. The figures live in the framework's queue accounts
-(`QueueAccounts`), opened with proportion's rules (`RULES`); the plugin maps its points onto them.
+(allocated plus every Pending task), `inqueue` (what the minResources of an Inqueue PodGroup, or of
+a Running gang, still reserve beyond what the job has allocated: its pods Binding while its
+PodGroup is still Inqueue count once, as Volcano's do since 6db3122b4), `elastic` (what jobs hold
+beyond their minResources) and `deserved`, found by Volcano's weighted water-filling over the
+cluster total (the allocatable of the Ready nodes): each round gives every unsatisfied queue its
+weight's part of what remains, capped by its realCapability and its request and raised to its
+guarantee, until nothing remains or nothing changes. A queue's `share` is the largest
+allocated/deserved ratio over the resources it deserves. The figures live in the framework's queue
+accounts (`QueueAccounts`), opened with proportion's rules (`RULES`); the plugin maps its points
+onto them.
 
 Registers (Volcano's proportion plugin):
     compare_queues      higher `spec.priority` first, then lower share first
@@ -46,8 +48,9 @@ Differences from Volcano, on purpose:
 - Amounts are integers: each round's part is rounded down to whole units (millicores, bytes), so
   at most a unit per queue per round stays undistributed, and comparisons are exact where Volcano
   compares float64 with a 0.1 tolerance.
-- The inqueue reservation is made by `on_enqueued`, when the job is really admitted; Volcano adds
-  it inside the vote, even when a later plugin rejects the job.
+- The inqueue reservation is made by `on_enqueued`, when the job is really admitted; Volcano
+  before 1.16 adds it inside the vote, even when a later plugin rejects the job (1.16, commit
+  5be98af37, does as here).
 - `pods` (one per task in Volcano since 1.9) is not a dimension here. Volcano ignores it where a
   request is compared (allocatable, enqueue) but lets it into deserved, share and overused, where
   it mostly keeps a queue from counting as overused; allocatable then refuses the same tasks.
@@ -79,7 +82,6 @@ RULES: Final = Rules(
     best_effort_last=False,
     allocation_limit=Limit.DESERVED,  # allocatable: within deserved
     reclaim=Reclaim.ABOVE_DESERVED,  # preemptive is allocatable
-    inqueue_less_allocated=False,  # an Inqueue job reserves all its minResources
 )
 """Volcano proportion's rules for the queue accounts."""
 

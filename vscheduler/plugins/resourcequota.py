@@ -24,7 +24,8 @@ Differences from Volcano, on purpose:
 - A quota's `requests.<name>` and `<name>` are one limit, compared with the PodGroup's `<name>`
   (or its `requests.<name>` when it has no `<name>`); Volcano compares names literally, so a
   `requests.cpu` quota never limits a PodGroup that states `cpu`.
-- `admitted` grows when the job is really admitted (jobEnqueued), not inside the vote.
+- `admitted` grows when the job is really admitted (jobEnqueued), not inside the vote (as
+  Volcano's does since 1.16, commit 5be98af37).
 - `limits.cpu` is compared in whole cores (rounded up), as the model holds every cpu-valued name
   but `cpu` itself.
 """

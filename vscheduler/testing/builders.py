@@ -400,6 +400,11 @@ class QueueBuilder(_Builder[QueueFacts]):
         self._set(deserved=res(**amounts))
         return self
 
+    def priority(self, value: int) -> QueueBuilder:
+        """spec.priority."""
+        self._set(priority=value)
+        return self
+
     def state(self, state: str) -> QueueBuilder:
         """status.state."""
         self._set(state=state)

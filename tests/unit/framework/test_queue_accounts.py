@@ -203,19 +203,9 @@ class Attr:
     share: float = 0.0
 
 
-def old_reserved_proportion(job: JobState) -> Resources:
-    if job.facts.min_resources is None:
-        return EMPTY
-    minimum = quota.counted(job.facts.min_resources)
-    if job.phase is PodGroupPhase.INQUEUE:
-        return minimum
-    placed = job.count(*task_status.OCCUPYING)
-    if job.phase is PodGroupPhase.RUNNING and placed >= job.min_member:
-        return (minimum - job.allocated).clamp_min_zero()
-    return EMPTY
-
-
-def old_reserved_capacity(job: JobState) -> Resources:
+def old_reserved(job: JobState) -> Resources:
+    # capacity's; proportion's too since Volcano 1.15 (6db3122b4): before, an Inqueue job
+    # reserved all its minResources there, counting its Binding pods twice
     if job.facts.min_resources is None:
         return EMPTY
     if job.phase is PodGroupPhase.INQUEUE or (
@@ -249,8 +239,7 @@ def old_attrs(session: Session, plugin: str) -> dict[str, Attr]:
             pending = pending + task.resreq
         attr.allocated = attr.allocated + job.allocated
         attr.request = attr.request + job.allocated + pending
-        reserve = old_reserved_proportion if plugin == "proportion" else old_reserved_capacity
-        attr.inqueue = attr.inqueue + reserve(job)
+        attr.inqueue = attr.inqueue + old_reserved(job)
         minimum = (
             EMPTY if job.facts.min_resources is None else quota.counted(job.facts.min_resources)
         )
