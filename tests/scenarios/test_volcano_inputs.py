@@ -200,7 +200,6 @@ def test_a_role_that_cannot_reach_its_minimum_binds_nothing() -> None:
     assert outcome.binds == {}
 
 
-
 def test_a_pod_whose_selector_matches_no_node_leaves_the_other_one_bound() -> None:
     """allocate_test.go TestAllocate, "prepredicate failed: node selector does not match": a
     gang of one, its master's selector matches no node, its worker is bound."""
@@ -265,6 +264,7 @@ def test_a_queue_whose_job_cannot_fit_does_not_block_the_other_queue() -> None:
     [outcome] = run(snap, policy=ALLOCATE)
 
     assert outcome.binds == {"c1/p2": "n1"}
+
 
 def test_the_annotation_wins_over_the_label() -> None:
     """getTaskRole: a non-empty annotation first, else the label."""
