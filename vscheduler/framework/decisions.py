@@ -144,7 +144,8 @@ def end_phase(
         and unsched.transition_id == session_uid
     ):
         return PodGroupPhase.UNKNOWN
-    allocated = job.count(*st.OCCUPYING, TaskStatus.SUCCEEDED)
+    # releasing pods are still on their nodes: a gang whose pods terminate stays Running
+    allocated = job.count(*st.OCCUPYING, TaskStatus.RELEASING, TaskStatus.SUCCEEDED)
     if allocated >= job.min_member and allocated > 0:
         if job.count(TaskStatus.SUCCEEDED) == allocated:
             return PodGroupPhase.COMPLETED

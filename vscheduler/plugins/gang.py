@@ -22,8 +22,10 @@ Registers (Volcano's gang plugin):
   condition keeps the time it last changed); a job that was invalid when the session opened
   gets `Unschedulable` with the validation reason and message, as Volcano's session open does.
   A job not admitted by enqueue (phase Pending) gets `Unschedulable` (`NotEnoughResources`)
-  with the reason it was not admitted; one with no reason noted, and a valid job without tasks,
-  get no gang condition.
+  with the reason it was not admitted; one with no reason noted, a valid job without tasks, and
+  an unready job whose releasing pods (still on their nodes) make up its gang with nothing left
+  to place (`held_while_releasing`, Volcano's shouldSkipUnschedulableForReleasing) get no gang
+  condition.
 
 "Placed" means Allocated, Binding, Bound, Running or Succeeded; the minTaskMember checks apply
 only when minMember is at least the sum of the minTaskMember values (Volcano's rule), and a task's
@@ -76,6 +78,7 @@ ROLES_INVALID: Final = "Not enough valid pods of each task for gang-scheduling"
 _PLACED: Final = task_status.READY_FOR_GANG
 _VALID: Final = _PLACED | {TaskStatus.PIPELINED, TaskStatus.PENDING}
 _PIPELINED: Final = _PLACED | {TaskStatus.PIPELINED}
+_SCHEDULED: Final = (TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.SUCCEEDED, TaskStatus.FAILED)
 
 
 # --- job arithmetic (Volcano's JobInfo.IsReady, IsPipelined, IsStarving, CheckTask*) ------------
@@ -117,6 +120,17 @@ def roles_reach(
         return True
     counts = _role_counts(job.tasks.values(), statuses, best_effort_pending=best_effort_pending)
     return all(counts[role] >= n for role, n in wanted.items())
+
+
+def held_while_releasing(job: JobState) -> bool:
+    """Volcano's shouldSkipUnschedulableForReleasing: the job has releasing pods (deleted, still
+    on their nodes, so still holding their slots), none pending or pipelined, and its scheduled
+    tasks (running, bound, succeeded, failed) with the releasing ones reach minMember."""
+    releasing = job.count(TaskStatus.RELEASING)
+    if not releasing or job.count(TaskStatus.PENDING, TaskStatus.PIPELINED):
+        return False
+    scheduled = job.count(*_SCHEDULED)
+    return scheduled + releasing >= job.min_member
 
 
 def invalid_reason(job: JobState) -> tuple[str, str] | None:
@@ -261,6 +275,8 @@ class Gang(
 
     def _condition(self, job: JobState) -> tuple[str, str, str] | None:
         """The gang condition the job's PodGroup should carry: (type, reason, message)."""
+        if not is_ready(job) and held_while_releasing(job):
+            return None  # its pods are terminating: not a gang that cannot be scheduled
         invalid = self._invalid_at_open.get(job.key)
         if invalid is not None:
             return UNSCHEDULABLE, invalid[0], invalid[1]

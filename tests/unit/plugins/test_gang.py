@@ -407,7 +407,9 @@ def test_a_ready_gang_said_already_is_not_asked_again_until_a_session_changes_it
 ) -> None:
     """A ready gang whose PodGroup says Scheduled already gets no condition; the next session
     that takes its very same record does not ask again (`gang.Quiet`). A session that evicts one
-    of its tasks changes the record: the gang is asked again and is short of minMember."""
+    of its tasks changes the record: the gang is asked again and is short of minMember (its
+    third pod, too big for the node, still to place: the releasing one does not hold the gang
+    while a pod is pending, `gang.held_while_releasing`)."""
     from vscheduler import catalog, cycle
     from vscheduler.clock import FixedClock
     from vscheduler.testing.builders import START
@@ -419,7 +421,11 @@ def test_a_ready_gang_said_already_is_not_asked_again_until_a_session_changes_it
         podgroup("pg").min_member(2).phase(PodGroupPhase.RUNNING).build(), conditions=(said,)
     )
     snap = snapshot(
-        node("n1").resources(cpu="64"), group, member("a", S.RUNNING), member("b", S.RUNNING)
+        node("n1").resources(cpu="64"),
+        group,
+        member("a", S.RUNNING),
+        member("b", S.RUNNING),
+        pod("c").group("pg").requests(cpu="65"),
     )
     pipeline, clock = catalog.load_pipeline(POLICY), FixedClock(START)
     asked: list[str] = []
