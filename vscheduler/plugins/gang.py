@@ -78,7 +78,7 @@ ROLES_INVALID: Final = "Not enough valid pods of each task for gang-scheduling"
 _PLACED: Final = task_status.READY_FOR_GANG
 _VALID: Final = _PLACED | {TaskStatus.PIPELINED, TaskStatus.PENDING}
 _PIPELINED: Final = _PLACED | {TaskStatus.PIPELINED}
-_SCHEDULED: Final = (TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.SUCCEEDED, TaskStatus.FAILED)
+_SCHEDULED: Final = task_status.TERMINATED | {TaskStatus.RUNNING, TaskStatus.BOUND}
 
 
 # --- job arithmetic (Volcano's JobInfo.IsReady, IsPipelined, IsStarving, CheckTask*) ------------

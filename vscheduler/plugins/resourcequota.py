@@ -25,7 +25,7 @@ Differences from Volcano, on purpose:
   (or its `requests.<name>` when it has no `<name>`); Volcano compares names literally, so a
   `requests.cpu` quota never limits a PodGroup that states `cpu`.
 - `admitted` grows when the job is really admitted (jobEnqueued), not inside the vote (as
-  Volcano's does since 1.16, commit 5be98af37).
+  Volcano does since 1.16, commit 5be98af37).
 - `limits.cpu` is compared in whole cores (rounded up), as the model holds every cpu-valued name
   but `cpu` itself.
 """
