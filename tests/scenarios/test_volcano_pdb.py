@@ -37,7 +37,7 @@ from vscheduler.testing.volcano import go_tiers
 
 PDB = ("enablePreemptable", "enableReclaimable", "enabledVictim")
 STARVING = ("enableJobStarving",)
-QUEUES = ("enableQueueOrder", "enablePreemptive", "enableOverused", "enableAllocatable")
+QUEUES = ("enableQueueOrder", "enablePreemptive", "enabledOverused", "enabledAllocatable")
 POLICIES = {
     "preempt": go_tiers("enqueue, allocate, preempt", gang=STARVING, pdb=PDB),
     "reclaim": go_tiers("enqueue, allocate, reclaim", gang=STARVING, pdb=PDB, proportion=QUEUES),

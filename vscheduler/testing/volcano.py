@@ -6,7 +6,8 @@
 Volcano's tests build their `conf.PluginOption`s without the defaults the configuration loader
 applies, so an option left nil there is *off* (`framework/util.go` `isEnabled`); the policy
 written here switches every point flag of every plugin explicitly: on for the flags named, off
-for the others.
+for the others. A flag name that is not a point flag is an error (a misspelt flag would
+otherwise leave its point silently off).
 Must not: know any plugin's behaviour.
 """
 
@@ -27,6 +28,9 @@ def go_tiers(actions: str, *tiers: dict[str, tuple[str, ...]], **one: tuple[str,
     for tier in (*tiers, *((one,) if one else ())):
         lines.append("- plugins:")
         for name, enabled in tier.items():
+            unknown = sorted(set(enabled) - set(FLAGS))
+            if unknown:
+                raise ValueError(f"{name}: not a point flag: {', '.join(unknown)}")
             lines.append(f"  - name: {name}")
             lines += [f"    {flag}: {'true' if flag in enabled else 'false'}" for flag in FLAGS]
     return "\n".join(lines) + "\n"

@@ -1,0 +1,19 @@
+"""`go_tiers`: Volcano's hand-built tiers as policy text."""
+
+from __future__ import annotations
+
+import pytest
+
+from vscheduler.testing.volcano import go_tiers
+
+
+def test_the_flags_named_are_on_and_every_other_point_flag_is_off() -> None:
+    text = go_tiers("allocate", capacity=("enabledAllocatable",))
+
+    assert "    enabledAllocatable: true\n" in text
+    assert "    enableJobEnqueued: false\n" in text
+
+
+def test_a_misspelt_flag_is_an_error_not_a_point_left_off() -> None:
+    with pytest.raises(ValueError, match="capacity: not a point flag: enableAllocatable"):
+        go_tiers("allocate", capacity=("enableAllocatable",))
