@@ -6,7 +6,8 @@
 Volcano's tests build their `conf.PluginOption`s without the defaults the configuration loader
 applies, so an option left nil there is *off* (`framework/util.go` `isEnabled`); the policy
 written here switches every point flag of every plugin explicitly: on for the flags named, off
-for the others.
+for the others. A named flag that is no point's (`enableHierarchy`) is written on; the others of
+its kind are left out, as the Go option leaves them nil.
 Must not: know any plugin's behaviour.
 """
 
@@ -29,4 +30,5 @@ def go_tiers(actions: str, *tiers: dict[str, tuple[str, ...]], **one: tuple[str,
         for name, enabled in tier.items():
             lines.append(f"  - name: {name}")
             lines += [f"    {flag}: {'true' if flag in enabled else 'false'}" for flag in FLAGS]
+            lines += [f"    {flag}: true" for flag in enabled if flag not in FLAGS]
     return "\n".join(lines) + "\n"
