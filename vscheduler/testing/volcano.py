@@ -6,8 +6,9 @@
 Volcano's tests build their `conf.PluginOption`s without the defaults the configuration loader
 applies, so an option left nil there is *off* (`framework/util.go` `isEnabled`); the policy
 written here switches every point flag of every plugin explicitly: on for the flags named, off
-for the others. A flag name that is not a point flag is an error (a misspelt flag would
-otherwise leave its point silently off).
+for the others. A named flag that is no point's but a plugin entry's (`enableHierarchy`) is
+written on; the others of its kind are left out, as the Go option leaves them nil. Any other
+name is an error (a misspelt flag would otherwise leave its point silently off).
 Must not: know any plugin's behaviour.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from vscheduler.conf.schema import ENABLE_FLAGS
 from vscheduler.framework.points import POINTS
 
 FLAGS: Final = tuple(sorted({p.flag for p in POINTS if p.flag}))
@@ -28,9 +30,10 @@ def go_tiers(actions: str, *tiers: dict[str, tuple[str, ...]], **one: tuple[str,
     for tier in (*tiers, *((one,) if one else ())):
         lines.append("- plugins:")
         for name, enabled in tier.items():
-            unknown = sorted(set(enabled) - set(FLAGS))
+            unknown = sorted(set(enabled) - set(FLAGS) - set(ENABLE_FLAGS))
             if unknown:
-                raise ValueError(f"{name}: not a point flag: {', '.join(unknown)}")
+                raise ValueError(f"{name}: not a plugin entry's flag: {', '.join(unknown)}")
             lines.append(f"  - name: {name}")
             lines += [f"    {flag}: {'true' if flag in enabled else 'false'}" for flag in FLAGS]
+            lines += [f"    {flag}: true" for flag in enabled if flag not in FLAGS]
     return "\n".join(lines) + "\n"

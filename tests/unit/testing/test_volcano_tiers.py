@@ -15,5 +15,11 @@ def test_the_flags_named_are_on_and_every_other_point_flag_is_off() -> None:
 
 
 def test_a_misspelt_flag_is_an_error_not_a_point_left_off() -> None:
-    with pytest.raises(ValueError, match="capacity: not a point flag: enableAllocatable"):
+    with pytest.raises(ValueError, match="capacity: not a plugin entry's flag: enableAllocatable"):
         go_tiers("allocate", capacity=("enableAllocatable",))
+
+
+def test_a_plugin_entrys_flag_that_is_no_points_is_written_on() -> None:
+    text = go_tiers("allocate", drf=("enableHierarchy",))
+
+    assert "    enableHierarchy: true\n" in text
