@@ -10,11 +10,10 @@ pod); `getWorkerAffinity()` is a required anti-affinity to pods labelled `role: 
 `kubernetes.io/hostname`; `BuildPodGroupWithPrio` gives the PodGroup its PriorityClass's value;
 `BuildQueue("q1", 0, ...)` has weight 0, read as 1 (test_volcano_inputs.py).
 
-`TestPodAntiAffinity` diverges and is a strict xfail: we evict worker-1, Volcano's test expects
-no eviction. Read from Volcano's source at HEAD (preempt.go `SelectVictimsOnNode`, priority.go's
-preemptable function, predicates.go's SimulatePredicate), worker-1 looks like a victim there too;
-the cause was not settled within this transcription (Volcano's test could not be run here), so
-nothing was changed.
+`TestPodAntiAffinity` was settled by running Volcano's test (ed72c7c81) with its log: its
+`Session.SimulateRemoveTaskFn` calls a plugin only when the plugin's entry enables preemptable
+or allocatable, and the test's predicates entry enables only predicate, so removing worker-1
+never lowers the inter-pod counts and the anti-affinity is never resolved (actions/preempt.py).
 
 Skipped, with no counterpart in a cycle's outcome: `TestTaskPodAnnotations` (a TaskInfo's
 annotation map), the `TestSetUpDynamicResourcesArgs_*` and `TestInitPlugin` cases (which kube
@@ -25,8 +24,6 @@ drives fake kube framework plugins through Volcano's internal wrappers).
 """
 
 from __future__ import annotations
-
-import pytest
 
 from vscheduler.model.status import PodGroupPhase
 from vscheduler.testing.builders import (
@@ -115,18 +112,12 @@ def test_a_node_takes_no_more_pods_than_its_pod_count_allows() -> None:
     assert outcome.binds == {"ns1/worker-1": "node1", "ns1/worker-2": "node1"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="divergence, root cause not settled: vscheduler evicts worker-1 (its job pg1 is of"
-    " lower priority than pg2, so priority's preemptable point allows it, as Volcano's"
-    " priority.go reads; evicting it frees the pod slot and ends the anti-affinity); Volcano's"
-    " test expects no eviction, kept unchanged since pod-affinity failures were made"
-    " resolvable (e9040d33a)",
-)
 def test_preemption_does_not_evict_the_pod_an_anti_affine_preemptor_conflicts_with() -> None:
     """TestPodAntiAffinity "pod-anti-affinity": worker-3 is anti-affine to worker-1 (same pod
     priority, lower job priority); the node's two pod slots are taken. Volcano expects nothing
-    evicted or pipelined; vscheduler evicts worker-1 and pipelines worker-3 (see the xfail)."""
+    evicted or pipelined: its topology-aware preemption tells predicates of the pods it takes
+    away only when the predicates entry enables preemptable or allocatable, and this tier
+    enables neither, so the anti-affinity stays whatever is evicted."""
     high, low = 100000, 10
     policy = go_tiers(
         "allocate, preempt",

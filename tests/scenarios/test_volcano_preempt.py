@@ -49,8 +49,11 @@ configurations:
   arguments:
     enableTopologyAwarePreemption: true
 """
-TOPOLOGY_AWARE = (
-    go_tiers(
+
+
+def topology_tier(*predicates: str) -> str:
+    """TestTopologyAwarePreempt's tier with the predicates entry's flags given."""
+    return go_tiers(
         "preempt",
         conformance=("enablePreemptable",),
         gang=("enablePreemptable", "enableJobPipelined", "enableJobStarving"),
@@ -62,10 +65,11 @@ TOPOLOGY_AWARE = (
             "enableJobStarving",
         ),
         proportion=("enabledOverused", "enabledAllocatable", "enableQueueOrder", "enablePredicate"),
-        predicates=("enablePreemptable", "enablePredicate"),
+        predicates=predicates,
     )
-    + TOPOLOGY_AWARE_ARGUMENT
-)
+
+
+TOPOLOGY_AWARE = topology_tier("enablePreemptable", "enablePredicate") + TOPOLOGY_AWARE_ARGUMENT
 """TestTopologyAwarePreempt's tier (its capacity entry, queue order only, is left out: vscheduler
 loads one queue plugin per policy, and proportion orders the queues first)."""
 HIGH, LOW = 100000, 10
@@ -359,6 +363,84 @@ def test_a_pod_anti_affine_to_a_running_pod_preempts_exactly_that_pod() -> None:
     )
 
     assert outcome.evictions == c1("preemptee2")
+    assert outcome.result.pipelined == {"default/preemptor1": "n1"}
+
+
+def anti_affine_on_a_full_node(policy: str) -> Outcome:
+    """TestTopologyAwarePreempt's anti-affinity case under `policy`."""
+    anti = pod_term(HOST, test="test")
+    return once(
+        node("n1").resources(cpu="2", memory="2Gi", pods=2).label(HOST, "n1"),
+        capped("q1", "2", "2G"),
+        group("pg1", "q1", 0, None, priority=LOW),
+        group("pg2", "q1", 0, None, priority=LOW),
+        group("pg3", "q1", 1, 1, priority=HIGH),
+        running("preemptee1", "n1", "1", "1G", "pg2", preemptable=True),
+        running("preemptee2", "n1", "1", "1G", "pg1", preemptable=True)
+        .label("test", "test")
+        .anti_affinity(anti),
+        pending("preemptor1", "1", "1G", "pg3").label("test", "test").anti_affinity(anti),
+        policy=policy,
+    )
+
+
+def test_without_topology_aware_preemption_an_anti_affinity_conflict_stays() -> None:
+    """The same case without `enableTopologyAwarePreemption`: Volcano's normal preemption
+    re-runs the filters over the inter-pod counts taken before its evictions, so evicting
+    preemptee2 does not end the conflict; nothing is evicted (Volcano's evictions of a job that
+    cannot be placed are discarded), the preemptor stays pending."""
+    outcome = anti_affine_on_a_full_node(topology_tier("enablePreemptable", "enablePredicate"))
+
+    assert outcome.evictions == []
+    assert outcome.result.pipelined == {}
+    assert outcome.binds == {}
+
+
+def test_predicates_not_told_of_the_evictions_leaves_an_anti_affinity_conflict() -> None:
+    """Topology-aware, but the predicates entry enables neither preemptable nor allocatable:
+    Volcano then does not call its SimulateRemoveTask, so the conflict stays (the tier of
+    predicates_test.go's TestPodAntiAffinity)."""
+    outcome = anti_affine_on_a_full_node(topology_tier("enablePredicate") + TOPOLOGY_AWARE_ARGUMENT)
+
+    assert outcome.evictions == []
+    assert outcome.result.pipelined == {}
+
+
+def test_predicates_with_its_flags_left_to_their_defaults_is_told_of_the_evictions() -> None:
+    """A policy as users write it (every flag at Volcano's default, predicates' preemptable on)
+    with topology-aware preemption: the anti-affine pod is evicted, the cheaper one spared."""
+    policy = (
+        'actions: "preempt"\n'
+        "tiers:\n"
+        "- plugins:\n"
+        "  - name: priority\n"
+        "  - name: gang\n"
+        "  - name: conformance\n"
+        "- plugins:\n"
+        "  - name: proportion\n"
+        "  - name: predicates\n"
+    ) + TOPOLOGY_AWARE_ARGUMENT
+
+    outcome = anti_affine_on_a_full_node(policy)
+
+    assert outcome.evictions == c1("preemptee2")
+    assert outcome.result.pipelined == {"default/preemptor1": "n1"}
+
+
+def test_a_full_pod_count_is_resolved_by_evicting_without_topology_awareness() -> None:
+    """The pod-count limit (predicates' check 2) is resolved by normal preemption too: Volcano's
+    predicate counts the node's pods as its evictions take them away."""
+    outcome = once(
+        build_node("n1", "12", "12G", pods=1),
+        capped("q1", "6", "6G"),
+        group("pg1", "q1", 0, None, priority=LOW),
+        group("pg2", "q1", 1, 1, priority=HIGH),
+        running("preemptee1", "n1", "1", "1G", "pg1", preemptable=True),
+        pending("preemptor1", "1", "1G", "pg2"),
+        policy=topology_tier("enablePreemptable", "enablePredicate"),
+    )
+
+    assert outcome.evictions == c1("preemptee1")
     assert outcome.result.pipelined == {"default/preemptor1": "n1"}
 
 

@@ -132,9 +132,14 @@ class Transaction:
 class Evictor:
     """Finds and applies plans for one action run."""
 
-    def __init__(self, session: Session, *, action: str, limits: Limits) -> None:
+    def __init__(
+        self, session: Session, *, action: str, limits: Limits, simulate: bool = True
+    ) -> None:
         self.session = session
         self.action = action
+        self.simulate = simulate
+        """Whether the plugins are told of the pods a plan takes away (`Placer.resolvable`):
+        preempt's `enableTopologyAwarePreemption`; reclaim always."""
         self.table = Evictables(session)
         self._plans = limits.plans(len(session.ledger))
         self._victim_key = functools.cmp_to_key(self._compare_victims)
@@ -265,7 +270,7 @@ class Evictor:
     ) -> Plan | None:
         placer = self.session.placer
         c, ok = placer.feasible(task)
-        candidates = placer.resolvable(task)
+        candidates = placer.resolvable(task, simulate=self.simulate)
         ledger = self.session.ledger
         deficit = np.zeros_like(ledger.future)
         deficit[:, c.cols] = np.maximum(c.req[c.cols] - ledger.future[:, c.cols], 0)

@@ -21,6 +21,13 @@ that cannot be placed this way ends the job's turn.
 A BestEffort pending task (requesting nothing) may preempt too, but takes only BestEffort victims
 (Volcano's preempt filters): it needs a pod slot, or a node whose resolvable predicates pass.
 
+What the predicates count of other pods (inter-pod anti-affinity, a topology spread skew) is
+resolved by evicting only with `enableTopologyAwarePreemption: true` and only for a plugin
+whose entry enables preemptable or allocatable (defaults: off, and on), as Volcano: its normal
+preemption re-runs the filters over the PreFilter state taken before the evictions, so such a
+conflict stays; its topology-aware one tells a plugin of the pods it removes (SimulateRemoveTask)
+only under those two flags. A full pod count and host ports are resolved either way.
+
 Preempt never binds: what it places is pipelined, and a later allocate binds it (Volcano's
 `normalPreempt`).
 
@@ -55,15 +62,16 @@ class Preempt:
 
     name = NAME
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, *, topology_aware: bool = False) -> None:
         self._limits = limits
+        self._topology_aware = topology_aware
 
     def execute(self, session: Session) -> None:
         """Preempt for every starving job, queue by queue."""
         by_queue = askers(session)
         if not by_queue:
             return
-        evictor = Evictor(session, action=NAME, limits=self._limits)
+        evictor = Evictor(session, action=NAME, limits=self._limits, simulate=self._topology_aware)
         for queue in in_queue_order(session, by_queue):
             in_queue = evictor.table.queue_mask(queue.name)
             for job in by_queue[queue.name]:
@@ -113,13 +121,14 @@ def _placer(evictor: Evictor, queue: QueueState, mask: BoolArray, *, memo: str) 
 
 def build(arguments: Mapping[str, object]) -> Preempt:
     """The preempt action, with Volcano's arguments: the candidate-node bounds are honoured (as
-    the number of viable plans compared); `enablePredicateErrorCache`,
-    `enableTopologyAwarePreemption` and `topologyAwarePreemptWorkerNum` are accepted without
+    the number of viable plans compared); `enableTopologyAwarePreemption` decides whether
+    evicting pods may resolve what counts other pods (module docstring);
+    `enablePredicateErrorCache` and `topologyAwarePreemptWorkerNum` are accepted without
     effect."""
     reader = ArgumentReader(arguments, owner=f"action {NAME}")
     reader.bool("enablePredicateErrorCache", True)
-    reader.bool("enableTopologyAwarePreemption", False)
+    topology_aware = reader.bool("enableTopologyAwarePreemption", False)
     reader.int("topologyAwarePreemptWorkerNum", 16, minimum=1)
     limits = read_limits(reader)
     reader.finish()
-    return Preempt(limits)
+    return Preempt(limits, topology_aware=topology_aware)

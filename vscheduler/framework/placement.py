@@ -97,7 +97,8 @@ class Placer:
         explainers: dict[str, Callable[..., object]],
         report: Callable[[Hook, str, Exception, TaskState], None],
         failed_tasks: Mapping[str, str] | None = None,
-        resolvers: Mapping[str, Callable[[TaskState, IntArray], object]] | None = None,
+        resolvers: Mapping[str, Callable[[TaskState, IntArray, bool], object]] | None = None,
+        simulators: frozenset[str] = frozenset(),
     ) -> None:
         self.ledger = ledger
         self.local_filters = [h for h in filters if node_local.get(h.plugin, True)]
@@ -107,8 +108,12 @@ class Placer:
         self.batch_scorers = list(batch_scorers)
         self.filters = list(filters)
         self.explainers = explainers
-        self.resolvers: Mapping[str, Callable[[TaskState, IntArray], object]] = resolvers or {}
+        self.resolvers: Mapping[str, Callable[[TaskState, IntArray, bool], object]] = (
+            resolvers or {}
+        )
         """Per plugin, its predicateResolvable answer (`resolvable`)."""
+        self.simulators = simulators
+        """The plugins an eviction search tells of the pods it takes away (`resolvable`)."""
         self.report = report
         """Where a raising plugin is recorded (the dispatcher's error list)."""
         self.failed_tasks: Mapping[str, str] = failed_tasks if failed_tasks is not None else {}
@@ -240,11 +245,14 @@ class Placer:
             ok = ok & self._passes(self.global_filters, task, self._all)
         return c, ok
 
-    def resolvable(self, task: TaskState) -> BoolArray:
+    def resolvable(self, task: TaskState, *, simulate: bool = True) -> BoolArray:
         """The nodes preempt and reclaim may try for `task` (Volcano's
         `PredicateForPreemptAction`): every predicate passes, or fails only in ways its plugin
         calls resolvable (predicateResolvable); a plugin without that answer resolves nothing.
-        Resources aside. Nothing for a task a plugin raised about."""
+        Resources aside. Nothing for a task a plugin raised about. `simulate`: whether the
+        search tells the plugins of the pods it takes away, as Volcano's topology-aware
+        preemption does, and then only those of `simulators` (Volcano calls a plugin's
+        SimulateRemoveTask only when its entry enables preemptable or allocatable)."""
         _c, ok = self.feasible(task)
         failing = np.flatnonzero(~ok)
         if not self.resolvers or task.uid in self.failed_tasks or not len(failing):
@@ -253,8 +261,11 @@ class Placer:
         for hook in self.filters:
             resolver = self.resolvers.get(hook.plugin)
             try:
-                fn = hook.fn if resolver is None else resolver
-                passes &= np.asarray(fn(task, failing), dtype=np.bool_)
+                if resolver is None:
+                    passes &= np.asarray(hook.fn(task, failing), dtype=np.bool_)
+                else:
+                    simulated = simulate and hook.plugin in self.simulators
+                    passes &= np.asarray(resolver(task, failing, simulated), dtype=np.bool_)
             except Exception as exc:
                 self.report(hook, "predicate", exc, task)
                 return ok

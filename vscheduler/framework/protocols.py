@@ -89,9 +89,14 @@ class PredicateResolvable(Protocol):
     """predicateResolvable: which of the nodes at indices `idx` pass this plugin's predicate or
     fail it only in ways evicting pods may resolve (kube's Unschedulable, not
     UnschedulableAndUnresolvable): the nodes preempt and reclaim may try. A plugin serving
-    predicate but not this point makes every failure of its predicate unresolvable."""
+    predicate but not this point makes every failure of its predicate unresolvable.
+    `simulated`: whether the action tells this plugin of the pods it takes away (Volcano's
+    SimulateRemoveTask); when False, what the plugin counts of other pods (inter-pod terms,
+    spread) stays as it is through the evictions, and a failure of it is not resolvable."""
 
-    def filter_nodes_resolvable(self, task: TaskState, idx: IntArray, /) -> BoolArray: ...
+    def filter_nodes_resolvable(
+        self, task: TaskState, idx: IntArray, simulated: bool, /
+    ) -> BoolArray: ...
 
 
 class NodeOrder(Protocol):

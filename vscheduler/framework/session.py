@@ -207,6 +207,13 @@ class Session:
             node_local={n: bool(getattr(p, "node_local", True)) for n, p in self.plugins.items()},
             explainers={h.plugin: h.fn for h in self.dispatch.hooks("predicateReason")},
             resolvers={h.plugin: h.fn for h in self.dispatch.hooks("predicateResolvable")},
+            simulators=frozenset(
+                entry.option.name
+                for tier in tiers
+                for entry in tier
+                if entry.option.is_enabled("enablePreemptable")
+                or entry.option.is_enabled("enabledAllocatable")
+            ),
             report=self.dispatch.record_failure,
             failed_tasks=self.dispatch.failed_tasks,
         )

@@ -135,15 +135,19 @@ class Predicates(Predicate, PredicateReason, PredicateResolvable, AllocateEvent,
                 ok &= self._proportional.passes(req, idx)
         return ok
 
-    def filter_nodes_resolvable(self, task: TaskState, idx: IntArray) -> BoolArray:
+    def filter_nodes_resolvable(self, task: TaskState, idx: IntArray, simulated: bool) -> BoolArray:
         """Whether each node of `idx` passes every UnschedulableAndUnresolvable check: its
         failures, if any, are of checks evicting pods may resolve (2, 6, 7b, 7c and the skew of
-        8), kube's and Volcano's Unschedulable."""
+        8), kube's and Volcano's Unschedulable. 7b, 7c and the skew of 8 count other pods, and
+        only an action that tells this plugin of the pods it takes away (`simulated`) sees them
+        resolved; otherwise they stay as they are, as in Volcano's preempt without
+        `enableTopologyAwarePreemption` (its PreFilter state is not updated by evictions)."""
         ledger = self._ledger
         whole = len(idx) == len(ledger)
         ok = self._static_mask(task).copy() if whole else self._static_mask(task)[idx]
         if self._index is not None:
-            for verdicts in self._unresolvable_verdicts(task):
+            verdict_of = self._unresolvable_verdicts if simulated else self._topology_verdicts
+            for verdicts in verdict_of(task):
                 ok &= verdicts if whole else verdicts[idx]
         if self._config.proportional:
             req = self._request(task)
