@@ -25,6 +25,11 @@ tasks only: a pipelined pod stays pipelined on the node preempt chose and is nom
 nomination whenever no node has room yet, and needs an unpipeline operation our Statement does
 not have. The pending half of the case is checked on its own and holds.
 
+One case is not Volcano's: the Go case has one queue, so it does not exercise
+`pickUpPendingTasks`'s queue loop (queues by `QueueOrderFn`, then each queue's jobs by
+`JobOrderFn`); `test_the_queue_first_in_queue_order_backfills_before_a_higher_priority_job_elsewhere`
+does, under priority and proportion.
+
 Not transcribed: `backfill_shard_test.go` (node shards, which we do not have).
 """
 
@@ -108,3 +113,38 @@ def test_pipelined_best_effort_tasks_are_taken_back_and_placed_in_task_order() -
     assert sorted(outcome.result.pipelined) == [
         f"default/{group}-unbesteffort-task-{p}" for group in ("pg1", "pg2") for p in PIPELINED
     ]
+
+
+QUEUE_ORDER = """\
+actions: "backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+- plugins:
+  - name: predicates
+  - name: proportion
+"""
+"""Job order by priority, queue order by proportion's share, the pod-count predicate."""
+
+
+def test_the_queue_first_in_queue_order_backfills_before_a_higher_priority_job_elsewhere() -> None:
+    """Not a Go case: `pickUpPendingTasks`'s queue loop, which TestPickUpPendingTasks (one queue)
+    does not exercise. Volcano pops queues by `ssn.QueueOrderFn`, then each queue's jobs by
+    `ssn.JobOrderFn`. One free pod slot; queue qa already holds cpu 2 (share 1) with job hi
+    (priority 100), which also has a best-effort pod pending; queue qb holds nothing (share 0)
+    and has job lo (priority 1) with a best-effort pod. Proportion puts qb first, so lo's pod
+    takes the slot, though hi comes first in job order."""
+    items: list[Item] = [node("n1").resources(cpu="4", memory="8Gi", pods=2)]
+    items += [queue("qa").weight(1), queue("qb").weight(1)]
+    items += [podgroup("hi").queue("qa").min_member(1).inqueue().priority(100)]
+    items += [pod("hi-0").group("hi").requests(cpu="2").on("n1"), pod("hi-1").group("hi")]
+    items += [podgroup("lo").queue("qb").min_member(1).inqueue().priority(1)]
+    items += [pod("lo-0").group("lo")]
+
+    [outcome] = run(snapshot(*items), policy=QUEUE_ORDER)
+
+    assert outcome.binds == {"default/lo-0": "n1"}
+    assert outcome.unschedulable == {
+        "default/hi-1": "0/1 nodes are available: 1 node(s) pod number exceeded."
+    }

@@ -1,22 +1,22 @@
 """Which jobs ask preempt and reclaim for room, and how one asking job's attempts settle.
 
 Shared by the two actions: the askers (admitted, valid, starving jobs by queue), their pending
-tasks (BestEffort ones included), the queue order, the candidate-node arguments both read, the
-`preemptionPolicy: Never` check, and `run_job`, the
-loop over one job's pending tasks whose placements and evictions settle as one transaction.
+tasks (BestEffort ones included), the candidate-node arguments both read, the
+`preemptionPolicy: Never` check, and `run_job`, the loop over one job's pending tasks whose
+placements and evictions settle as one transaction.
 Must not: choose victims or nodes (`eviction.Evictor` does).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from vscheduler.actions.admission import admitted_jobs
 from vscheduler.actions.eviction import Evictor, Limits, Transaction
 from vscheduler.conf.arguments import ArgumentReader
 from vscheduler.framework.session import Session
-from vscheduler.framework.state import JobState, QueueState, TaskState
+from vscheduler.framework.state import JobState, TaskState
 
 PlaceOne = Callable[[Transaction, TaskState], bool]
 
@@ -30,12 +30,6 @@ def askers(session: Session) -> dict[str, list[JobState]]:
         for name, jobs in sorted(admitted_jobs(session).items())
         if (starving := [job for job in jobs if dispatch.is_job_starving(job)])
     }
-
-
-def in_queue_order(session: Session, names: Iterable[str]) -> list[QueueState]:
-    """The queues named, in queue order."""
-    queues = (session.queues[name] for name in names)
-    return sorted(queues, key=functools.cmp_to_key(session.dispatch.compare_queues))
 
 
 def read_limits(reader: ArgumentReader) -> Limits:

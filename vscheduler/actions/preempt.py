@@ -42,7 +42,6 @@ from typing import Final
 from vscheduler.actions.askers import (
     PlaceOne,
     askers,
-    in_queue_order,
     never_preempts,
     pending_tasks,
     read_limits,
@@ -72,7 +71,7 @@ class Preempt:
         if not by_queue:
             return
         evictor = Evictor(session, action=NAME, limits=self._limits, simulate=self._topology_aware)
-        for queue in in_queue_order(session, by_queue):
+        for queue in session.ordered_queues(session.queues[name] for name in by_queue):
             in_queue = evictor.table.queue_mask(queue.name)
             for job in by_queue[queue.name]:
                 mask = in_queue & ~evictor.table.job_mask(job.key)

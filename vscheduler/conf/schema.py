@@ -59,8 +59,11 @@ FLAG_ALIASES: Final[Mapping[str, str]] = MappingProxyType(
 OFF_BY_DEFAULT: Final[frozenset[str]] = frozenset({"enableHierarchy", "enabledClusterOrder"})
 
 VOLCANO_ACTIONS: Final[frozenset[str]] = frozenset(
-    {"enqueue", "allocate", "backfill", "preempt", "reclaim", "shuffle"}
-)
+    {
+        "enqueue", "allocate", "backfill", "preempt", "reclaim", "shuffle",
+        "gangpreempt", "gangreclaim",
+    }
+)  # fmt: skip
 """Every action Volcano's scheduler knows (pkg/scheduler/actions/factory.go)."""
 VOLCANO_PLUGINS: Final[frozenset[str]] = frozenset(
     {
@@ -71,6 +74,17 @@ VOLCANO_PLUGINS: Final[frozenset[str]] = frozenset(
     }
 )  # fmt: skip
 """Every plugin Volcano's scheduler knows (pkg/scheduler/plugins/factory.go)."""
+INSTEAD: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "gangpreempt": "use preempt instead, with the gang plugin in the tiers (victims are "
+        "taken task by task, no victim job below its minMember)",
+        "gangreclaim": "use reclaim instead, with the gang plugin in the tiers (victims are "
+        "taken task by task, no victim job below its minMember)",
+    }
+)
+"""What to use instead of a Volcano action or plugin not provided, where something comes near.
+Volcano's gangpreempt and gangreclaim (v1.15, docs/design/gang-aware-eviction-design.md) evict
+whole victim gangs within one hyper-node."""
 
 TOP_LEVEL_KEYS: Final[tuple[str, ...]] = ("actions", "tiers", "configurations", "metrics")
 TIER_KEYS: Final[tuple[str, ...]] = ("plugins",)

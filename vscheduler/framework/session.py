@@ -496,6 +496,10 @@ class Session:
         """The job's queue, or None if it does not exist."""
         return self.queues.get(job.queue)
 
+    def ordered_queues(self, queues: Iterable[QueueState]) -> list[QueueState]:
+        """`queues` sorted by the queue order (`Dispatcher.compare_queues`, total)."""
+        return sorted(queues, key=functools.cmp_to_key(self.dispatch.compare_queues))
+
     def ordered_jobs(self, jobs: Iterable[JobState]) -> list[JobState]:
         """`jobs` sorted by the job order (by `Dispatcher.job_key` while the plugins give keys)."""
         jobs = list(jobs)

@@ -609,6 +609,21 @@ def test_a_name_with_no_close_match_lists_the_known_names() -> None:
     )
 
 
+def test_volcano_gang_eviction_actions_are_named_as_not_provided_with_what_to_use_instead() -> None:
+    # Volcano v1.15's gangpreempt and gangreclaim (pkg/scheduler/actions/factory.go), in the
+    # action list or in configurations.
+    text = 'actions: "enqueue, allocate, gangpreempt"\nconfigurations:\n- name: gangreclaim\n'
+    available = "available: allocate, backfill, enqueue, preempt, reclaim, shuffle"
+    assert errors_of(text) == (
+        "actions: action 'gangpreempt' is a Volcano action this version of vscheduler does not"
+        " provide yet; use preempt instead, with the gang plugin in the tiers (victims are taken"
+        f" task by task, no victim job below its minMember); {available}",
+        "configurations[0].name: action 'gangreclaim' is a Volcano action this version of"
+        " vscheduler does not provide yet; use reclaim instead, with the gang plugin in the tiers"
+        f" (victims are taken task by task, no victim job below its minMember); {available}",
+    )
+
+
 def test_a_tab_indented_policy_reports_the_line_and_column() -> None:
     (error,) = errors_of("actions: allocate\ntiers:\n\t- plugins: []\n")
     assert error.startswith("YAML syntax error at line 3, column 1: ")
