@@ -269,7 +269,9 @@ def test_preemption_takes_a_pod_without_the_preemptable_annotation_as_it_would_w
     ],
 )
 def test_a_preemptable_pod_preempts_nothing(preemptor: PodBuilder) -> None:
-    """Preemptable by its annotation or, without one, by default (Volcano's tdm rejects both)."""
+    """Preemptable by its annotation or, without one, by default: Volcano's tdm rejects both.
+    tdm's empty answer ends the preemptable point here; Volcano would ask the second tier
+    (drf) instead (docs/policy.md 5.15, differences)."""
     (outcome,) = run(snapshot(*crowded(preemptor)), policy=PREEMPT_POLICY, now=NOON)
 
     assert outcome.evictions == []
