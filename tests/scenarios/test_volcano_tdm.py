@@ -34,20 +34,17 @@ for victims at once. A job's budget (`getMaxPodEvictNum`), worked out in each do
 from its PodGroup's `volcano.sh/jdb-min-available` if set, else `jdb-max-unavailable`, a
 percentage of its 5 tasks rounded up.
 
-No divergence in these cases. One divergence found beside them, kept as a strict xfail (the
-last test): a pod without `volcano.sh/preemptable` is preemptable to Volcano's tdm (its
-`TaskInfo.Preemptable` defaults to true since Volcano's d81ca78b6, the commit that annotated
-this file's p4 and p5 `"false"`), not to ours (docs/policy.md §5.15). Not covered by this Go
-file (and so not transcribed): tdm's preemptable, jobOrder, jobPipelined and jobStarving
-points, which `tests/unit/plugins/test_tdm.py` and `tests/scenarios/test_quota_sla_tdm.py`
-check against Volcano's code.
+No divergence in these cases. One more test beside them (the last): a pod without
+`volcano.sh/preemptable` is preemptable to Volcano's tdm (its `TaskInfo.Preemptable` defaults
+to true since Volcano's d81ca78b6, the commit that annotated this file's p4 and p5 `"false"`),
+and to ours. Not covered by this Go file (and so not transcribed): tdm's preemptable,
+jobOrder, jobPipelined and jobStarving points, which `tests/unit/plugins/test_tdm.py` and
+`tests/scenarios/test_quota_sla_tdm.py` check against Volcano's code.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-
-import pytest
 
 from vscheduler.simulate import explain
 from vscheduler.testing.builders import (
@@ -281,16 +278,11 @@ def test_jobs_with_either_budget_are_each_held_to_theirs() -> None:
     assert evictions(items) == ["c1/p1", "c1/p2", "c1/p3", "c2/p10", "c2/p6", "c2/p7"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tdm reads a pod without volcano.sh/preemptable as not preemptable; Volcano's "
-    "TaskInfo.Preemptable (GetPodPreemptable) is true for it since d81ca78b6, tdm included",
-)
 def test_a_pod_without_the_preemptable_annotation_is_a_victim_too() -> None:
     """Not a Go case: Test_TDM_victimsFn case 2 as the file stood before Volcano's d81ca78b6
     ("pod could be preempted by default"), which made `GetPodPreemptable` default to true and
     had to annotate p4 and p5 `"false"` to keep this file's counts. Without the annotation,
-    Volcano's tdm takes p4 and p5 as well: 5 victims (the budget, 99% of 5, is 5). We take 3."""
+    Volcano's tdm takes p4 and p5 as well: 5 victims (the budget, 99% of 5, is 5)."""
     items = job1((MAX_UNAVAILABLE, "99%"), others=None)
 
     assert evictions(items) == ["c1/p1", "c1/p2", "c1/p3", "c1/p4", "c1/p5"]

@@ -5,8 +5,11 @@ A node is revocable when it has the label `volcano.sh/revocable-zone: <zone>`; t
 `tdm.revocable-zone.<zone>: "HH:MM-HH:MM"` gives the zone's window, read on the session's clock
 in UTC (an end before the start runs past midnight; equal ends mean all day). A pod may use
 revocable nodes when its annotation `volcano.sh/revocable-zone` is `*`, or, without that
-annotation, its annotation `volcano.sh/preemptable` is true. A job is preemptable when its
-PodGroup's annotation `volcano.sh/preemptable` is true (a lone pod's job: when the pod is).
+annotation, its annotation `volcano.sh/preemptable` is true. A pod is preemptable unless it
+opted out: its `volcano.sh/preemptable` (annotation, else label) is set and does not read true
+(Volcano's `TaskInfo.Preemptable`, true without the key since Volcano 1.7). A job is preemptable
+when its PodGroup's annotation `volcano.sh/preemptable` is true (a lone pod's job: when the pod
+sets it true; Volcano's `JobInfo.Preemptable`, false without the key).
 
 Registers (Volcano's tdm plugin):
     filter_nodes      a revocable node passes only while its zone is configured and open, and
@@ -147,10 +150,17 @@ def _job_annotations(job: JobState) -> Mapping[str, str]:
 
 
 def is_preemptable_job(job: JobState) -> bool:
-    """The PodGroup's `volcano.sh/preemptable` annotation (a lone pod's job: the pod's)."""
+    """The PodGroup's `volcano.sh/preemptable` annotation (a lone pod's job: the pod's, which
+    Volcano's controller copies onto the PodGroup it makes); false without it, unlike a pod."""
     if job.facts.synthetic:
         return any(task.facts.preemptable for task in job.tasks.values())
     return job.facts.annotations.get(PREEMPTABLE) in _GO_TRUE
+
+
+def is_preemptable(task: TaskState) -> bool:
+    """Volcano's `TaskInfo.Preemptable` (`GetPodPreemptable`): `volcano.sh/preemptable`
+    (annotation, else label) read as a Go boolean, malformed false, absent true."""
+    return not task.facts.preemption_opt_out
 
 
 def _amount(text: str, total: int) -> int | None:
@@ -258,7 +268,7 @@ class Tdm(
     ) -> tuple[TaskState, ...]:
         """Running preemptable tasks on non-revocable nodes, within their jobs' budgets; none
         for a preemptor that is itself preemptable or may use revocable nodes."""
-        if preemptor.facts.preemptable or may_use_revocable(preemptor):
+        if is_preemptable(preemptor) or may_use_revocable(preemptor):
             return ()
         chosen = [
             t
@@ -309,7 +319,7 @@ class Tdm(
 
 
 def _running_preemptable(task: TaskState) -> bool:
-    return task.facts.preemptable and task.status is TaskStatus.RUNNING
+    return is_preemptable(task) and task.status is TaskStatus.RUNNING
 
 
 class Factory:

@@ -53,6 +53,12 @@ def preemptable(name: str) -> PodBuilder:
     return pod(name).annotate("volcano.sh/preemptable", "true").preemptable()
 
 
+def opted_out(name: str) -> PodBuilder:
+    """A pod that is not preemptable (annotation `volcano.sh/preemptable: "false"`); without
+    the annotation a pod is preemptable, as Volcano's `TaskInfo.Preemptable` reads it."""
+    return pod(name).annotate("volcano.sh/preemptable", "false")
+
+
 def passing(session: Session, plugin: Tdm, key: str) -> list[str]:
     """The nodes the tdm predicate lets pod `key` onto."""
     task = task_of(session, key)
@@ -112,10 +118,11 @@ def test_an_overnight_zone_is_open_after_midnight() -> None:
     assert passing(session, plugin, "default/p") == ["n1", "r2"]
 
 
-def test_a_pod_that_is_not_preemptable_never_goes_to_a_revocable_node() -> None:
-    session, plugin = open_session(pod("p"))
+def test_a_pod_without_the_preemptable_annotation_never_goes_to_a_revocable_node() -> None:
+    session, plugin = open_session(pod("p"), opted_out("q"))
 
     assert passing(session, plugin, "default/p") == ["n1"]
+    assert passing(session, plugin, "default/q") == ["n1"]
 
 
 def test_the_revocable_zone_annotation_star_lets_a_pod_use_revocable_nodes() -> None:
@@ -174,13 +181,13 @@ RUNNING_ON_N1 = (
     preemptable("batch-1").group("batch").requests(cpu="1").on("n1"),
     podgroup("other").min_member(1),
     preemptable("other-0").group("other").requests(cpu="1").on("n1"),
-    pod("steady").requests(cpu="1").on("n1"),
+    opted_out("steady").requests(cpu="1").on("n1"),
     preemptable("lent").requests(cpu="1").on("r1"),
 )
 
 
 def test_preemptable_running_tasks_on_ordinary_nodes_are_victims_one_per_job() -> None:
-    session, plugin = open_session(*RUNNING_ON_N1, pod("urgent").requests(cpu="1"))
+    session, plugin = open_session(*RUNNING_ON_N1, opted_out("urgent").requests(cpu="1"))
     candidates = sorted(session.tasks.values(), key=lambda t: t.key)
 
     victims = plugin.select_preemptees(task_of(session, "default/urgent"), candidates)
@@ -188,11 +195,33 @@ def test_preemptable_running_tasks_on_ordinary_nodes_are_victims_one_per_job() -
     assert keys(victims) == ["default/batch-0", "default/other-0"]
 
 
+def test_a_running_pod_without_the_preemptable_annotation_is_a_victim() -> None:
+    # Volcano's TaskInfo.Preemptable is true without the key (GetPodPreemptable, since 1.7).
+    session, plugin = open_session(
+        pod("plain").requests(cpu="1").on("n1"),
+        opted_out("steady").requests(cpu="1").on("n1"),
+        opted_out("urgent").requests(cpu="1"),
+    )
+    candidates = sorted(session.tasks.values(), key=lambda t: t.key)
+
+    victims = plugin.select_preemptees(task_of(session, "default/urgent"), candidates)
+
+    assert keys(victims) == ["default/plain"]
+
+
 def test_a_preemptable_preemptor_takes_no_victims() -> None:
     session, plugin = open_session(*RUNNING_ON_N1, preemptable("greedy").requests(cpu="1"))
     candidates = list(session.tasks.values())
 
     assert plugin.select_preemptees(task_of(session, "default/greedy"), candidates) == ()
+
+
+def test_a_preemptor_without_the_preemptable_annotation_takes_no_victims() -> None:
+    # Preemptable by default, so Volcano's tdm rejects it as it rejects an annotated one.
+    session, plugin = open_session(*RUNNING_ON_N1, pod("plain").requests(cpu="1"))
+    candidates = list(session.tasks.values())
+
+    assert plugin.select_preemptees(task_of(session, "default/plain"), candidates) == ()
 
 
 @pytest.mark.parametrize(
@@ -211,7 +240,7 @@ def test_a_job_budget_caps_its_victims(annotation: str, value: str, victims: int
     job = podgroup("job").min_member(1).annotate(annotation, value)
     tasks = [preemptable(f"job-{i}").group("job").requests(cpu="1").on("n1") for i in range(3)]
     session, plugin = open_session(
-        job, *tasks, preemptable("job-3").group("job").requests(cpu="1"), pod("urgent")
+        job, *tasks, preemptable("job-3").group("job").requests(cpu="1"), opted_out("urgent")
     )
     candidates = sorted(session.tasks.values(), key=lambda t: t.key)
 
@@ -226,7 +255,7 @@ ON_R2 = (
     preemptable("night-0").group("night").requests(cpu="1").on("r2"),
     preemptable("night-1").group("night").requests(cpu="1").on("r2"),
     preemptable("solo").requests(cpu="1").on("r2"),
-    pod("pinned").requests(cpu="1").on("r2"),
+    opted_out("pinned").requests(cpu="1").on("r2"),
     preemptable("day").requests(cpu="1").on("r1"),
 )
 
@@ -242,6 +271,17 @@ def test_a_closed_zone_gives_back_its_preemptable_tasks_one_per_job() -> None:
         "default/night-0": ("tdm", "revocable zone rz2 of node r2 is closed (22:00-06:00)"),
         "default/solo": ("tdm", "revocable zone rz2 of node r2 is closed (22:00-06:00)"),
     }
+
+
+def test_a_closed_zone_gives_back_a_pod_without_the_preemptable_annotation_too() -> None:
+    # Preemptable by default (Volcano's TaskInfo.Preemptable), though it may not use the zone:
+    # it got there some other way (another scheduler, or before the node was made revocable).
+    session, plugin = open_session(
+        pod("plain").requests(cpu="1").on("r2"), opted_out("pinned").requests(cpu="1").on("r2")
+    )
+    candidates = sorted(session.tasks.values(), key=lambda t: t.key)
+
+    assert keys(plugin.propose_victims(candidates)) == ["default/plain"]
 
 
 SHUFFLE_POLICY = """actions: "shuffle"
@@ -327,10 +367,13 @@ def test_only_non_preemptable_jobs_with_pending_tasks_starve() -> None:
         podgroup("done"),
         pod("done-0").group("done").on("n1"),
         preemptable("lone"),
+        pod("plain"),
     )
     starving = {k for k, job in session.jobs.items() if plugin.is_job_starving(job)}
 
-    assert starving == {"default/steady"}
+    # A job is preemptable only when its PodGroup (a lone pod: the pod) says so, unlike a pod:
+    # Volcano's JobInfo.Preemptable is false without the key.
+    assert starving == {"default/steady", "default/podgroup-default/plain"}
     assert session.tasks["default/done-0"].status is TaskStatus.RUNNING
 
 
