@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 
 from vscheduler.model.facts import QueueFacts
+from vscheduler.model.status import TaskStatus
 from vscheduler.testing.builders import Item, PodBuilder, node, pod, podgroup, queue, snapshot
 from vscheduler.testing.scenario import Outcome, run
 from vscheduler.testing.volcano import go_tiers
@@ -209,3 +210,27 @@ def test_nothing_is_evicted_where_the_node_already_has_room() -> None:
     assert outcome.evictions == []
     assert outcome.result.pipelined == {"default/preemptor1": "n1"}
     assert outcome.binds == {}
+
+
+def test_a_bound_pod_not_yet_running_is_not_reclaimed() -> None:
+    """Volcano's `reclaimForTask` takes only Running tasks (`taskOnNode.Status != api.Running`
+    is passed over), where preempt takes Bound ones too: the same case as the first, with
+    preemptee2 Bound (placed, not yet started), evicts nothing and pipelines nothing."""
+    outcome = once(
+        build_node("n1", "3", "3Gi", 10),
+        queue("q1"),
+        queue("q2"),
+        group("pg1", "q1", 1),
+        group("pg2", "q2", 1),
+        running("preemptee1", "pg1", "1", "1G", preemptable=False),
+        pod("preemptee2")
+        .group("pg1")
+        .requests(cpu="1", memory="1G")
+        .on("n1", TaskStatus.BOUND)
+        .preemptable(True),
+        running("preemptee3", "pg1", "1", "1G", preemptable=False),
+        pending("preemptor1", "pg2", "1", "1G"),
+    )
+
+    assert outcome.evictions == []
+    assert outcome.result.pipelined == {}

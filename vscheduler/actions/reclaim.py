@@ -8,7 +8,8 @@ not reclaim for (the preemptive point: by default proportion's "the queue stays 
 deserves") is skipped, as is a pod whose `preemptionPolicy` (its own, else its PriorityClass's) is
 `Never`. Otherwise the task is pipelined, with nothing evicted, onto a node holding some
 reclaimee where it already fits, else the `Evictor` (actions/eviction.py) finds the cheapest
-sufficient victims on one node among the running tasks of *other queues that are reclaimable*
+sufficient victims on one node among the Running tasks (not Bound ones, as Volcano's
+`reclaimForTask`) of *other queues that are reclaimable*
 (`spec.reclaimable`, default true) that the reclaimable point allows, evicts them and pipelines
 the task there. Reclaim never binds: a later allocate does (Volcano's `reclaimForTask`). The job's
 placements and evictions are one transaction, committed only when the job is ready or pipelined:
@@ -113,14 +114,15 @@ class Reclaim:
 
 
 def _reclaimable_rows(session: Session, evictor: Evictor) -> BoolArray:
-    """Candidate rows whose queue is reclaimable."""
+    """Candidate rows whose queue is reclaimable, of Running tasks only (Volcano's reclaim
+    passes over a Bound task, which preempt may take)."""
     table = evictor.table
     rows = np.zeros(len(table), dtype=np.bool_)
     for name in table.queue_names:
         queue = session.queues.get(name)
         if queue is not None and queue.facts.reclaimable:
             rows |= table.queue_mask(name)
-    return rows
+    return rows & table.running
 
 
 def _placer(evictor: Evictor, queue: QueueState, mask: BoolArray, settling: Settling) -> PlaceOne:
