@@ -77,11 +77,11 @@ class Evictables:
         )
         self.refused: BoolArray = np.array([t.facts.eviction_refused for t in rows], dtype=np.bool_)
         self.best_effort: BoolArray = np.array([t.facts.best_effort for t in rows], dtype=np.bool_)
+        """Rows of BestEffort tasks (requesting nothing): a BestEffort preemptor's only victims."""
         self.running: BoolArray = np.array(
             [t.status is TaskStatus.RUNNING for t in rows], dtype=np.bool_
         )
-        """Rows of Running tasks: reclaim's only candidates (Volcano's reclaim skips a Bound one)."""
-        """Rows of BestEffort tasks (requesting nothing): a BestEffort preemptor's only victims."""
+        """Rows of Running tasks: reclaim's only candidates (Volcano's skips Bound ones)."""
         self.alive: BoolArray = ~self.refused
         counts = np.bincount(self.node, minlength=nodes)
         self._first: IntArray = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
