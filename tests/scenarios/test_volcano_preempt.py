@@ -342,30 +342,6 @@ def test_a_queue_without_room_of_its_own_does_not_lose_its_askers() -> None:
 
 
 # --- TestTopologyAwarePreempt: the predicates plugin in the tier --------------------------------
-def test_a_pod_anti_affine_to_a_running_pod_preempts_exactly_that_pod() -> None:
-    """TestTopologyAwarePreempt "preempt low-priority pod when high-priority pod has
-    PodAntiAffinity conflict": anti-affinity is resolvable (kube's InterPodAffinity codes,
-    Volcano >= 1.13); the cheaper pod evicted first is spared again once the anti-affine one is
-    gone."""
-    anti = pod_term(HOST, test="test")
-    outcome = once(
-        node("n1").resources(cpu="2", memory="2Gi", pods=2).label(HOST, "n1"),
-        capped("q1", "2", "2G"),
-        group("pg1", "q1", 0, None, priority=LOW),
-        group("pg2", "q1", 0, None, priority=LOW),
-        group("pg3", "q1", 1, 1, priority=HIGH),
-        running("preemptee1", "n1", "1", "1G", "pg2", preemptable=True),
-        running("preemptee2", "n1", "1", "1G", "pg1", preemptable=True)
-        .label("test", "test")
-        .anti_affinity(anti),
-        pending("preemptor1", "1", "1G", "pg3").label("test", "test").anti_affinity(anti),
-        policy=TOPOLOGY_AWARE,
-    )
-
-    assert outcome.evictions == c1("preemptee2")
-    assert outcome.result.pipelined == {"default/preemptor1": "n1"}
-
-
 def anti_affine_on_a_full_node(policy: str) -> Outcome:
     """TestTopologyAwarePreempt's anti-affinity case under `policy`."""
     anti = pod_term(HOST, test="test")
@@ -382,6 +358,17 @@ def anti_affine_on_a_full_node(policy: str) -> Outcome:
         pending("preemptor1", "1", "1G", "pg3").label("test", "test").anti_affinity(anti),
         policy=policy,
     )
+
+
+def test_a_pod_anti_affine_to_a_running_pod_preempts_exactly_that_pod() -> None:
+    """TestTopologyAwarePreempt "preempt low-priority pod when high-priority pod has
+    PodAntiAffinity conflict": anti-affinity is resolvable (kube's InterPodAffinity codes,
+    Volcano >= 1.13); the cheaper pod evicted first is spared again once the anti-affine one is
+    gone."""
+    outcome = anti_affine_on_a_full_node(TOPOLOGY_AWARE)
+
+    assert outcome.evictions == c1("preemptee2")
+    assert outcome.result.pipelined == {"default/preemptor1": "n1"}
 
 
 def test_without_topology_aware_preemption_an_anti_affinity_conflict_stays() -> None:
@@ -427,18 +414,23 @@ def test_predicates_with_its_flags_left_to_their_defaults_is_told_of_the_evictio
     assert outcome.result.pipelined == {"default/preemptor1": "n1"}
 
 
-def test_a_full_pod_count_is_resolved_by_evicting_without_topology_awareness() -> None:
-    """The pod-count limit (predicates' check 2) is resolved by normal preemption too: Volcano's
-    predicate counts the node's pods as its evictions take them away."""
-    outcome = once(
+def one_slot_taken(policy: str) -> Outcome:
+    """A node allowing one pod, taken by a lower-priority pod of the preemptor's queue."""
+    return once(
         build_node("n1", "12", "12G", pods=1),
         capped("q1", "6", "6G"),
         group("pg1", "q1", 0, None, priority=LOW),
         group("pg2", "q1", 1, 1, priority=HIGH),
         running("preemptee1", "n1", "1", "1G", "pg1", preemptable=True),
         pending("preemptor1", "1", "1G", "pg2"),
-        policy=topology_tier("enablePreemptable", "enablePredicate"),
+        policy=policy,
     )
+
+
+def test_a_full_pod_count_is_resolved_by_evicting_without_topology_awareness() -> None:
+    """The pod-count limit (predicates' check 2) is resolved by normal preemption too: Volcano's
+    predicate counts the node's pods as its evictions take them away."""
+    outcome = one_slot_taken(topology_tier("enablePreemptable", "enablePredicate"))
 
     assert outcome.evictions == c1("preemptee1")
     assert outcome.result.pipelined == {"default/preemptor1": "n1"}
@@ -447,15 +439,7 @@ def test_a_full_pod_count_is_resolved_by_evicting_without_topology_awareness() -
 def test_a_full_pod_count_is_resolved_by_evicting_with_the_predicates_plugin_too() -> None:
     """The pod-count limit (predicates' check 2) is resolvable: the node is tried and one pod
     evicted frees the slot."""
-    outcome = once(
-        build_node("n1", "12", "12G", pods=1),
-        capped("q1", "6", "6G"),
-        group("pg1", "q1", 0, None, priority=LOW),
-        group("pg2", "q1", 1, 1, priority=HIGH),
-        running("preemptee1", "n1", "1", "1G", "pg1", preemptable=True),
-        pending("preemptor1", "1", "1G", "pg2"),
-        policy=TOPOLOGY_AWARE,
-    )
+    outcome = one_slot_taken(TOPOLOGY_AWARE)
 
     assert outcome.evictions == c1("preemptee1")
     assert outcome.result.pipelined == {"default/preemptor1": "n1"}

@@ -61,19 +61,28 @@ def c1(*names: str) -> list[str]:
     return [f"default/{n}" for n in names]
 
 
-def test_two_queues_with_one_overusing_reclaims_its_preemptable_pod() -> None:
-    """TestReclaim "Two Queue with one Queue overusing resource, should reclaim"."""
-    outcome = once(
+def one_queue_overusing(status: TaskStatus = TaskStatus.RUNNING) -> Outcome:
+    """TestReclaim's first case, its one preemptable pod (preemptee2) in `status`."""
+    return once(
         build_node("n1", "3", "3Gi", 10),
         queue("q1"),
         queue("q2"),
         group("pg1", "q1", 1),
         group("pg2", "q2", 1),
         running("preemptee1", "pg1", "1", "1G", preemptable=False),
-        running("preemptee2", "pg1", "1", "1G", preemptable=True),
+        pod("preemptee2")
+        .group("pg1")
+        .requests(cpu="1", memory="1G")
+        .on("n1", status)
+        .preemptable(True),
         running("preemptee3", "pg1", "1", "1G", preemptable=False),
         pending("preemptor1", "pg2", "1", "1G"),
     )
+
+
+def test_two_queues_with_one_overusing_reclaims_its_preemptable_pod() -> None:
+    """TestReclaim "Two Queue with one Queue overusing resource, should reclaim"."""
+    outcome = one_queue_overusing()
 
     assert outcome.evictions == c1("preemptee2")
     assert outcome.result.pipelined == {"default/preemptor1": "n1"}
@@ -216,21 +225,7 @@ def test_a_bound_pod_not_yet_running_is_not_reclaimed() -> None:
     """Volcano's `reclaimForTask` takes only Running tasks (`taskOnNode.Status != api.Running`
     is passed over), where preempt takes Bound ones too: the same case as the first, with
     preemptee2 Bound (placed, not yet started), evicts nothing and pipelines nothing."""
-    outcome = once(
-        build_node("n1", "3", "3Gi", 10),
-        queue("q1"),
-        queue("q2"),
-        group("pg1", "q1", 1),
-        group("pg2", "q2", 1),
-        running("preemptee1", "pg1", "1", "1G", preemptable=False),
-        pod("preemptee2")
-        .group("pg1")
-        .requests(cpu="1", memory="1G")
-        .on("n1", TaskStatus.BOUND)
-        .preemptable(True),
-        running("preemptee3", "pg1", "1", "1G", preemptable=False),
-        pending("preemptor1", "pg2", "1", "1G"),
-    )
+    outcome = one_queue_overusing(TaskStatus.BOUND)
 
     assert outcome.evictions == []
     assert outcome.result.pipelined == {}
