@@ -24,6 +24,9 @@ server refusing a Job whose pod template has `restartPolicy: Always`; the valid 
 is "Schedule v1.Job type using Volcano scheduler"), and "PodGroup's Count change with
 Deployment's Request change" (Volcano's PodGroup controller replacing a ReplicaSet's PodGroup; no
 scheduling decision).
+
+The package's other files: `sla.go` and `drf.go` are `test_volcano_e2e_sla.py` and
+`test_volcano_e2e_drf.py`; `volume_binding.go` is not transcribed (vscheduler binds no volumes).
 """
 
 from __future__ import annotations
