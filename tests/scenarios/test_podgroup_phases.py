@@ -2,7 +2,8 @@
 
 Pending: not admitted and not enough placed. Inqueue: admitted, not enough placed yet.
 Running: placed (allocated, binding, bound, running, releasing) plus succeeded >= minMember.
-Completed: as Running, but every one of those tasks succeeded. Unknown: running tasks while this
+Completed: as Running (failed tasks count as placed too), but every one of those tasks finished,
+succeeded or failed. Unknown: running tasks while this
 very cycle marked the gang Unschedulable. One deliberate difference: a PodGroup with
 minMember 0 and no task at all stays Pending/Inqueue here (Volcano calls it Completed).
 """
@@ -71,6 +72,18 @@ def test_a_gang_whose_placed_tasks_all_succeeded_is_completed() -> None:
         node("n1").resources(cpu="2", memory="4Gi"),
         podgroup("pg").min_member(2).inqueue(),
         pod("a").group("pg").requests(cpu="1").on("n1", TaskStatus.SUCCEEDED),
+        pod("b").group("pg").requests(cpu="1").on("n1", TaskStatus.SUCCEEDED),
+    )
+
+    assert phase is PodGroupPhase.COMPLETED
+
+
+def test_a_gang_whose_placed_tasks_all_failed_is_completed() -> None:
+    """Volcano 9ac1c8c4f: a failed pod was placed and has finished, as a succeeded one."""
+    phase = phase_after_one_cycle(
+        node("n1").resources(cpu="2", memory="4Gi"),
+        podgroup("pg").min_member(2).inqueue(),
+        pod("a").group("pg").requests(cpu="1").on("n1", TaskStatus.FAILED),
         pod("b").group("pg").requests(cpu="1").on("n1", TaskStatus.SUCCEEDED),
     )
 

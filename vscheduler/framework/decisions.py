@@ -135,7 +135,10 @@ def podgroup_statuses(
 def end_phase(
     job: JobState, conditions: Mapping[str, PodGroupCondition], session_uid: str
 ) -> PodGroupPhase:
-    """Volcano's end-of-session phase rule."""
+    """Volcano's end-of-session phase rule (`getPodGroupPhase`): Running once the placed pods
+    (bound, running, releasing, succeeded or failed) reach minMember, Completed when every one
+    of them has finished. Pods placed this cycle (allocated, binding) count already, where
+    Volcano waits for the next session to see them bound."""
     unsched = conditions.get("Unschedulable")
     if (
         job.count(TaskStatus.RUNNING)
@@ -144,10 +147,12 @@ def end_phase(
         and unsched.transition_id == session_uid
     ):
         return PodGroupPhase.UNKNOWN
-    # releasing pods are still on their nodes: a gang whose pods terminate stays Running
-    allocated = job.count(*st.OCCUPYING, TaskStatus.RELEASING, TaskStatus.SUCCEEDED)
+    # releasing pods are still on their nodes: a gang whose pods terminate stays Running;
+    # finished pods, failed as well as succeeded, were placed (Volcano 9ac1c8c4f)
+    finished = job.count(*st.TERMINATED)
+    allocated = job.count(*st.OCCUPYING, TaskStatus.RELEASING) + finished
     if allocated >= job.min_member and allocated > 0:
-        if job.count(TaskStatus.SUCCEEDED) == allocated:
+        if finished == allocated:
             return PodGroupPhase.COMPLETED
         return PodGroupPhase.RUNNING
     if job.phase is not PodGroupPhase.INQUEUE:
