@@ -120,6 +120,7 @@ from vscheduler.framework.quota import (
     real_capability,
     reserved,
     share_of,
+    ungated_minimum,
     within,
 )
 from vscheduler.framework.results import (
@@ -258,6 +259,7 @@ __all__ = [
     "says_unschedulable",
     "share_of",
     "task_status",
+    "ungated_minimum",
     "unresolvable",
     "unschedulable",
     "within",

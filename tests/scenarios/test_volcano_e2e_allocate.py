@@ -34,9 +34,8 @@ topology constraint" (the partition policy, two partitions of one pod, both requ
 the PodGroup's subgroups; with no network topology they ask no more than the gang of two
 itself, so the PodGroup here has no subgroups).
 
-Transcribed as expected failures (strict): "Scheduling gates block vcjob. vcjob allocated
-after removed." and "Scheduling gates block Deployment. Deployment allocated after removed.".
-vscheduler does not read `spec.schedulingGates`, so it places gated pods (the objects are raw,
+Also transcribed: "Scheduling gates block vcjob. vcjob allocated after removed." and
+"Scheduling gates block Deployment. Deployment allocated after removed." (the objects are raw,
 read by the converter, as the builders have no gate). The Deployment's pods are in the one
 PodGroup Volcano's PodGroup controller makes for their ReplicaSet.
 
@@ -53,10 +52,9 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-import pytest
-
 from vscheduler.convert.files import SourcedObject
 from vscheduler.convert.snapshot import build_snapshot
+from vscheduler.framework.messages import SCHEDULING_GATED
 from vscheduler.model.cluster import ClusterSnapshot, complete_jobs
 from vscheduler.model.podaffinity import PodAffinityTerm
 from vscheduler.model.selector import LabelRequirement, LabelSelector
@@ -259,12 +257,6 @@ def test_a_job_of_two_partitions_without_network_topology_runs() -> None:
 
 # --- scheduling gates: raw objects, as the converter reads them -------------------------------
 Raw = dict[str, Any]
-GATES_NOT_READ = (
-    "scheduling gates are not modelled: the converter does not read spec.schedulingGates, so "
-    "a gated pod is placed like any other (Volcano's allocate, backfill, preempt and reclaim "
-    "skip a task with a non-Volcano gate, and proportion, overcommit and capacity leave its "
-    "request out of a PodGroup's inqueue reservation)"
-)
 
 
 def raw_node(name: str) -> Raw:
@@ -340,7 +332,6 @@ def gated_vcjob(gates: tuple[str, ...], phase: PodGroupPhase) -> list[Raw]:
     return [raw_podgroup("j1-q1", spec, phase), *pods]
 
 
-@pytest.mark.xfail(strict=True, reason=GATES_NOT_READ)
 def test_a_gated_job_waits_unschedulable_and_runs_once_its_gates_are_removed() -> None:
     """ "Scheduling gates block vcjob. vcjob allocated after removed.": on four nodes of 2 cpu,
     j1-q1 (two pods of 2 cpu, both gated by example.com/g1) is admitted but not placed, and
@@ -351,6 +342,10 @@ def test_a_gated_job_waits_unschedulable_and_runs_once_its_gates_are_removed() -
     [first] = run(gated, policy=POLICY)
 
     assert first.binds == {}
+    assert dict(first.result.unschedulable) == {
+        "default/j1-q1-j1-q1-task-0-0": SCHEDULING_GATED,
+        "default/j1-q1-j1-q1-task-0-1": SCHEDULING_GATED,
+    }
     status = first.result.podgroups["default/j1-q1"]
     assert status.phase is PodGroupPhase.INQUEUE
     assert [(c.type, c.reason) for c in status.conditions] == [
@@ -372,7 +367,6 @@ def gated_deployment(gates: tuple[str, ...], phase: PodGroupPhase) -> list[Raw]:
     return [raw_podgroup("podgroup-dep-gated", spec, phase), *pods]
 
 
-@pytest.mark.xfail(strict=True, reason=GATES_NOT_READ)
 def test_a_gated_deployment_is_admitted_but_placed_only_once_its_gates_are_removed() -> None:
     """ "Scheduling gates block Deployment. Deployment allocated after removed.": four gated
     replicas of 2 cpu on four nodes of 2 cpu: their PodGroup goes Inqueue and nothing is

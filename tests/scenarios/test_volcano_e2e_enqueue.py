@@ -12,8 +12,8 @@ Transcribed:
 - "allocate work even not config enqueue action": the same policy with `enqueue` removed from
   `actions`; two jobs created one after the other each run (allocate takes Pending PodGroups
   when `enqueue` is not configured, as Volcano's allocate does).
-- "Scheduling gated task will not consume inqueue resources", as an expected failure (strict):
-  vscheduler does not read `spec.schedulingGates`, so the gated job is placed. The test asks
+- "Scheduling gated task will not consume inqueue resources": the gated job is admitted but
+  not placed, and its gated pods' requests are left out of what it reserves. The test asks
   for no node limit, so the cluster is the whole kind cluster; here two nodes of 2 cpu
   (`ClusterSize` of one cpu: 4). The objects are raw, read by the converter (the builders have
   no gate), and the gated job is the oldest, as it is created first.
@@ -24,8 +24,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from typing import Any
-
-import pytest
 
 from vscheduler.convert.files import SourcedObject
 from vscheduler.convert.snapshot import build_snapshot
@@ -164,13 +162,6 @@ def cluster(*objects: Raw) -> ClusterSnapshot:
     return build_snapshot(sourced, scheduler_name="volcano")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="scheduling gates are not modelled: the converter does not read "
-    "spec.schedulingGates, so the gated job is placed and takes the cluster (Volcano's allocate "
-    "skips a task with a non-Volcano gate, and overcommit and proportion leave its request out "
-    "of its PodGroup's inqueue reservation)",
-)
 def test_gated_pods_neither_run_nor_hold_room_that_other_jobs_need() -> None:
     """ "Scheduling gated task will not consume inqueue resources": j-gated (four pods of one
     cpu, the whole cluster, all required, all gated) is created first, then job1 and job2

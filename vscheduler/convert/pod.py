@@ -203,6 +203,7 @@ class PodConverter:
             preemptable=preemptable,
             preemption_opt_out=opt_out,
             preemption_policy=read.preemption_policy,
+            scheduling_gated=_gated(spec),
             created=meta.created,
             index=_index(meta),
             node_selector=read.node_selector,
@@ -426,6 +427,13 @@ def _priority(spec: Raw, label: str, classes: Mapping[str, PriorityClassFacts]) 
             value, label, "spec.priority", minimum=-INT32_MAX - 1, maximum=INT32_MAX
         ), class_name
     return resolve_priority(class_name, classes)
+
+
+def _gated(spec: Mapping[str, object]) -> bool:
+    """Whether the pod has a scheduling gate (`spec.schedulingGates`, a list the API server
+    checked): an empty list, or no field, is none."""
+    gates = spec.get("schedulingGates")
+    return isinstance(gates, list) and len(gates) > 0
 
 
 def preemptable_flags(

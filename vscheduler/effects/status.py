@@ -54,11 +54,13 @@ def cause(message: str) -> str:
 
 def pod_scheduled_condition(message: str, pod: Raw, now: str) -> dict[str, str] | None:
     """The PodScheduled=False (Unschedulable) condition to write on `pod`, or None when the pod
-    already carries it with a message of this cause (`cause`: only counts differ) or has been
-    placed meanwhile. `lastTransitionTime` moves only when the condition's status does."""
+    already carries it with a message of this cause (`cause`: only counts differ), has been
+    placed meanwhile, or has a scheduling gate (the API server's SchedulingGated condition
+    stays, as kube-scheduler leaves it). `lastTransitionTime` moves only when the condition's
+    status does."""
     spec = pod.get("spec")
-    if isinstance(spec, Mapping) and spec.get("nodeName"):
-        return None
+    if isinstance(spec, Mapping) and (spec.get("nodeName") or spec.get("schedulingGates")):
+        return None  # placed meanwhile, or gated: the API server's SchedulingGated stays
     wanted = {"type": POD_SCHEDULED, "status": "False", "reason": UNSCHEDULABLE, "message": message}
     current = _find(_status(pod).get("conditions"), POD_SCHEDULED)
     if current is not None and _same_cause(current, wanted):

@@ -9,6 +9,8 @@ queue, a job not admitted, a malformed pod, a plugin that raised about the pod) 
 are. A pod its queue refused (no room, overused, Closed) that would also find no node gets both,
 the nodes' aggregate first (kube-scheduler's words), then the queue's reason. A job's hint
 (preempt or reclaim passed over pods whose eviction was refused) ends the message after a `;`.
+A pod with a scheduling gate is not tried; its message is the API server's (`SCHEDULING_GATED`),
+and the condition the API server wrote is left as it is (`effects.status`).
 
 Reads the session's findings (`framework.findings`), its read view, the dispatcher (the tasks a
 plugin raised about, whether a gang is ready) and the placer (each node's reason); never the
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from typing import Final
 
 import numpy as np
 
@@ -119,9 +122,16 @@ class _Sources:
         self.findings, self.dispatch, self.placer = findings, dispatch, placer
 
 
+SCHEDULING_GATED: Final = "Scheduling is blocked due to non-empty scheduling gates"
+"""The API server's message on a gated pod's PodScheduled condition (reason SchedulingGated),
+which is left as it is."""
+
+
 def _message(sources: _Sources, task: TaskState, by_class: dict[int, str]) -> str:
     if task.facts.problem:
         return task.facts.problem
+    if task.facts.scheduling_gated:
+        return SCHEDULING_GATED
     findings, dispatch = sources.findings, sources.dispatch
     failed = dispatch.failed_tasks.get(task.uid)
     if failed is not None:

@@ -717,7 +717,7 @@ class QueueAccounts:
         """The admitted job's minResources now count as its queue's inqueue."""
         account = self.active(job.queue)
         if account is not None and job.facts.min_resources is not None:
-            minimum = quota.counted(job.facts.min_resources)
+            minimum = quota.ungated_minimum(job)
             for each in self._chain(account):
                 each.inqueue = each.inqueue + minimum
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from vscheduler.model import status as task_status
 from vscheduler.model.resources import CPU, EMPTY, MEMORY, Resources, format_amount
-from vscheduler.model.status import PodGroupPhase
+from vscheduler.model.status import PodGroupPhase, TaskStatus
 
 if TYPE_CHECKING:
     from vscheduler.framework.state import JobState
@@ -78,17 +78,36 @@ def reserved(job: JobState, *, less_allocated: bool = False) -> Resources:
 
     While the PodGroup is Inqueue: all of it (overcommit), or with `less_allocated` the part the
     job has not yet allocated (proportion, capacity). While it is Running with its gang placed:
-    the part not yet allocated. Otherwise nothing.
+    the part not yet allocated. Otherwise nothing. Less, in every case, the requests of its
+    pending pods with a scheduling gate (Volcano's `DeductSchGatedResources`: a gated pod does
+    not keep other jobs out of the queue).
     """
     if job.facts.min_resources is None:
         return EMPTY
-    minimum = counted(job.facts.min_resources)
+    minimum = ungated_minimum(job)
     if job.phase is PodGroupPhase.INQUEUE:
         return (minimum - job.allocated).clamp_min_zero() if less_allocated else minimum
     placed = job.count(*task_status.OCCUPYING)
     if job.phase is PodGroupPhase.RUNNING and placed >= job.min_member:
         return (minimum - job.allocated).clamp_min_zero()
     return EMPTY
+
+
+def ungated_minimum(job: JobState) -> Resources:
+    """The job's counted minResources (EMPTY without) less the requests of its pending gated
+    pods, each resource at least 0 and only the resources minResources names (Volcano's
+    `DeductSchGatedResources`): what admitting the job reserves. The admission vote itself
+    compares all of minResources, as Volcano's do."""
+    if job.facts.min_resources is None:
+        return EMPTY
+    minimum = counted(job.facts.min_resources)
+    gated = EMPTY
+    for task in job.with_status(TaskStatus.PENDING):
+        if task.facts.scheduling_gated:
+            gated = gated + task.resreq
+    if gated is EMPTY:
+        return minimum
+    return Resources({n: max(a - gated.get(n), 0) for n, a in minimum.items()})
 
 
 def all_guarantees(session: PluginSession) -> Resources:

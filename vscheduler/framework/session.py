@@ -402,7 +402,10 @@ class Session:
         nominated = [
             t
             for t in candidates
-            if t.status is TaskStatus.PENDING and t.job is not None and not t.facts.problem
+            if t.status is TaskStatus.PENDING
+            and t.job is not None
+            and not t.facts.problem
+            and not t.facts.scheduling_gated
         ]
         nominated.sort(key=lambda t: (-t.priority, t.facts.created, t.key))
         for task in nominated:
@@ -512,13 +515,16 @@ class Session:
         return [jobs[i] for i in sorted(range(len(jobs)), key=keys.__getitem__)]
 
     def pending_tasks(self, job: JobState, *, best_effort: bool) -> list[TaskState]:
-        """The job's pending tasks of one kind, in task order, leaving out malformed pods and
-        pods a plugin raised about (`dispatch.failed_tasks`)."""
+        """The job's pending tasks of one kind, in task order, leaving out malformed pods, pods
+        a plugin raised about (`dispatch.failed_tasks`) and pods with a scheduling gate."""
         failed = self.dispatch.failed_tasks
         tasks = [
             t
             for t in job.with_status(TaskStatus.PENDING)
-            if t.facts.best_effort == best_effort and not t.facts.problem and t.uid not in failed
+            if t.facts.best_effort == best_effort
+            and not t.facts.problem
+            and not t.facts.scheduling_gated
+            and t.uid not in failed
         ]
         return sorted(tasks, key=functools.cmp_to_key(self.dispatch.compare_tasks))
 

@@ -181,6 +181,10 @@ class TaskFacts:
     preemption_policy: str = ""
     """`spec.preemptionPolicy` (`PreemptLowerPriority` or `Never`), "" when the pod has none:
     its PriorityClass's then applies, as the API server's admission would have copied it."""
+    scheduling_gated: bool = False
+    """`spec.schedulingGates` is not empty: no action places the pod until every gate is
+    removed (kube-scheduler's and Volcano's reading), and its request is left out of its
+    PodGroup's inqueue reservation (`quota.reserved`)."""
     eviction_refused: bool = False
     """The Eviction API refused to evict this pod lately (a PodDisruptionBudget) and it is still
     in backoff (`cache.refusals`): preempt, reclaim and shuffle do not choose it as a victim."""

@@ -60,6 +60,7 @@ from vscheduler.plugin_api import (
     counted,
     format_amount,
     reserved,
+    ungated_minimum,
 )
 
 NAME: Final = "overcommit"
@@ -138,7 +139,7 @@ class Overcommit(JobEnqueueable, JobEnqueued):
     def on_enqueued(self, job: JobState) -> None:
         """The admitted job's minResources are now reserved."""
         if job.facts.min_resources is not None:
-            self._inqueue = self.inqueue + counted(job.facts.min_resources)
+            self._inqueue = self.inqueue + ungated_minimum(job)
 
 
 class Factory:
