@@ -236,6 +236,11 @@ class PodBuilder(_Builder[TaskFacts]):
         self._set(preemptable=value, preemption_opt_out=not value)
         return self
 
+    def gated(self, value: bool = True) -> PodBuilder:
+        """The pod has a scheduling gate (`spec.schedulingGates` not empty)."""
+        self._set(scheduling_gated=value)
+        return self
+
     def eviction_refused(self, value: bool = True) -> PodBuilder:
         """A refused eviction of the pod is in backoff (the cache's `refusals` overlay)."""
         self._set(eviction_refused=value)

@@ -1077,3 +1077,9 @@ def test_every_malformed_preemptable_and_empty_group_name_of_our_pods_is_warned(
             expected += 1
             assert any(f"metadata.annotations[{key}]: '' is empty" in m for m in warned), warned
     assert len(warned) == expected, warned
+
+
+def test_a_pod_with_a_scheduling_gate_is_gated_and_one_with_none_is_not() -> None:
+    assert convert(raw_pod(schedulingGates=[{"name": "example.com/quota"}])).scheduling_gated
+    assert not convert(raw_pod(schedulingGates=[])).scheduling_gated
+    assert not convert(raw_pod()).scheduling_gated

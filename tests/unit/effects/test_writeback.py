@@ -324,3 +324,22 @@ def test_a_gang_condition_follows_its_counts_but_warns_once_per_cause() -> None:
     patch = podgroup_status_patch(status, raw)
     assert "conditions" in patch
     assert podgroup_events(status, raw, patch) == []
+
+
+def test_a_gated_pod_keeps_the_api_servers_scheduling_gated_condition() -> None:
+    """kube-scheduler never writes PodScheduled on a gated pod: the API server's
+    `SchedulingGated` condition stays."""
+    gated = pod_with(
+        {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": "SchedulingGated",
+            "message": "Scheduling is blocked due to non-empty scheduling gates",
+            "lastTransitionTime": EARLIER,
+        }
+    )
+    gated["spec"] = {"schedulingGates": [{"name": "example.com/quota"}]}
+
+    assert pod_scheduled_condition("0/3 nodes are available.", gated, NOW) is None
+    gated["spec"] = {"schedulingGates": []}
+    assert pod_scheduled_condition("0/3 nodes are available.", gated, NOW) is not None
