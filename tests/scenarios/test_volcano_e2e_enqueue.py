@@ -29,26 +29,9 @@ from vscheduler.convert.files import SourcedObject
 from vscheduler.convert.snapshot import build_snapshot
 from vscheduler.model.cluster import ClusterSnapshot, complete_jobs
 from vscheduler.testing.builders import START, Item, node, pod, podgroup, snapshot
+from vscheduler.testing.kind_e2e import CI_POLICY as POLICY
 from vscheduler.testing.scenario import run
 
-POLICY = """\
-actions: "enqueue, allocate, backfill, reclaim, preempt"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-    enablePreemptable: false
-  - name: conformance
-  - name: sla
-- plugins:
-  - name: overcommit
-  - name: drf
-    enablePreemptable: false
-  - name: predicates
-  - name: proportion
-  - name: nodeorder
-  - name: binpack
-"""
 WITHOUT_ENQUEUE = POLICY.replace('"enqueue, allocate', '"allocate')
 HOSTNAME = "kubernetes.io/hostname"
 

@@ -25,26 +25,9 @@ from __future__ import annotations
 
 from vscheduler.model.status import PodGroupPhase
 from vscheduler.testing.builders import node, pod, podgroup, queue, snapshot
+from vscheduler.testing.kind_e2e import CI_POLICY as POLICY
 from vscheduler.testing.scenario import Outcome, run
 
-POLICY = """\
-actions: "enqueue, allocate, backfill, reclaim, preempt"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-    enablePreemptable: false
-  - name: conformance
-  - name: sla
-- plugins:
-  - name: overcommit
-  - name: drf
-    enablePreemptable: false
-  - name: predicates
-  - name: proportion
-  - name: nodeorder
-  - name: binpack
-"""
 TASK = "queue2-job-task-0"
 
 

@@ -34,26 +34,9 @@ from vscheduler.testing.builders import (
     snapshot,
     term,
 )
+from vscheduler.testing.kind_e2e import CI_POLICY as POLICY
 from vscheduler.testing.scenario import Outcome, run
 
-POLICY = """\
-actions: "enqueue, allocate, backfill, reclaim, preempt"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-    enablePreemptable: false
-  - name: conformance
-  - name: sla
-- plugins:
-  - name: overcommit
-  - name: drf
-    enablePreemptable: false
-  - name: predicates
-  - name: proportion
-  - name: nodeorder
-  - name: binpack
-"""
 HOSTNAME = "kubernetes.io/hostname"
 TAINT = ("test-taint-key", "test-taint-val")
 

@@ -25,26 +25,9 @@ import pytest
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.status import PodGroupPhase, TaskStatus
 from vscheduler.testing.builders import node, pod, podgroup, snapshot
+from vscheduler.testing.kind_e2e import CI_POLICY as POLICY
 from vscheduler.testing.scenario import run
 
-POLICY = """\
-actions: "enqueue, allocate, backfill, reclaim, preempt"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-    enablePreemptable: false
-  - name: conformance
-  - name: sla
-- plugins:
-  - name: overcommit
-  - name: drf
-    enablePreemptable: false
-  - name: predicates
-  - name: proportion
-  - name: nodeorder
-  - name: binpack
-"""
 PG = "default/pg-sticky-releasing"
 FIRST = "default/sticky-releasing-0"
 

@@ -34,29 +34,11 @@ from vscheduler.model.cluster import ClusterSnapshot, complete_jobs
 from vscheduler.model.facts import TaskFacts
 from vscheduler.model.status import PodGroupPhase
 from vscheduler.testing.builders import Item, PodBuilder, node, pod, podgroup, snapshot
+from vscheduler.testing.kind_e2e import CI_POLICY
 from vscheduler.testing.scenario import Outcome, run
 
-POLICY = """\
-actions: "enqueue, allocate, backfill, reclaim, preempt"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-    enablePreemptable: false
-  - name: conformance
-  - name: sla
-- plugins:
-  - name: overcommit
-  - name: drf
-    enablePreemptable: false
-  - name: predicates
-    arguments:
-      predicate.DynamicResourceAllocationEnable: true
-  - name: proportion
-  - name: nodeorder
-  - name: binpack
-"""
-"""`volcano-scheduler-ci.conf` without `network-topology-aware`."""
+POLICY = CI_POLICY
+"""`volcano-scheduler-ci.conf` without `network-topology-aware` (`kind_e2e.CI_POLICY`)."""
 
 WORKERS = ("kind-worker", "kind-worker2", "kind-worker3", "kind-worker4")
 ONE_CPU_SLOTS = 8
