@@ -30,7 +30,9 @@ statement: when the job is pipelined (or ready) its evictions and pipelines are 
 otherwise everything is discarded, so a job that still cannot run evicts nothing (Volcano PRs
 #5011 and #5067); its evictions carry the plan `<action> <job key>`, which the effects carry out
 all or none (`Evict.plan`). Victim order (cheapest first): within one job the reverse of the
-task order; within one queue the reverse of the job order; across queues the reverse of the
+task order; within one queue the reverse of the job order as the plugins give it, and where
+they tie the reverse of the task order (Volcano's `BuildVictimsPriorityQueue` since ebbab911d:
+the lower pod priority first across jobs of equal priority); across queues the reverse of the
 queue order.
 
 Must not: decide which jobs ask (`askers` and the actions do) or settle a job on its own.
@@ -505,7 +507,7 @@ class Evictor:
             qa, qb = self.session.queues.get(ja.queue), self.session.queues.get(jb.queue)
             if qa is not None and qb is not None:
                 return -dispatch.compare_queues(qa, qb)
-        return -dispatch.compare_jobs(ja, jb)
+        return -(dispatch.compare_jobs_by_plugins(ja, jb) or dispatch.compare_tasks(a, b))
 
 
 def _best_bound(nodes: IntArray, fewest: FloatArray, lowest: FloatArray, score: FloatArray) -> int:

@@ -167,6 +167,10 @@ class Dispatcher:
         """Job order, made total by creation time then uid."""
         return self._first_nonzero("jobOrder", a, b) or _tie((a.created, a.uid), (b.created, b.uid))
 
+    def compare_jobs_by_plugins(self, a: JobState, b: JobState) -> int:
+        """Job order as the plugins give it, 0 when they tie (Volcano's `JobOrderCompareFn`)."""
+        return self._first_nonzero("jobOrder", a, b)
+
     def job_key(self, job: JobState) -> tuple[object, ...] | None:
         """`job`'s place in the job order as one tuple: each jobOrder plugin's key (jobOrderKey,
         in the jobOrder hooks' order), then creation time and uid; jobs in tuple order are in
