@@ -410,6 +410,13 @@ def pods() -> st.SearchStrategy[Raw]:
             "priorityClassName": st.sampled_from((*CLASS_NAMES, "")),
             "nodeName": st.sampled_from((*NODE_NAMES, "gone-node")),
             "hostNetwork": st.booleans(),
+            "schedulingGates": st.lists(
+                st.sampled_from(
+                    ("example.com/quota", "scheduling.volcano.sh/queue-allocation-gate")
+                ).map(lambda name: {"name": name}),
+                max_size=2,
+                unique_by=lambda gate: gate["name"],
+            ),
         },
     )
     role_label: st.SearchStrategy[dict[str, str]] = st.one_of(

@@ -21,6 +21,7 @@ from vscheduler.convert.files import SourcedObject
 from vscheduler.convert.snapshot import build_snapshot
 from vscheduler.effects.status import podgroup_status_patch
 from vscheduler.errors import InputError
+from vscheduler.framework.messages import SCHEDULING_GATED
 from vscheduler.framework.registry import Pipeline
 from vscheduler.informer.kinds import (
     NAMESPACE,
@@ -153,8 +154,8 @@ def write_statuses(cache: SchedulerCache, result: CycleResult, cycle_number: int
 
 def cycles(snap: ClusterSnapshot, pipeline: Pipeline, count: int = 2) -> None:
     """Run `count` cycles; after each, every pending pod of ours is bound, pipelined or named
-    with a message, a pod the converter rejected carries its problem, and every nomination
-    names an existing node for a pending pod of ours that was not bound."""
+    with a message, a pod the converter rejected carries its problem, a gated pod the gate's,
+    and every nomination names an existing node for a pending pod of ours that was not bound."""
     clock = FixedClock(NOW)
     for i in range(count):
         report = cycle.run_cycle(snap, pipeline, clock=clock, uid=f"cycle-{i + 1}")
@@ -180,6 +181,10 @@ def cycles(snap: ClusterSnapshot, pipeline: Pipeline, count: int = 2) -> None:
             assert task.key in placed or result.unschedulable.get(task.key), task.key
             if task.problem:
                 assert result.unschedulable[task.key] == task.problem
+            elif task.scheduling_gated:  # never bound, pipelined or nominated
+                assert result.unschedulable[task.key] == SCHEDULING_GATED, task.key
+                assert task.key not in placed, task.key
+                assert task.key not in result.nominated, task.key
         simulate.render({**simulate.cycle_json(result), "cycles": [], "explain": {}}, "json")
         simulate.render_table(
             {
