@@ -5,21 +5,9 @@ from __future__ import annotations
 
 from vscheduler.framework.messages import SCHEDULING_GATED
 from vscheduler.testing.builders import Item, node, pod, podgroup, queue, snapshot
-from vscheduler.testing.scenario import Outcome, run
+from vscheduler.testing.scenario import TIERS, Outcome, run
 
-POLICY = """\
-actions: "enqueue, allocate, backfill, preempt, reclaim"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-  - name: conformance
-- plugins:
-  - name: drf
-  - name: predicates
-  - name: proportion
-  - name: nodeorder
-"""
+POLICY = 'actions: "enqueue, allocate, backfill, preempt, reclaim"\n' + TIERS
 
 
 def once(*items: Item) -> Outcome:

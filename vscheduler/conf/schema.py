@@ -74,12 +74,14 @@ VOLCANO_PLUGINS: Final[frozenset[str]] = frozenset(
     }
 )  # fmt: skip
 """Every plugin Volcano's scheduler knows (pkg/scheduler/plugins/factory.go)."""
+_WITH_GANG: Final = (
+    "instead, with the gang plugin in the tiers (victims are taken task by task, no victim job "
+    "below its minMember)"
+)
 INSTEAD: Final[Mapping[str, str]] = MappingProxyType(
     {
-        "gangpreempt": "use preempt instead, with the gang plugin in the tiers (victims are "
-        "taken task by task, no victim job below its minMember)",
-        "gangreclaim": "use reclaim instead, with the gang plugin in the tiers (victims are "
-        "taken task by task, no victim job below its minMember)",
+        "gangpreempt": f"use preempt {_WITH_GANG}",
+        "gangreclaim": f"use reclaim {_WITH_GANG}",
     }
 )
 """What to use instead of a Volcano action or plugin not provided, where something comes near.

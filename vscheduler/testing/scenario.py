@@ -18,6 +18,21 @@ from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult
 from vscheduler.testing.builders import START
 
+TIERS = """\
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: drf
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+"""
+"""The tiers most scenarios run under (Volcano's usual two: priority, gang, conformance; then
+drf, predicates, proportion, nodeorder), to follow an `actions:` line."""
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Outcome:

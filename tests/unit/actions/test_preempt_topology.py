@@ -10,22 +10,11 @@ from hypothesis import given, settings, strategies as st
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.testing import scenario
 from vscheduler.testing.builders import Item, node, pod, pod_term, podgroup, queue, snapshot
+from vscheduler.testing.scenario import TIERS
 
 HOST = "kubernetes.io/hostname"
 WORKER = pod_term(HOST, role="worker")
-POLICY = """\
-actions: "enqueue, allocate, preempt"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-  - name: conformance
-- plugins:
-  - name: drf
-  - name: predicates
-  - name: proportion
-  - name: nodeorder
-"""
+POLICY = 'actions: "enqueue, allocate, preempt"\n' + TIERS
 TOPOLOGY_AWARE = """\
 configurations:
 - name: preempt
