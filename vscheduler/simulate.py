@@ -219,6 +219,7 @@ def queue_json(figures: QueueFigures) -> Json:
         "allocated": amounts_json(figures.allocated),
         "request": amounts_json(figures.request),
         "deserved": amounts_json(figures.deserved),
+        "inqueue": amounts_json(figures.inqueue),
         "capability": None if figures.capability is None else amounts_json(figures.capability),
         "realCapability": (
             None if figures.real_capability is None else amounts_json(figures.real_capability)

@@ -843,6 +843,7 @@ class QueueAccounts:
                 allocated=account.allocated,
                 request=account.request,
                 deserved=account.deserved,
+                inqueue=account.inqueue,
                 capability=account.capability,
                 real_capability=account.real_capability,
                 share=account.share,

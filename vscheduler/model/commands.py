@@ -84,6 +84,10 @@ class QueueFigures:
     allocated: Resources = EMPTY
     request: Resources = EMPTY
     deserved: Resources = EMPTY
+    inqueue: Resources = EMPTY
+    """What the queue's admitted jobs' minResources reserve beyond what those jobs had allocated
+    when the cycle began, with the jobs this cycle admitted: the reservation its admission and
+    allocatable checks count."""
     capability: Resources | None = None
     real_capability: Resources | None = None
     share: float = 0.0

@@ -55,9 +55,10 @@ BIND_BUCKETS_S: Final = exponential_buckets(0.001, 2, 15)
 """kube-scheduler's binding-duration buckets: 1 ms .. 16.4 s."""
 
 SESSION_STEPS: Final = frozenset({"openSession", "closeSession"})
-PREEMPTING_ACTIONS: Final = frozenset({"preempt", "reclaim"})
-"""Evictions by these actions are preemption victims (Volcano counts reclaim's too)."""
 """Entries of `CycleReport.action_seconds` that are not actions (Volcano times actions only)."""
+PREEMPTING_ACTIONS: Final = ("preempt", "reclaim")
+"""Evictions by these actions are preemption victims (Volcano counts reclaim's too), and make
+its eviction transactions."""
 ATTEMPT_RESULTS: Final = ("scheduled", "unschedulable", "error")
 CYCLE_RESULTS: Final = ("success", "plugin_error", "error")
 RELOAD_RESULTS: Final = ("success", "failure")
@@ -144,6 +145,7 @@ _HELP: Final = {
     ),
     "pod_preemption_victims": "Number of selected preemption victims",
     "total_preemption_attempts": "Total preemption attempts in the cluster till now",
+    "eviction_transactions": "Total number of committed eviction transactions, by action",
     "unschedule_task_count": "Number of tasks could not be scheduled",
     "unschedule_job_count": "Number of jobs could not be scheduled",
     "job_retry_counts": "Number of retry counts, all jobs together",
@@ -210,11 +212,14 @@ class _VolcanoMetrics:
         self.attempts = _counter(r, "schedule_attempts", "result")
         self.victims = _gauge(r, "pod_preemption_victims")
         self.preemptions = _gauge(r, "total_preemption_attempts")
+        self.eviction_transactions = _counter(r, "eviction_transactions", "action")
         self.unsched_tasks = _gauge(r, "unschedule_task_count")
         self.unsched_jobs = _gauge(r, "unschedule_job_count")
         self.job_retries = _gauge(r, "job_retry_counts")
         for result in ATTEMPT_RESULTS:
             self.attempts.labels(result)
+        for action in PREEMPTING_ACTIONS:
+            self.eviction_transactions.labels(action)
 
 
 class _OwnMetrics:
@@ -317,6 +322,9 @@ class SchedulerMetrics:
         if victims:  # one attempt per preemptor: the reason names it ("preempt by ns/pod")
             v.preemptions.inc(len({e.reason for e in victims}))
             v.victims.set(len(victims))
+            # one transaction per plan (the preemptor's job) an action evicted for
+            for action, _ in sorted({(e.action, e.plan or e.reason) for e in victims}):
+                v.eviction_transactions.labels(action).inc()
         contained = report.plugin_errors or report.action_errors
         self._own.cycles.labels("plugin_error" if contained else "success").inc()
         self._queues.observe(report.result.queues)

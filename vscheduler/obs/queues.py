@@ -28,6 +28,7 @@ which Volcano's `NewResource` adds as a plain count."""
 _FIGURES: Final = (
     ("allocated", "Allocated"),
     ("request", "Request"),
+    ("inqueue", "Inqueue"),
     ("deserved", "Deserved"),
     ("capacity", "Capacity"),
     ("real_capacity", "Real capacity"),
@@ -44,6 +45,7 @@ class QueueReading:
     allocated: Mapping[str, int]
     request: Mapping[str, int]
     deserved: Mapping[str, int]
+    inqueue: Mapping[str, int] = dataclasses.field(default_factory=dict)
     capacity: Mapping[str, int] | None = dataclasses.field(default_factory=dict)
     real_capacity: Mapping[str, int] | None = dataclasses.field(default_factory=dict)
     share: float = 0.0
@@ -59,6 +61,7 @@ def reading_of(figures: QueueFigures) -> QueueReading:
         allocated=figures.allocated.as_dict(),
         request=figures.request.as_dict(),
         deserved=figures.deserved.as_dict(),
+        inqueue=figures.inqueue.as_dict(),
         capacity=_amounts(figures.capability),
         real_capacity=_amounts(figures.real_capability),
         share=figures.share,

@@ -95,6 +95,36 @@ def test_preempt_and_reclaim_evictions_count_one_attempt_per_preemptor_and_set_t
     assert value(registry, "vscheduler_pod_preemption_victims") == 3
 
 
+def test_eviction_transactions_count_one_per_action_and_preemptor_job(
+    metrics: SchedulerMetrics, registry: CollectorRegistry
+) -> None:
+    def evict(pod: str, action: str, plan: str) -> Evict:
+        return Evict(
+            task_uid=pod, pod=f"default/{pod}", node="n1", reason="r", action=action, plan=plan
+        )
+
+    assert value(registry, "vscheduler_eviction_transactions_total", action="preempt") == 0
+    assert value(registry, "vscheduler_eviction_transactions_total", action="reclaim") == 0
+    metrics.observe_cycle(
+        report(
+            CycleResult(
+                evictions=(
+                    evict("a", "preempt", "default/hi"),
+                    evict("b", "preempt", "default/hi"),
+                    evict("c", "preempt", "default/other"),
+                    evict("d", "reclaim", "default/q"),
+                    evict("e", "shuffle", ""),
+                )
+            )
+        )
+    )
+    metrics.observe_cycle(report(CycleResult(evictions=(evict("f", "preempt", "default/hi"),))))
+
+    assert value(registry, "vscheduler_eviction_transactions_total", action="preempt") == 3
+    assert value(registry, "vscheduler_eviction_transactions_total", action="reclaim") == 1
+    assert value(registry, "vscheduler_eviction_transactions_total", action="shuffle") is None
+
+
 def test_every_pending_pod_of_a_cycle_counts_as_one_attempt_by_result(
     metrics: SchedulerMetrics, registry: CollectorRegistry
 ) -> None:

@@ -118,7 +118,8 @@ def cluster(clock: FixedClock) -> SchedulerCache:
                 "apiVersion": "scheduling.volcano.sh/v1beta1",
                 "kind": "PodGroup",
                 "metadata": meta("pg1", namespace="ns"),
-                "spec": {"minMember": 2, "queue": "default"},
+                # minResources: the queue's inqueue figure holds a scalar resource
+                "spec": {"minMember": 2, "queue": "default", "minResources": GPU_POD},
                 "status": {"phase": "Inqueue"},
             }
         ],

@@ -38,6 +38,7 @@ RESEARCH = QueueFigures(
     allocated=Resources({"cpu": 1500, "memory": 2 * GI, "nvidia.com/gpu": 1}),
     request=Resources(cpu=4000),
     deserved=Resources(cpu=2000, memory=4 * GI),
+    inqueue=Resources({"cpu": 500, "nvidia.com/gpu": 2}),
     capability=Resources(cpu=6000),
     real_capability=Resources(cpu=6000, memory=64 * GI),
     share=0.75,
@@ -52,6 +53,7 @@ def test_a_queue_figures_reading_holds_the_plain_amounts() -> None:
         allocated={"cpu": 1500, "memory": 2 * GI, "nvidia.com/gpu": 1},
         request={"cpu": 4000},
         deserved={"cpu": 2000, "memory": 4 * GI},
+        inqueue={"cpu": 500, "nvidia.com/gpu": 2},
         capacity={"cpu": 6000},
         real_capacity={"cpu": 6000, "memory": 64 * GI},
         share=0.75,
@@ -73,6 +75,9 @@ def test_a_cycle_sets_every_gauge_of_each_reported_queue(
     assert value(registry, "vscheduler_queue_request_milli_cpu", **q) == 4000
     assert value(registry, "vscheduler_queue_request_memory_bytes", **q) == 0
     assert value(registry, "vscheduler_queue_deserved_memory_bytes", **q) == 4 * GI
+    assert value(registry, "vscheduler_queue_inqueue_milli_cpu", **q) == 500
+    assert value(registry, "vscheduler_queue_inqueue_memory_bytes", **q) == 0
+    assert value(registry, "vscheduler_queue_inqueue_scalar_resources", **gpu) == 2000
     assert value(registry, "vscheduler_queue_capacity_milli_cpu", **q) == 6000
     assert value(registry, "vscheduler_queue_real_capacity_memory_bytes", **q) == 64 * GI
     assert value(registry, "vscheduler_queue_share", **q) == 0.75

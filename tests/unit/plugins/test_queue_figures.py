@@ -169,3 +169,29 @@ def test_capacity_reports_the_queue_capability_and_its_weight() -> None:
         Resources(cpu=6000, memory=8 * GI),
         5,
     )
+
+
+# --- inqueue -----------------------------------------------------------------------------------------
+def reserving_cluster() -> list[Buildable | Fact]:
+    """4 CPUs; queue `a` holds an admitted job (minResources 3 CPUs) with one 1-CPU task
+    running and two 2-CPU tasks pending, and a job not admitted yet (minResources 2 CPUs)."""
+    return [
+        node("n1").resources(cpu="4", memory="64Gi"),
+        queue("a"),
+        podgroup("big").queue("a").inqueue().min_member(1).min_resources(cpu="3"),
+        pod("big-0").group("big").requests(cpu="1").on("n1"),
+        pod("big-1").group("big").requests(cpu="2"),
+        pod("big-2").group("big").requests(cpu="2"),
+        podgroup("later").queue("a").min_member(1).min_resources(cpu="2"),
+        pod("later-0").group("later").requests(cpu="2"),
+    ]
+
+
+def test_both_queue_plugins_report_the_reservation_of_admitted_jobs_as_inqueue() -> None:
+    for policy in (PROPORTION, CAPACITY):
+        session = sessions.open_session(snapshot(*reserving_cluster()), policy=policy)
+
+        a = session.close().queues["a"]
+
+        # big reserves its 3 CPUs less the 1 it holds; later is not admitted yet
+        assert a.inqueue == cpu(2), policy
