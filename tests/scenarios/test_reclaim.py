@@ -130,12 +130,18 @@ def test_a_pod_protected_by_a_disruption_budget_is_not_reclaimed() -> None:
 
 
 # --- settling: no evict-and-return loops ---------------------------------------------------------
+def lone(name: str, q: str, on: str, cpu: str = "1") -> list[Item]:
+    """A running pod that is a job of its own (minMember 1, as a Deployment's pod): evicted,
+    its job starves and asks for it back."""
+    return [job(f"{name}-job", q), running(name, f"{name}-job", on, cpu)]
+
+
 def test_a_queue_that_could_win_its_pod_back_is_not_a_victim() -> None:
     # Deserved (weights 1:1:3 over 8 CPUs): a 2, b 2, c 4. c sits on n1 at exactly its share,
-    # b on n2 is 2 CPUs over. n1 comes first in node order, but taking c's pod would let c
-    # reclaim it straight back: a's two pods come from b.
+    # b on n2 is 2 CPUs over. n1 comes first in node order, but taking one of c's pods (each a
+    # job of its own) would let c reclaim it straight back: a's two pods come from b.
     items: list[Item] = [*nodes(2), queue("a"), queue("b"), queue("c").weight(3)]
-    items += [job("c-job", "c")] + [running(f"c-{i}", "c-job", "n1") for i in range(4)]
+    items += [item for i in range(4) for item in lone(f"c-{i}", "c", "n1")]
     items += [job("b-job", "b")] + [running(f"b-{i}", "b-job", "n2") for i in range(4)]
     items += [job("a-job", "a", members=2)] + [pending(f"a-{i}", "a-job") for i in range(2)]
 
@@ -212,13 +218,51 @@ def test_capacity_never_takes_a_pod_its_queue_would_borrow_back_first() -> None:
         dataclasses.replace(queue("b").build(), deserved=res(cpu="3")),
     ]
     items: list[Item] = [node("n1").resources(cpu="5", memory="16Gi"), *queues]
-    items += [job("b-job", "b")] + [running(f"b-{i}", "b-job", "n1") for i in range(4)]
+    items += [item for i in range(4) for item in lone(f"b-{i}", "b", "n1")]
     items += [job("a-run", "a"), running("a-run-0", "a-run", "n1")]
     items += [job("a-job", "a"), pending("a-0", "a-job", cpu="3")]
 
     outcomes = settle(snapshot(*items), CAPACITY, "b", cycles=3)
 
     assert [o.evictions for o in outcomes] == [[], [], []]
+
+
+def test_a_gang_left_at_its_min_member_gives_up_pods_its_queue_could_reclaim_back() -> None:
+    # Volcano's e2e "Reclaim Case 10" in small: b deserves 3 and holds 4 in one job of
+    # minMember 1. a's 3-CPU pod takes three of them: b falls to 1 of its 3, but its job, still
+    # at its minMember, is not starving, so no reclaim asks for them back, and its recreated
+    # pods (back in the same job, as a job controller makes them) wait for room.
+    queues = [
+        dataclasses.replace(queue("a").build(), deserved=res(cpu="5")),
+        dataclasses.replace(queue("b").build(), deserved=res(cpu="3")),
+    ]
+    items: list[Item] = [node("n1").resources(cpu="5", memory="16Gi"), *queues]
+    items += [job("b-job", "b")] + [running(f"b-{i}", "b-job", "n1") for i in range(4)]
+    items += [job("a-run", "a"), running("a-run-0", "a-run", "n1")]
+    items += [job("a-job", "a"), pending("a-0", "a-job", cpu="3")]
+
+    snap, outcomes = snapshot(*items), []
+    for _ in range(3):
+        (outcome,) = run(snap, policy=CAPACITY)
+        outcomes.append(outcome)
+        snap = rejoined(snap, outcome)
+
+    assert [len(o.evictions) for o in outcomes] == [3, 0, 0]
+    assert outcomes[1].binds == dict.fromkeys(keys("a-0"), "n1")
+    assert outcomes[2].binds == {}
+
+
+def rejoined(before: ClusterSnapshot, after: Outcome) -> ClusterSnapshot:
+    """The cluster after `after`, every pod it evicted back pending in its own job."""
+    snap = after.snapshot_after
+    tasks = dict(snap.tasks)
+    for evict in after.result.evictions:
+        gone = before.tasks[evict.task_uid]
+        again = dataclasses.replace(
+            pending(f"{gone.name}-again", "b-job").build(), resreq=gone.resreq
+        )
+        tasks[again.uid] = again
+    return dataclasses.replace(snap, tasks=tasks)
 
 
 # --- each plugin's part --------------------------------------------------------------------------

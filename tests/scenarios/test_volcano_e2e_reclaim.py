@@ -26,7 +26,7 @@ Transcribed: "Reclaim Case 1: New queue with job created no reclaim when resourc
 low-priority", "Reclaim Case 6: ... when overused", "Reclaim Case 7: ... when job not satisfied
 with predicates", "Reclaim Case 8: ... when task resources less than reclaimable resource",
 "Reclaim Case 9: ... all queues.spec.reclaimable is false, no reclaim", "Reclaim Case 10: Multi
-reclaimed queue" (an expected failure: vscheduler's settling rail, see the test), "Capacity
+reclaimed queue", "Capacity
 Reclaim Case 11: Multi reclaimed queue", "Capacity Reclaim Case 12: Multi reclaimed queue".
 
 Not transcribed: "Reclaim Case 3: ... when job.PodGroup.Status.Phase pending" (skipped in
@@ -194,17 +194,6 @@ def test_case_9_a_new_queue_s_job_runs_when_the_others_are_not_reclaimable() -> 
     assert on.evicted == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "reclaim's settling rail (docs/policy.md 4.6): gang and conformance choose the victims "
-        "(a pod of reclaim-j1 or reclaim-j2 beyond its minMember), and the victim's queue, "
-        "below its deserved share after the eviction, passes the preemptive point, so the rail "
-        "refuses the plan as a possible evict-and-return loop. In Volcano no loop follows: the "
-        "victim's recreated pod rejoins a job still at its minMember, not starving, so no reclaim "
-        "asks for it back."
-    ),
-)
 def test_case_10_two_new_queues_each_reclaim_a_pod_from_the_jobs_beyond_their_gang() -> None:
     """ "Reclaim Case 10: Multi reclaimed queue": on four nodes of CPU1Mem1, reclaim-j1
     (default) and reclaim-j2 (reclaim-q2), each two pods with one required, low-priority, fill

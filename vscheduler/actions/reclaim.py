@@ -22,7 +22,9 @@ again while room is idle (ordinary borrowing, Volcano's behaviour).
 
 The settling rail kept (no evict-and-return loop, Volcano #561, #4947, #4949): a plan is taken
 only if, after its evictions and the asker's placement (and every other victim taken this
-cycle), no victim's queue may *reclaim* its victim back (preemptive point): otherwise the next
+cycle), no victim could be reclaimed back: its job starving (jobStarving point, so an asker of
+the next cycle's reclaim: a lone pod's job always is once evicted, a gang left at its
+minMember is not) and its queue allowed to *reclaim* it (preemptive point). Otherwise the next
 cycle's reclaim would evict the asker's pods to return the victim, and so on every cycle. With
 proportion this never binds (its reclaimable rule takes victims only from a queue above its
 deserved share, and it could not reclaim them back without going above it again); it matters
@@ -52,33 +54,44 @@ NAME: Final = "reclaim"
 
 class Settling:
     """The settling rail: remembers the victims taken this cycle, and checks that none of them
-    could be won back by its queue."""
+    could be won back by its job through its queue."""
 
     def __init__(self, session: Session) -> None:
         self._session = session
-        self._taken: dict[tuple[str, int], TaskState] = {}
+        self._taken: dict[tuple[str, int, int], TaskState] = {}
 
     def remember(self, victims: Sequence[TaskState]) -> None:
         """Victims committed this cycle."""
         for victim in victims:
             if victim.job is not None:
-                self._taken.setdefault((victim.job.queue, victim.class_id), victim)
+                self._taken.setdefault(_kind_of(victim), victim)
 
     def __call__(self, asker: TaskState, victims: Sequence[TaskState]) -> bool:
-        """True when no victim (one per queue and template) could be reclaimed back by its
-        queue."""
+        """True when no victim (one per queue, job and template) could be reclaimed back: its
+        job, with every eviction so far applied, is not starving (so it asks nothing back: a
+        gang still at its minMember), or its queue may not reclaim it (preemptive point)."""
         session, dispatch = self._session, self._session.dispatch
         shown = dict(self._taken)
         for victim in victims:
             if victim.job is not None:
-                shown.setdefault((victim.job.queue, victim.class_id), victim)
-        for (name, _), victim in shown.items():
+                shown.setdefault(_kind_of(victim), victim)
+        starving: dict[int, bool] = {}
+        for (name, _, _), victim in shown.items():
+            job = victim.job
             theirs = session.queues.get(name)
-            if theirs is None:
+            if job is None or theirs is None:
                 continue
-            if dispatch.allows_reclaim(theirs, victim):
+            if id(job) not in starving:
+                starving[id(job)] = dispatch.is_job_starving(job)
+            if starving[id(job)] and dispatch.allows_reclaim(theirs, victim):
                 return False
         return True
+
+
+def _kind_of(victim: TaskState) -> tuple[str, int, int]:
+    """A victim's queue, template and job: victims alike in all three are asked about once."""
+    job = victim.job
+    return ("" if job is None else job.queue, victim.class_id, id(job))
 
 
 class Reclaim:
