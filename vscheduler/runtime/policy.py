@@ -115,15 +115,22 @@ class PolicyHolder:
 
 
 class ConfigMapPolicy:
-    """An informer sink for the policy ConfigMap: hands the key's text to the holder."""
+    """An informer sink for the policy ConfigMap: hands the key's text to the holder.
+
+    A ConfigMap deleted once it has been read leaves the policy in force, whether the watch
+    shows the deletion or a relist (after a 410 Gone) finds the ConfigMap gone."""
 
     def __init__(self, holder: PolicyHolder, *, key: str) -> None:
         self._holder = holder
         self._key = key
+        self._seen = False
 
     def replace(self, kind: Kind, items: Iterable[Raw]) -> None:
-        """The ConfigMap as listed (absent: the default policy)."""
+        """The ConfigMap as listed (absent at the first list: the default policy)."""
         items = list(items)
+        if not items and self._seen:
+            logger.warning("policy ConfigMap deleted; keeping the policy in force")
+            return
         if not items:
             logger.warning("policy ConfigMap not found; the built-in default policy is in force")
             self._holder.offer(None, "default policy")
@@ -138,6 +145,7 @@ class ConfigMapPolicy:
         self._take(event.obj)
 
     def _take(self, obj: Raw) -> None:
+        self._seen = True
         meta = obj.get("metadata")
         name = meta.get("name", "?") if isinstance(meta, Mapping) else "?"
         namespace = meta.get("namespace", "?") if isinstance(meta, Mapping) else "?"

@@ -76,6 +76,21 @@ def test_a_deleted_configmap_keeps_the_policy_in_force() -> None:
     assert [a.name for a in holder.current.actions] == ["enqueue", "allocate"]
 
 
+def test_a_configmap_found_gone_at_a_relist_keeps_the_policy_in_force() -> None:
+    holder, _, _ = holder_with_log()
+    sink = ConfigMapPolicy(holder, key="volcano-scheduler.conf")
+    sink.replace(KIND, [configmap(GOOD)])
+    sink.replace(KIND, [])  # the watch expired (410 Gone) after the deletion; the relist is empty
+    assert [a.name for a in holder.current.actions] == ["enqueue", "allocate"]
+    assert holder.source == "ConfigMap vscheduler-system/policy key volcano-scheduler.conf"
+
+
+def test_a_configmap_absent_at_the_first_list_leaves_the_default_policy() -> None:
+    holder, _, _ = holder_with_log()
+    ConfigMapPolicy(holder, key="volcano-scheduler.conf").replace(KIND, [])
+    assert holder.source == "default policy"
+
+
 def test_a_policy_file_is_reloaded_when_it_changes(tmp_path: Path) -> None:
     holder, _, rejected = holder_with_log()
     path = tmp_path / "policy.yaml"
