@@ -42,6 +42,14 @@ def read_policy_file(path: str) -> str:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
+def kept_policy(source: str) -> str:
+    """The policy that stays when a new one is rejected, as a user reads it: the text last loaded
+    from `source` (the ConfigMap the rejected text came from, as edited before), or the default."""
+    if source == "default policy":
+        return "the built-in default policy"
+    return f"the policy last loaded from {source}"
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Rejection:
     """A policy text that did not load, and why."""
@@ -93,7 +101,9 @@ class PolicyHolder:
         try:
             pipeline = catalog.load_pipeline(text, source=source)
         except PolicyError as exc:
-            logger.error("policy %s rejected, keeping %s: %s", source, self.source, exc)
+            logger.error(
+                "policy %s rejected, keeping %s: %s", source, kept_policy(self.source), exc
+            )
             with self._lock:
                 self._rejected_text = text
             self._on_rejected(Rejection(source, exc.errors, uid))

@@ -9,7 +9,13 @@ import pytest
 
 from vscheduler.informer.kinds import config_map
 from vscheduler.informer.ports import WatchEvent
-from vscheduler.runtime.policy import ConfigMapPolicy, FilePolicy, PolicyHolder, Rejection
+from vscheduler.runtime.policy import (
+    ConfigMapPolicy,
+    FilePolicy,
+    PolicyHolder,
+    Rejection,
+    kept_policy,
+)
 
 GOOD = "actions: enqueue, allocate\ntiers:\n- plugins:\n  - name: gang\n"
 OTHER = "actions: allocate\ntiers:\n- plugins:\n  - name: priority\n"
@@ -89,6 +95,14 @@ def test_a_configmap_absent_at_the_first_list_leaves_the_default_policy() -> Non
     holder, _, _ = holder_with_log()
     ConfigMapPolicy(holder, key="volcano-scheduler.conf").replace(KIND, [])
     assert holder.source == "default policy"
+
+
+def test_the_policy_kept_after_a_rejection_is_named_as_the_one_last_loaded() -> None:
+    # The rejected text came from the same ConfigMap: "ConfigMap x stays in force" read as if
+    # the edit just rejected were running.
+    source = "ConfigMap vscheduler-system/policy key volcano-scheduler.conf"
+    assert kept_policy(source) == f"the policy last loaded from {source}"
+    assert kept_policy("default policy") == "the built-in default policy"
 
 
 def test_a_policy_file_is_reloaded_when_it_changes(tmp_path: Path) -> None:
