@@ -66,6 +66,7 @@ from vscheduler.runtime.policy import (
     FilePolicy,
     PolicyHolder,
     Rejection,
+    kept_policy,
     read_policy_file,
 )
 from vscheduler.runtime.scheduler import Scheduler
@@ -464,7 +465,8 @@ class App:
             uid=rejection.uid,
         )
         message = (
-            f"policy rejected; {self.policy.source} stays in force: {'; '.join(rejection.errors)}"
+            f"policy rejected; {kept_policy(self.policy.source)} stays in force: "
+            f"{'; '.join(rejection.errors)}"
         )
         try:
             self.events.record_event(ref, "Warning", "PolicyRejected", message)

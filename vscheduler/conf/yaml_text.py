@@ -113,6 +113,19 @@ class LoadedYaml:
     readable: bool
 
 
+def syntax_error_detail(exc: yaml.MarkedYAMLError) -> str:
+    """` at line L, column C: <problem>`, and where the construct it broke began when that is
+    elsewhere (`(while scanning a quoted scalar at line 1, column 10)`): an unclosed quote or
+    bracket is reported where the text ran out, far from the line to fix."""
+    mark = exc.problem_mark or exc.context_mark
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+    detail = exc.problem or exc.context or "malformed YAML"
+    start = exc.context_mark
+    if exc.problem and exc.context and start is not None and start is not mark:
+        detail += f" ({exc.context} at line {start.line + 1}, column {start.column + 1})"
+    return f"{where}: {detail}"
+
+
 def load_yaml(text: str) -> LoadedYaml:
     """Load one YAML document, reporting syntax errors and duplicate keys instead of raising."""
     loader: _PolicyLoader | None = None
@@ -120,10 +133,7 @@ def load_yaml(text: str) -> LoadedYaml:
         loader = _PolicyLoader(text)
         document = loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        detail = exc.problem or exc.context or "malformed YAML"
-        return LoadedYaml(None, (f"YAML syntax error{where}: {detail}",), readable=False)
+        return LoadedYaml(None, (f"YAML syntax error{syntax_error_detail(exc)}",), readable=False)
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow (NUL, ...)
         problem = f"YAML error at character {exc.position}: {str(exc).splitlines()[0]}"
         return LoadedYaml(None, (problem,), readable=False)

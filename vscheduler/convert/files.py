@@ -84,17 +84,27 @@ def _json_documents(file: str, text: str) -> list[object]:
         ) from None
 
 
+def _syntax_error_detail(err: yaml.MarkedYAMLError) -> str:
+    """` at line L, column C: <problem>`, and where the construct it broke began when that is
+    elsewhere: an unclosed quote or bracket is reported where the text ran out. (The policy's
+    loader, conf.yaml_text, words its errors the same; conf and convert share no module.)"""
+    mark = err.problem_mark or err.context_mark
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+    problem = err.problem or err.context or "malformed"
+    start = err.context_mark
+    if err.problem and err.context and start is not None and start is not mark:
+        problem += f" ({err.context} at line {start.line + 1}, column {start.column + 1})"
+    return f"{where}: {problem}"
+
+
 def _yaml_documents(file: str, text: str) -> list[object]:
     documents: list[object] = []
     try:
         for document in yaml.load_all(text, Loader=_Loader):
             documents.append(document)
     except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = err.problem or err.context or "malformed"
         raise InputError(
-            f"{file}#{len(documents) + 1}: YAML syntax error{where}: {problem}"
+            f"{file}#{len(documents) + 1}: YAML syntax error{_syntax_error_detail(err)}"
         ) from None
     except yaml.YAMLError as err:
         raise InputError(f"{file}#{len(documents) + 1}: YAML error: {err}") from None

@@ -42,6 +42,14 @@ def read_policy_file(path: str) -> str:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
+def kept_policy(source: str) -> str:
+    """The policy that stays when a new one is rejected, as a user reads it: the text last loaded
+    from `source` (the ConfigMap the rejected text came from, as edited before), or the default."""
+    if source == "default policy":
+        return "the built-in default policy"
+    return f"the policy last loaded from {source}"
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Rejection:
     """A policy text that did not load, and why."""
@@ -93,7 +101,9 @@ class PolicyHolder:
         try:
             pipeline = catalog.load_pipeline(text, source=source)
         except PolicyError as exc:
-            logger.error("policy %s rejected, keeping %s: %s", source, self.source, exc)
+            logger.error(
+                "policy %s rejected, keeping %s: %s", source, kept_policy(self.source), exc
+            )
             with self._lock:
                 self._rejected_text = text
             self._on_rejected(Rejection(source, exc.errors, uid))
@@ -115,15 +125,22 @@ class PolicyHolder:
 
 
 class ConfigMapPolicy:
-    """An informer sink for the policy ConfigMap: hands the key's text to the holder."""
+    """An informer sink for the policy ConfigMap: hands the key's text to the holder.
+
+    A ConfigMap deleted once it has been read leaves the policy in force, whether the watch
+    shows the deletion or a relist (after a 410 Gone) finds the ConfigMap gone."""
 
     def __init__(self, holder: PolicyHolder, *, key: str) -> None:
         self._holder = holder
         self._key = key
+        self._seen = False
 
     def replace(self, kind: Kind, items: Iterable[Raw]) -> None:
-        """The ConfigMap as listed (absent: the default policy)."""
+        """The ConfigMap as listed (absent at the first list: the default policy)."""
         items = list(items)
+        if not items and self._seen:
+            logger.warning("policy ConfigMap deleted; keeping the policy in force")
+            return
         if not items:
             logger.warning("policy ConfigMap not found; the built-in default policy is in force")
             self._holder.offer(None, "default policy")
@@ -138,6 +155,7 @@ class ConfigMapPolicy:
         self._take(event.obj)
 
     def _take(self, obj: Raw) -> None:
+        self._seen = True
         meta = obj.get("metadata")
         name = meta.get("name", "?") if isinstance(meta, Mapping) else "?"
         namespace = meta.get("namespace", "?") if isinstance(meta, Mapping) else "?"

@@ -564,7 +564,10 @@ BROKEN_POLICIES = [
     ),
     pytest.param(
         "actions: allocate\n---\nactions: backfill\n",
-        ("YAML syntax error at line 2, column 1: but found another document",),
+        (
+            "YAML syntax error at line 2, column 1: but found another document"
+            " (expected a single document in the stream at line 1, column 1)",
+        ),
         id="two-yaml-documents",
     ),
 ]
@@ -621,6 +624,14 @@ def test_volcano_gang_eviction_actions_are_named_as_not_provided_with_what_to_us
         "configurations[0].name: action 'gangreclaim' is a Volcano action this version of"
         " vscheduler does not provide yet; use reclaim instead, with the gang plugin in the tiers"
         f" (victims are taken task by task, no victim job below its minMember); {available}",
+    )
+
+
+def test_an_unclosed_quote_is_reported_with_the_line_where_it_opens() -> None:
+    (error,) = errors_of('actions: "enqueue, allocate\ntiers:\n- plugins:\n  - name: gang\n')
+    assert error == (
+        "YAML syntax error at line 5, column 1: found unexpected end of stream"
+        " (while scanning a quoted scalar at line 1, column 10)"
     )
 
 

@@ -113,6 +113,16 @@ def test_a_yaml_syntax_error_names_the_document_and_line(tmp_path: Path) -> None
     assert message.startswith(f"{file}#2: YAML syntax error at line 7, column 1:")
 
 
+def test_an_unclosed_bracket_is_reported_with_the_line_where_it_opens(tmp_path: Path) -> None:
+    file = write(tmp_path / "bad.yaml", "kind: Node\nmetadata: {name: a\nspec: {}\n")
+    with pytest.raises(InputError) as caught:
+        load_objects([file])
+    assert str(caught.value) == (
+        f"{file}#1: YAML syntax error at line 3, column 5: did not find expected ',' or '}}'"
+        " (while parsing a flow mapping at line 2, column 11)"
+    )
+
+
 def test_a_json_syntax_error_names_the_line(tmp_path: Path) -> None:
     file = write(tmp_path / "bad.json", '{\n  "kind": }\n')
     with pytest.raises(

@@ -9,7 +9,13 @@ import pytest
 
 from vscheduler.informer.kinds import config_map
 from vscheduler.informer.ports import WatchEvent
-from vscheduler.runtime.policy import ConfigMapPolicy, FilePolicy, PolicyHolder, Rejection
+from vscheduler.runtime.policy import (
+    ConfigMapPolicy,
+    FilePolicy,
+    PolicyHolder,
+    Rejection,
+    kept_policy,
+)
 
 GOOD = "actions: enqueue, allocate\ntiers:\n- plugins:\n  - name: gang\n"
 OTHER = "actions: allocate\ntiers:\n- plugins:\n  - name: priority\n"
@@ -74,6 +80,29 @@ def test_a_deleted_configmap_keeps_the_policy_in_force() -> None:
     sink.replace(KIND, [configmap(GOOD)])
     sink.apply(KIND, WatchEvent("DELETED", configmap(GOOD)))
     assert [a.name for a in holder.current.actions] == ["enqueue", "allocate"]
+
+
+def test_a_configmap_found_gone_at_a_relist_keeps_the_policy_in_force() -> None:
+    holder, _, _ = holder_with_log()
+    sink = ConfigMapPolicy(holder, key="volcano-scheduler.conf")
+    sink.replace(KIND, [configmap(GOOD)])
+    sink.replace(KIND, [])  # the watch expired (410 Gone) after the deletion; the relist is empty
+    assert [a.name for a in holder.current.actions] == ["enqueue", "allocate"]
+    assert holder.source == "ConfigMap vscheduler-system/policy key volcano-scheduler.conf"
+
+
+def test_a_configmap_absent_at_the_first_list_leaves_the_default_policy() -> None:
+    holder, _, _ = holder_with_log()
+    ConfigMapPolicy(holder, key="volcano-scheduler.conf").replace(KIND, [])
+    assert holder.source == "default policy"
+
+
+def test_the_policy_kept_after_a_rejection_is_named_as_the_one_last_loaded() -> None:
+    # The rejected text came from the same ConfigMap: "ConfigMap x stays in force" read as if
+    # the edit just rejected were running.
+    source = "ConfigMap vscheduler-system/policy key volcano-scheduler.conf"
+    assert kept_policy(source) == f"the policy last loaded from {source}"
+    assert kept_policy("default policy") == "the built-in default policy"
 
 
 def test_a_policy_file_is_reloaded_when_it_changes(tmp_path: Path) -> None:
