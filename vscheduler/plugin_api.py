@@ -151,12 +151,23 @@ from vscheduler.model.facts import (
     Toleration,
     says_unschedulable,
 )
+from vscheduler.model.nodeselect import (
+    field_requirement_valid,
+    field_value,
+    label_matches,
+    label_requirement_valid,
+    parse_int64,
+    required_matches,
+    term_matches,
+    term_valid,
+)
 from vscheduler.model.podaffinity import PodAffinityTerm, SpreadConstraint
 from vscheduler.model.reservation import Reservation, ReservationBook
 from vscheduler.model.resourcequota import ResourceQuotaFacts, quota_request
 from vscheduler.model.resources import CPU, EMPTY, MEMORY, Resources, format_amount
 from vscheduler.model.selector import DisruptionBudget
 from vscheduler.model.status import PodGroupPhase, QoSClass, TaskStatus
+from vscheduler.model.volumes import ClaimFacts, StorageClassFacts, VolumeFacts
 
 __all__ = [
     "ABSTAIN",
@@ -171,6 +182,7 @@ __all__ = [
     "BatchNodeOrder",
     "BestNode",
     "BoolArray",
+    "ClaimFacts",
     "Code",
     "DeallocateEvent",
     "Deserved",
@@ -231,6 +243,7 @@ __all__ = [
     "SessionClose",
     "SpreadConstraint",
     "Status",
+    "StorageClassFacts",
     "Taint",
     "TaskOrder",
     "TaskState",
@@ -240,25 +253,34 @@ __all__ = [
     "Toleration",
     "VictimFilter",
     "VictimTasks",
+    "VolumeFacts",
     "Vote",
     "all_guarantees",
     "cluster_total",
     "cluster_total_and_used",
     "counted",
     "exceeds",
+    "field_requirement_valid",
+    "field_value",
     "format_amount",
     "gang_shortfall",
     "guarantee_excess",
     "is_counted",
+    "label_matches",
+    "label_requirement_valid",
     "note_guarantee_excess",
     "parse_go_duration",
+    "parse_int64",
     "podindex",
     "quota_request",
     "real_capability",
+    "required_matches",
     "reserved",
     "says_unschedulable",
     "share_of",
     "task_status",
+    "term_matches",
+    "term_valid",
     "ungated_minimum",
     "unresolvable",
     "unschedulable",

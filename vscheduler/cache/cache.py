@@ -63,6 +63,14 @@ from vscheduler.convert.ownership import GroupClaims, group_claim
 from vscheduler.convert.pdb import KIND as PDB_KIND, guarded_budget
 from vscheduler.convert.reservation import KIND as CONFIG_MAP_KIND
 from vscheduler.convert.resourcequota import KIND as QUOTA_KIND, guarded_quota
+from vscheduler.convert.volumes import (
+    CLAIM,
+    CLASS,
+    VOLUME,
+    guarded_claim,
+    guarded_class,
+    guarded_volume,
+)
 from vscheduler.informer.kinds import Kind
 from vscheduler.informer.ports import WatchEvent
 from vscheduler.model.cluster import (
@@ -151,8 +159,15 @@ class SchedulerCache:
             _Slot("Pod", self._pods, Converters.pod, True),
         ]
         slots.extend(_Slot(name, Table(), _kept(name), True) for name in KEPT_RAW)
+        slots.extend(
+            _Slot(name, Table(), _kept_volume(name, guard), name == CLAIM)
+            for name, guard in _VOLUME_KINDS.items()
+        )
         self._budgets = FactsMemo(guarded_budget)
         self._quotas = FactsMemo(guarded_quota)
+        self._claim_facts = FactsMemo(guarded_claim)
+        self._volume_facts = FactsMemo(guarded_volume)
+        self._class_facts = FactsMemo(guarded_class)
         self._books = ReservationBooks()
         self._slots: dict[str, _Slot[Any]] = {slot.name: slot for slot in slots}
         self._node_listeners: list[Callable[[str], None]] = []
@@ -503,6 +518,9 @@ class SchedulerCache:
             usage = self._usage
             budgets = self._budgets.facts(self._slots[PDB_KIND].table.raw)
             quotas = self._quotas.facts(self._slots[QUOTA_KIND].table.raw)
+            claims = self._claim_facts.facts(self._slots[CLAIM].table.raw)
+            volumes = self._volume_facts.facts(self._slots[VOLUME].table.raw)
+            storage_classes = self._class_facts.facts(self._slots[CLASS].table.raw)
             books = self._books.books(self._slots[CONFIG_MAP_KIND].table.facts)
             taken_at = self._clock.now()
         return ClusterSnapshot(
@@ -517,6 +535,9 @@ class SchedulerCache:
             quotas=quotas,
             pod_disruption_budgets=kept["PodDisruptionBudget"],
             disruption_budgets=budgets,
+            claims={c.key: c for c in claims},
+            volumes={v.name: v for v in volumes},
+            storage_classes={c.name: c for c in storage_classes},
             config_maps=kept["ConfigMap"],
             reservations=books,
             scheduler_name=self._scheduler_name,
@@ -751,6 +772,28 @@ def _kept(kind: str) -> ConvertFn[Raw]:
             return kept
         facts = guarded_budget(obj) if kind == PDB_KIND else guarded_quota(obj)
         return Converted(obj, facts.problem)
+
+    return check
+
+
+_VOLUME_KINDS: Final[dict[str, Callable[[Raw], Any]]] = {
+    CLAIM: guarded_claim,
+    VOLUME: guarded_volume,
+    CLASS: guarded_class,
+}
+"""The kinds volume binding reads, kept raw and converted by a `FactsMemo` for each snapshot."""
+
+
+def _kept_volume(kind: str, guard: Callable[[Raw], Any]) -> ConvertFn[Raw]:
+    """The converter of a volume kind kept raw: a malformed object is kept (its facts say it
+    fits nowhere) and reported as a problem."""
+    keep = kept_raw(kind, namespaced=kind == CLAIM)
+
+    def check(converters: Converters, obj: Raw, who: Identity) -> Converted[Raw]:
+        kept = keep(converters, obj, who)
+        if kept.problem:
+            return kept
+        return Converted(obj, str(guard(obj).problem))
 
     return check
 

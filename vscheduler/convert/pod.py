@@ -213,6 +213,7 @@ class PodConverter:
             pod_affinity=read.pod_affinity,
             topology_spread=spread,
             images=read.images,
+            claims=_claims(spec, meta.name),
             labels=meta.labels,
             annotations=meta.annotations,
             scoring=scoring,
@@ -227,7 +228,12 @@ class PodConverter:
                 *(unusual_annotations(meta, label) if ours else ()),
             ),
         )
-        if scoring is None and not spread and read.pod_affinity is NO_POD_AFFINITY:
+        if (
+            scoring is None
+            and not spread
+            and read.pod_affinity is NO_POD_AFFINITY
+            and not task.claims
+        ):
             # the template key's parts are the spec's facts and the namespace: made once
             if read.template is None:
                 read.template = task.template_key()
@@ -427,6 +433,30 @@ def _priority(spec: Raw, label: str, classes: Mapping[str, PriorityClassFacts]) 
             value, label, "spec.priority", minimum=-INT32_MAX - 1, maximum=INT32_MAX
         ), class_name
     return resolve_priority(class_name, classes)
+
+
+def _claims(spec: Mapping[str, object], pod: str) -> tuple[tuple[str, bool], ...]:
+    """The claims of the pod's volumes (`spec.volumes`, per pod: a StatefulSet's pods share a
+    spec but not their claims): a `persistentVolumeClaim`'s `claimName`, and a generic
+    `ephemeral` volume's claim `<pod>-<volume>` (Kubernetes' `ephemeral.VolumeClaimName`).
+    Entries the API server would have refused are skipped."""
+    volumes = spec.get("volumes")
+    if not isinstance(volumes, list) or not volumes:
+        return ()
+    claims: list[tuple[str, bool]] = []
+    for volume in volumes:
+        if not isinstance(volume, Mapping):
+            continue
+        source = volume.get("persistentVolumeClaim")
+        if isinstance(source, Mapping):
+            name = source.get("claimName")
+            if isinstance(name, str) and name:
+                claims.append((name, False))
+        elif isinstance(volume.get("ephemeral"), Mapping):
+            name = volume.get("name")
+            if isinstance(name, str) and name:
+                claims.append((f"{pod}-{name}", True))
+    return tuple(claims)
 
 
 def _gated(spec: Mapping[str, object]) -> bool:

@@ -31,6 +31,7 @@ from vscheduler.convert.podgroup import convert_podgroup
 from vscheduler.convert.queue import convert_queue
 from vscheduler.convert.reservation import read_book
 from vscheduler.convert.resourcequota import convert_resource_quota
+from vscheduler.convert.volumes import convert_claim, convert_class, convert_volume
 from vscheduler.errors import InputError
 from vscheduler.model.cluster import (
     DEFAULT_SCHEDULER_NAME,
@@ -50,6 +51,7 @@ from vscheduler.model.facts import (
 from vscheduler.model.reservation import ReservationBook
 from vscheduler.model.resourcequota import ResourceQuotaFacts
 from vscheduler.model.selector import DisruptionBudget
+from vscheduler.model.volumes import ClaimFacts, StorageClassFacts, VolumeFacts
 
 KINDS: Final[Mapping[str, str]] = {
     "Node": "v1",
@@ -59,6 +61,9 @@ KINDS: Final[Mapping[str, str]] = {
     "ResourceQuota": "v1",
     "PriorityClass": "scheduling.k8s.io/v1",
     "PodDisruptionBudget": "policy/v1",
+    "PersistentVolumeClaim": "v1",
+    "PersistentVolume": "v1",
+    "StorageClass": "storage.k8s.io/v1",
     "PodGroup": "scheduling.volcano.sh/v1beta1",
     "Queue": "scheduling.volcano.sh/v1beta1",
     "NodeUsage": "vscheduler.dev/v1alpha1",
@@ -68,7 +73,14 @@ KINDS: Final[Mapping[str, str]] = {
 _T = TypeVar("_T")
 _R = TypeVar("_R")
 _NAMESPACED: Final = frozenset(
-    {"Pod", "ConfigMap", "ResourceQuota", "PodDisruptionBudget", "PodGroup"}
+    {
+        "Pod",
+        "ConfigMap",
+        "ResourceQuota",
+        "PodDisruptionBudget",
+        "PodGroup",
+        "PersistentVolumeClaim",
+    }
 )
 
 
@@ -90,6 +102,9 @@ class _Builder:
         self.budgets: list[DisruptionBudget] = []
         self.quotas: list[ResourceQuotaFacts] = []
         self.reservations: dict[str, ReservationBook] = {}
+        self.volume_claims: dict[str, ClaimFacts] = {}
+        self.volumes: dict[str, VolumeFacts] = {}
+        self.storage_classes: dict[str, StorageClassFacts] = {}
         self.raw: dict[str, list[Mapping[str, object]]] = {
             "ResourceQuota": [],
             "PodDisruptionBudget": [],
@@ -106,6 +121,9 @@ class _Builder:
             "ConfigMap": self._config_map,
             "ResourceQuota": self._quota,
             "PodDisruptionBudget": self._budget,
+            "PersistentVolumeClaim": self._volume_claim,
+            "PersistentVolume": self._volume,
+            "StorageClass": self._storage_class,
         }
 
     def _node(self, item: SourcedObject) -> None:
@@ -124,6 +142,18 @@ class _Builder:
             )
         self.tasks[task.uid] = task
         self.task_sources[task.uid] = item.source
+
+    def _volume_claim(self, item: SourcedObject) -> None:
+        claim = convert_claim(item.obj)
+        self.volume_claims[claim.key] = claim
+
+    def _volume(self, item: SourcedObject) -> None:
+        volume = convert_volume(item.obj)
+        self.volumes[volume.name] = volume
+
+    def _storage_class(self, item: SourcedObject) -> None:
+        storage_class = convert_class(item.obj)
+        self.storage_classes[storage_class.name] = storage_class
 
     def _namespace(self, item: SourcedObject) -> None:
         self.namespaces.append(convert_namespace(item.obj))
@@ -204,6 +234,9 @@ def _build(
         quotas=tuple(builder.quotas),
         pod_disruption_budgets=tuple(builder.raw["PodDisruptionBudget"]),
         disruption_budgets=tuple(builder.budgets),
+        claims=builder.volume_claims,
+        volumes=builder.volumes,
+        storage_classes=builder.storage_classes,
         config_maps=tuple(builder.raw["ConfigMap"]),
         reservations=builder.reservations,
         scheduler_name=scheduler_name,

@@ -40,6 +40,11 @@ PRIORITY_CLASS: Final = Kind(
 PDB: Final = Kind("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", namespaced=True)
 PODGROUP: Final = Kind("PodGroup", "scheduling.volcano.sh", "v1beta1", "podgroups", namespaced=True)
 QUEUE: Final = Kind("Queue", "scheduling.volcano.sh", "v1beta1", "queues", namespaced=False)
+CLAIM: Final = Kind("PersistentVolumeClaim", "", "v1", "persistentvolumeclaims", namespaced=True)
+VOLUME: Final = Kind("PersistentVolume", "", "v1", "persistentvolumes", namespaced=False)
+STORAGE_CLASS: Final = Kind(
+    "StorageClass", "storage.k8s.io", "v1", "storageclasses", namespaced=False
+)
 
 CLUSTER_KINDS: Final = (
     PRIORITY_CLASS,
@@ -50,6 +55,9 @@ CLUSTER_KINDS: Final = (
     POD,
     RESOURCE_QUOTA,
     PDB,
+    STORAGE_CLASS,
+    VOLUME,
+    CLAIM,
 )
 """Every kind the scheduling cache holds, in the order their first lists are applied."""
 

@@ -41,6 +41,9 @@ ORDER: Final = (
     kinds.POD,
     kinds.RESOURCE_QUOTA,
     kinds.PDB,
+    kinds.STORAGE_CLASS,
+    kinds.VOLUME,
+    kinds.CLAIM,
 )
 """The kinds listed, in the file's order (the scheduler's informers list the same set)."""
 _OPTIONAL: Final = frozenset({kinds.QUEUE.name, kinds.PODGROUP.name})

@@ -19,6 +19,7 @@ from vscheduler.model.reservation import ReservationBook
 from vscheduler.model.resourcequota import ResourceQuotaFacts
 from vscheduler.model.selector import DisruptionBudget
 from vscheduler.model.status import PodGroupPhase
+from vscheduler.model.volumes import ClaimFacts, StorageClassFacts, VolumeFacts
 
 DEFAULT_SCHEDULER_NAME = "vscheduler"
 DEFAULT_QUEUE = "default"
@@ -59,6 +60,12 @@ class ClusterSnapshot:
     """Raw `policy/v1` PodDisruptionBudget objects, as watched."""
     disruption_budgets: tuple[DisruptionBudget, ...] = ()
     """The PodDisruptionBudgets as facts (a malformed one protects its whole namespace)."""
+    claims: Mapping[str, ClaimFacts] = dataclasses.field(default_factory=dict)
+    """The PersistentVolumeClaims, by `namespace/name`."""
+    volumes: Mapping[str, VolumeFacts] = dataclasses.field(default_factory=dict)
+    """The PersistentVolumes, by name."""
+    storage_classes: Mapping[str, StorageClassFacts] = dataclasses.field(default_factory=dict)
+    """The StorageClasses, by name."""
     config_maps: tuple[Mapping[str, object], ...] = ()
     """Raw `v1` ConfigMap objects (e.g. the reservation ConfigMap)."""
     reservations: Mapping[str, ReservationBook] = dataclasses.field(default_factory=dict)

@@ -200,6 +200,9 @@ class TaskFacts:
     topology_spread: tuple[SpreadConstraint, ...] = ()
     """`spec.topologySpreadConstraints`."""
     images: tuple[str, ...] = ()
+    claims: tuple[tuple[str, bool], ...] = ()
+    """The PersistentVolumeClaims the pod's volumes use, in its namespace: (claim name, whether
+    it is a generic ephemeral volume's claim, named `<pod>-<volume>`)."""
     labels: Mapping[str, str] = dataclasses.field(default_factory=dict)
     annotations: Mapping[str, str] = dataclasses.field(default_factory=dict)
     scoring: ScoringOverride | None = None
@@ -269,6 +272,7 @@ class TaskFacts:
             self.images,
             self.namespace,
             self.scoring,
+            self.claims,
         )
         if self.pod_affinity is NO_POD_AFFINITY and not self.topology_spread:
             return key  # the common case, decided without a method call

@@ -9,11 +9,33 @@ are, so the two paths check each other in the tests. Owns no session state.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
-from vscheduler.plugin_api import HostPort, Requirement, SelectorTerm, Taint, Toleration
+from vscheduler.plugin_api import (
+    HostPort,
+    Taint,
+    Toleration,
+    field_requirement_valid,
+    field_value,
+    label_matches,
+    label_requirement_valid,
+    parse_int64,
+    required_matches,
+    term_matches,
+    term_valid,
+)
+
+__all__ = [
+    "field_requirement_valid",
+    "field_value",
+    "label_matches",
+    "label_requirement_valid",
+    "parse_int64",
+    "required_matches",
+    "term_matches",
+    "term_valid",
+]
 
 NOT_READY: Final = "node(s) were not ready"
 POD_NUMBER_EXCEEDED: Final = "node(s) pod number exceeded"
@@ -24,13 +46,8 @@ PORTS_IN_USE: Final = "node(s) didn't have free ports for the requested pod port
 UNSCHEDULABLE_TAINT: Final = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
 """A cordoned node behaves as if it had this taint: a pod tolerating it may still go there."""
 FILTER_EFFECTS: Final = frozenset({"NoSchedule", "NoExecute"})
-NAME_FIELD: Final = "metadata.name"
 WILDCARD_IP: Final = "0.0.0.0"
-
-_INT64: Final = re.compile(r"[+-]?[0-9]+")
-_INT64_MIN: Final = -(2**63)
-_INT64_MAX: Final = 2**63 - 1
-_LABEL_OPERATORS: Final = frozenset({"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"})
+NAME_FIELD: Final = "metadata.name"
 
 
 def untolerated_taint(taint: Taint) -> str:
@@ -69,89 +86,9 @@ def first_untolerated(
 
 
 # --- node selector and node affinity --------------------------------------------------------------
-def parse_int64(text: str) -> int | None:
-    """Go's `strconv.ParseInt(text, 10, 64)`, or None when it fails."""
-    if not _INT64.fullmatch(text):
-        return None
-    value = int(text)
-    return value if _INT64_MIN <= value <= _INT64_MAX else None
-
-
-def label_requirement_valid(req: Requirement) -> bool:
-    """Whether kube's `labels.NewRequirement` accepts `req` (an invalid one matches no node)."""
-    if req.operator not in _LABEL_OPERATORS:
-        return False
-    if req.operator in ("In", "NotIn"):
-        return len(req.values) > 0
-    if req.operator in ("Exists", "DoesNotExist"):
-        return not req.values
-    return len(req.values) == 1 and parse_int64(req.values[0]) is not None
-
-
-def field_requirement_valid(req: Requirement) -> bool:
-    """Whether kube accepts `req` as a node field selector (In or NotIn with one value)."""
-    return req.operator in ("In", "NotIn") and len(req.values) == 1
-
-
-def label_matches(req: Requirement, value: str | None) -> bool:
-    """A valid label requirement against a node's value for its key (None: no such label)."""
-    op = req.operator
-    if op == "Exists":
-        return value is not None
-    if op == "DoesNotExist":
-        return value is None
-    if op == "In":
-        return value is not None and value in req.values
-    if op == "NotIn":
-        return value is None or value not in req.values
-    number = parse_int64(value) if value is not None else None
-    if number is None:
-        return False
-    bound = parse_int64(req.values[0])
-    assert bound is not None  # checked by label_requirement_valid
-    return number > bound if op == "Gt" else number < bound
-
-
-def field_value(key: str, node_name: str) -> str:
-    """A node's value for a field selector key: its name for `metadata.name`, else empty."""
-    return node_name if key == NAME_FIELD else ""
-
-
-def term_valid(term: SelectorTerm) -> bool:
-    """Not empty, and every requirement well formed (kube skips the others: they match nothing)."""
-    if not term.match_expressions and not term.match_fields:
-        return False
-    return all(map(label_requirement_valid, term.match_expressions)) and all(
-        map(field_requirement_valid, term.match_fields)
-    )
-
-
-def term_matches(term: SelectorTerm, labels: Mapping[str, str], node_name: str) -> bool:
-    """A node-selector term: valid, and all its expressions and field expressions match (AND)."""
-    if not term_valid(term):
-        return False
-    for req in term.match_expressions:
-        if not label_matches(req, labels.get(req.key)):
-            return False
-    for req in term.match_fields:
-        if (field_value(req.key, node_name) == req.values[0]) != (req.operator == "In"):
-            return False
-    return True
-
-
 def selector_matches(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
     """`spec.nodeSelector`: every key present with the same value."""
     return all(labels.get(key) == value for key, value in selector.items())
-
-
-def required_matches(
-    required: Sequence[SelectorTerm] | None, labels: Mapping[str, str], node_name: str
-) -> bool:
-    """Required node affinity: no requirement (None), or some term matches (OR); an empty list
-    of terms matches nothing."""
-    if required is None:
-        return True
-    return any(term_matches(term, labels, node_name) for term in required)
 
 
 # --- host ports -----------------------------------------------------------------------------------

@@ -1,0 +1,105 @@
+"""PersistentVolumeClaims, PersistentVolumes and StorageClasses, as volume binding reads them.
+
+Owns: `ClaimFacts`, `VolumeFacts`, `StorageClassFacts` and the names Kubernetes gives their
+annotations and special values. Kubernetes' meaning throughout (`pkg/scheduler/framework/
+plugins/volumebinding`, `component-helpers/storage/volume`): a claim is *fully bound* when it
+names a volume and carries `pv.kubernetes.io/bind-completed`; its class is the beta annotation,
+else `spec.storageClassName`; a class delays binding when its `volumeBindingMode` is
+`WaitForFirstConsumer`; a claim whose class is "" or unknown binds at once (`Immediate`).
+Must not: decide whether a pod fits a node (the predicates plugin does).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Final
+
+from vscheduler.model.facts import SelectorTerm
+
+SELECTED_NODE: Final = "volume.kubernetes.io/selected-node"
+"""The claim annotation naming the node a delayed claim is to be provisioned for."""
+BIND_COMPLETED: Final = "pv.kubernetes.io/bind-completed"
+BOUND_BY_CONTROLLER: Final = "pv.kubernetes.io/bound-by-controller"
+BETA_CLASS: Final = "volume.beta.kubernetes.io/storage-class"
+NO_PROVISIONER: Final = "kubernetes.io/no-provisioner"
+"""The provisioner of a class of pre-made (static) volumes only."""
+WAIT_FOR_FIRST_CONSUMER: Final = "WaitForFirstConsumer"
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ClaimFacts:
+    """One PersistentVolumeClaim."""
+
+    namespace: str
+    name: str
+    uid: str = ""
+    volume_name: str = ""
+    """`spec.volumeName`: the volume it is (or is being) bound to, "" for none."""
+    bind_completed: bool = False
+    storage_class: str = ""
+    selected_node: str = ""
+    """The `volume.kubernetes.io/selected-node` annotation, "" for none."""
+    request: int = 0
+    """`spec.resources.requests.storage`, in bytes."""
+    access_modes: frozenset[str] = frozenset()
+    volume_mode: str = "Filesystem"
+    selector: tuple[tuple[str, str], ...] | None = None
+    """`spec.selector.matchLabels` (None: no selector)."""
+    lost: bool = False
+    """`status.phase` is `Lost`: its volume is gone."""
+    deleting: bool = False
+    owner_uids: frozenset[str] = frozenset()
+    """The uids of its controlling owners (a pod's generic ephemeral volume is owned by it)."""
+    problem: str = ""
+    """Why the claim cannot be read (a pod using it is not placed)."""
+
+    @property
+    def key(self) -> str:
+        """`namespace/name`."""
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def fully_bound(self) -> bool:
+        """Bound to its volume, as the volume binder reads it."""
+        return bool(self.volume_name) and self.bind_completed
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class VolumeFacts:
+    """One PersistentVolume."""
+
+    name: str
+    claim: str = ""
+    """`spec.claimRef` as `namespace/name`, "" for none."""
+    claim_uid: str = ""
+    phase: str = ""
+    storage_class: str = ""
+    capacity: int = 0
+    """`spec.capacity.storage`, in bytes."""
+    access_modes: frozenset[str] = frozenset()
+    volume_mode: str = "Filesystem"
+    node_affinity: tuple[SelectorTerm, ...] | None = None
+    """`spec.nodeAffinity.required.nodeSelectorTerms` (ORed), None when the volume has none."""
+    labels: tuple[tuple[str, str], ...] = ()
+    deleting: bool = False
+    problem: str = ""
+    """Why the volume cannot be read: it matches no node."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class StorageClassFacts:
+    """One StorageClass."""
+
+    name: str
+    provisioner: str = ""
+    wait_for_first_consumer: bool = False
+    allowed_topologies: tuple[SelectorTerm, ...] | None = None
+    """`allowedTopologies` as node selector terms (ORed), None when the class has none."""
+    problem: str = ""
+    """Why the class cannot be read: no node may provision for it."""
+
+    @property
+    def provisions(self) -> bool:
+        """Whether a delayed claim of this class can be provisioned (not only bound to a
+        pre-made volume)."""
+        return bool(self.provisioner) and self.provisioner != NO_PROVISIONER
