@@ -75,6 +75,15 @@ def test_jobs_of_a_malformed_queue_are_told_what_is_wrong_with_it() -> None:
     }
 
 
+def test_a_pod_without_a_podgroup_whose_queue_is_missing_is_told_of_its_annotation() -> None:
+    lone = pod("lone").annotate("scheduling.volcano.sh/queue-name", "nowhere").requests(cpu="1")
+    outcome = run(snapshot(*TWO_NODES, lone))[0]
+    assert outcome.unschedulable == {
+        "default/lone": "queue nowhere of pod default/lone "
+        "(its scheduling.volcano.sh/queue-name annotation) not found"
+    }
+
+
 # --- Volcano's enqueue_test.go TestEnqueue, every case ------------------------------------------
 # Its tiers: drf, proportion, sla (sla-waiting-time 3m), gang; the enqueue action alone; no node.
 VOLCANO_TIERS = """\

@@ -10,6 +10,7 @@ from __future__ import annotations
 from vscheduler.framework.session import Session
 from vscheduler.framework.state import JobState
 from vscheduler.framework.statement import Statement
+from vscheduler.model.cluster import QUEUE_ANNOTATION
 from vscheduler.model.status import TaskStatus
 
 
@@ -58,10 +59,20 @@ def settle(session: Session, stmt: Statement, job: JobState) -> None:
 
 
 def queue_problem(session: Session, job: JobState) -> str:
-    """Why `job`'s queue cannot take it (missing, or a malformed Queue), or ""."""
+    """Why `job`'s queue cannot take it (missing, or a malformed Queue), or "". A pod without
+    a PodGroup is named as the pod, with the annotation that chose its queue: its implicit
+    job's name (`podgroup-<uid>`) is no object the user could look up."""
     queue = session.queue_of(job)
     if queue is None:
-        return f"queue {job.queue} of podgroup {job.key} not found"
+        return f"queue {job.queue} of {_owner(job)} not found"
     if queue.facts.problem:
-        return f"queue {job.queue} of podgroup {job.key} is invalid: {queue.facts.problem}"
+        return f"queue {job.queue} of {_owner(job)} is invalid: {queue.facts.problem}"
     return ""
+
+
+def _owner(job: JobState) -> str:
+    """`podgroup ns/pg`, or for a pod without a PodGroup `pod ns/p (its <annotation>)`."""
+    if not job.facts.synthetic or len(job.tasks) != 1:
+        return f"podgroup {job.key}"
+    (task,) = job.tasks.values()
+    return f"pod {task.key} (its {QUEUE_ANNOTATION} annotation)"

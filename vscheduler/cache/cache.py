@@ -36,6 +36,7 @@ while neither the PodGroups nor their ownership change (~1 ms a snapshot at 5,00
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import itertools
 import logging
 import operator
@@ -132,6 +133,7 @@ class SchedulerCache:
         self._complete = threading.Event()
         self._generation = 0
         self._quiet_generation = 0
+        self._gang_arrival: dt.datetime | None = None
         self._converters = Converters(scheduler_name, {})
         self._stale_priorities = False
         self._assumed = Assumptions(clock, assume_ttl)
@@ -267,6 +269,8 @@ class SchedulerCache:
             )
             if quiet:
                 self._quiet_generation += 1
+                if pods and self._short_gang(before, after):
+                    self._gang_arrival = self._clock.now()
             elif changed:
                 self._touch(wake=not (groups and self._group_before_its_pods(held_before, key)))
                 if self._completes_gang(before, after):
@@ -427,6 +431,14 @@ class SchedulerCache:
         for them."""
         with self._lock:
             return self._quiet_generation
+
+    @property
+    def gang_arrival(self) -> dt.datetime | None:
+        """When the latest pending pod of a gang still short of its minMember came (None before
+        any): that change wakes no cycle, so the loop runs one once the arrival grace has passed
+        since, and a gang that stopped growing gets its pending messages then."""
+        with self._lock:
+            return self._gang_arrival
 
     @property
     def changed(self) -> threading.Event:

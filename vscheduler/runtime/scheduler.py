@@ -98,6 +98,12 @@ class Cache(Protocol):
         ...
 
     @property
+    def gang_arrival(self) -> dt.datetime | None:
+        """When the latest pending pod of a gang still short of its minMember came (a quiet
+        change), or None."""
+        ...
+
+    @property
     def changed(self) -> threading.Event:
         """Set on every change."""
         ...
@@ -185,6 +191,8 @@ class Scheduler:
         self._arrival_grace = arrival_grace
         self._revisit_at: dt.datetime | None = None
         """When the messages a gang still arriving kept back fall due (a cycle then runs)."""
+        self._arrival_seen: dt.datetime | None = None
+        """The cache's `gang_arrival` as the last cycle saw it."""
 
     def run_once(self) -> CycleReport | None:
         """One cycle, if the scheduler may and should run one."""
@@ -193,7 +201,8 @@ class Scheduler:
             return None
         seen = (self._cache.generation, self._policy.generation)
         quiet = self._cache.quiet_generation
-        due = self._revisit_at is not None and self._clock.now() >= self._revisit_at
+        arrival = self._cache.gang_arrival
+        due = self._due(arrival)
         if (
             seen == self._last
             and not due
@@ -226,7 +235,7 @@ class Scheduler:
             raise
         self.health.succeeded()
         self._carried = report.carried
-        self._revisit_at = report.result.revisit_at
+        self._revisit_at, self._arrival_seen = report.result.revisit_at, arrival
         self._last, self._last_quiet = seen, quiet
         self._last_cycle_end, self._last_cycle_seconds = perf_counter(), report.seconds
         for error in report.plugin_errors:
@@ -247,6 +256,17 @@ class Scheduler:
             report.seconds,
         )
         return report
+
+    def _due(self, arrival: dt.datetime | None) -> bool:
+        """Whether a cycle must run though nothing it is woken for changed: the messages a gang
+        still arriving kept back fall due (`revisit_at`), or a pod of a gang short of its
+        minMember came since the last cycle (a quiet change) and the arrival grace has passed
+        since: the gang stopped growing, and its pods and PodGroup say why it waits."""
+        now = self._clock.now()
+        if self._revisit_at is not None and now >= self._revisit_at:
+            return True
+        grace = dt.timedelta(seconds=self._arrival_grace)
+        return arrival is not None and arrival != self._arrival_seen and now >= arrival + grace
 
     def run(self, stop: threading.Event) -> None:
         """Cycle until `stop` is set; an exception in a cycle is logged and the loop goes on."""

@@ -568,6 +568,15 @@ def test_a_gangs_members_wake_the_loop_only_once_the_last_one_arrives_and_that_o
     assert not cache.complete.is_set()  # a lone pod waits for more
 
 
+def test_a_pod_of_a_short_gang_records_when_it_came(cache: SchedulerCache) -> None:
+    cache.apply(PODGROUP, event("ADDED", raw_podgroup("pg1", min_member=3)))
+    assert cache.gang_arrival is None
+    cache.apply(POD, event("ADDED", raw_pod("lone", version="1")))
+    assert cache.gang_arrival is None  # a lone pod wakes a cycle itself
+    cache.apply(POD, event("ADDED", raw_pod("p0", version="1", group="pg1")))
+    assert cache.gang_arrival == START  # quiet: the loop runs a cycle a grace after it
+
+
 def test_a_podgroup_created_before_its_pods_is_left_to_the_schedule_period(
     cache: SchedulerCache,
 ) -> None:

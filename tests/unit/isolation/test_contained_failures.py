@@ -105,6 +105,7 @@ def test_the_loop_logs_the_plugin_and_the_pod(caplog: pytest.LogCaptureFixture) 
     class Cache:
         generation = 1
         quiet_generation = 0
+        gang_arrival = None
         changed = __import__("threading").Event()
         complete = __import__("threading").Event()
 
@@ -293,6 +294,7 @@ def test_simulate_and_the_loop_tell_the_action_error_with_the_job(
     class Cache:
         generation = 1
         quiet_generation = 0
+        gang_arrival = None
         changed = __import__("threading").Event()
         complete = __import__("threading").Event()
 

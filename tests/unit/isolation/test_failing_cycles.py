@@ -3,6 +3,7 @@ row (and 200 after the next cycle that runs), a gauge counts them, the streak is
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 import urllib.error
 import urllib.request
@@ -32,6 +33,7 @@ class BrokenCache:
         self.broken = True
         self._generation = 0
         self.quiet_generation = 0
+        self.gang_arrival: dt.datetime | None = None
         self.changed = threading.Event()
         self.complete = threading.Event()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 
 import pytest
@@ -23,6 +24,7 @@ class FakeCache:
         self.snap = snap
         self.generation = 1
         self.quiet_generation = 0
+        self.gang_arrival: dt.datetime | None = None
         self.changed = threading.Event()
         self.complete = threading.Event()
 
@@ -265,6 +267,37 @@ def test_a_quiet_change_runs_a_cycle_only_once_the_quiet_period_has_passed() -> 
     cache.quiet_generation += 1
     assert eager.run_once() is not None  # the quiet period has passed
     assert eager.run_once() is None  # and nothing changed since
+
+
+def test_a_gang_that_stopped_short_gets_a_cycle_once_the_arrival_grace_has_passed() -> None:
+    """A pod of a gang short of its minMember is a quiet change (no cycle is woken for it);
+    the loop still runs one once the arrival grace has passed since, quiet period or not, so
+    the gang's pending messages come a second after its last pod, as pending.md says."""
+    cache = FakeCache(snapshot(node("n1")))
+    clock = FixedClock(START)
+    loop = Scheduler(
+        cache=cache,
+        policy=PolicyHolder(),
+        effects=FakeEffects(),
+        clock=clock,
+        observer=FakeObserver(),
+        is_synced=lambda: True,
+        quiet_period=3600.0,
+        arrival_grace=1.0,
+    )
+    assert loop.run_once() is not None
+    cache.quiet_generation += 1
+    cache.gang_arrival = clock.now()
+    clock.advance(0.5)
+    assert loop.run_once() is None  # the gang may still grow
+    clock.advance(0.5)
+    assert loop.run_once() is not None  # it did not: its messages fall due
+    clock.advance(5.0)
+    assert loop.run_once() is None  # that arrival has been seen
+    cache.quiet_generation += 1
+    cache.gang_arrival = clock.now()
+    clock.advance(1.0)
+    assert loop.run_once() is not None  # another pod, another wait
 
 
 def _raise(*_args: object, **_kwargs: object) -> CycleReport:
