@@ -142,10 +142,13 @@ def test_a_failed_preemption_evicts_nothing() -> None:
 
     assert (first.evictions, first.binds, first.result.pipelined) == ([], {}, {})
     assert (second.evictions, second.binds) == ([], {})
+    # high-0 found room on n1 only by evicting, and gave it back: it is not Schedulable, and
+    # keeps the nodes' verdict (no node takes it as the cluster stands).
     assert first.unschedulable["default/high-0"] == (
-        "queue default is overused (proportion: allocated cpu 4 + this pod's cpu 1 exceed its"
-        " deserved share (cpu 4)). 2/3 tasks in gang unschedulable: pod group is not ready,"
-        " 3 Pending, 3 minAvailable; Pending: 1 Schedulable, 2 Unschedulable"
+        "0/2 nodes are available: 2 Insufficient cpu. queue default is overused (proportion:"
+        " allocated cpu 4 + this pod's cpu 1 exceed its deserved share (cpu 4)). 3/3 tasks in"
+        " gang unschedulable: pod group is not ready, 3 Pending, 3 minAvailable;"
+        " Pending: 3 Unschedulable"
     )
 
 

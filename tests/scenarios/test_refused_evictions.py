@@ -117,9 +117,10 @@ def test_a_gang_whose_only_victims_are_in_backoff_evicts_nothing_and_says_why() 
 
     assert (outcome.evictions, outcome.binds, outcome.result.pipelined) == ([], {}, {})
     assert outcome.unschedulable["default/high-0"] == (
-        "queue default is overused (proportion: allocated cpu 4 + this pod's cpu 1 exceed its"
-        " deserved share (cpu 4)). 1/2 tasks in gang unschedulable: pod group is not ready,"
-        " 2 Pending, 2 minAvailable; Pending: 1 Schedulable, 1 Unschedulable; preempt passed"
+        "0/1 nodes are available: 1 Insufficient cpu. queue default is overused (proportion:"
+        " allocated cpu 4 + this pod's cpu 1 exceed its deserved share (cpu 4)). 2/2 tasks in"
+        " gang unschedulable: pod group is not ready, 2 Pending, 2 minAvailable;"
+        " Pending: 2 Unschedulable; preempt passed"
         " over 3 pod(s) whose eviction a"
         " PodDisruptionBudget refused lately (default/low-0, default/low-1, default/low-2): they"
         " may be taken after a backoff"

@@ -440,8 +440,10 @@ class Evictor:
         if rail is not None and not rail(task, [*txn.victims, *evicted]):
             self._undo(stmt, evicted)
             return False
+        # Not recorded as schedulable: room that needs victims is no node's room as the cluster
+        # stands, so if the job is discarded the task keeps the nodes' verdict (Volcano counts a
+        # pipelined task Unschedulable).
         txn.add(stmt, evicted)
-        self.session.findings.record_schedulable(task)
         return True
 
     def _reprieve(

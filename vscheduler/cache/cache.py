@@ -396,6 +396,34 @@ class SchedulerCache:
             task = self._pods.facts.get(task_uid)
         return _pod_problem(task_uid, task)
 
+    def beyond_budgets(self, task_uids: Sequence[str]) -> dict[str, str]:
+        """The pods of `task_uids` (one plan's victims, in order) that their PodDisruptionBudgets
+        do not allow together, uid -> budget key: a budget's `disruptionsAllowed` is spent on
+        the pods it selects in order (a pod in its `disruptedPods` is counted already). A dry
+        run asks about one eviction at a time, so two victims of a budget allowing one pass
+        both; the second eviction would be refused after the first was made."""
+        with self._lock:
+            budgets = self._budgets.facts(self._slots[PDB_KIND].table.raw)
+            pods = [self._pods.facts.get(uid) for uid in task_uids]
+        left = [budget.disruptions_allowed for budget in budgets]
+        beyond: dict[str, str] = {}
+        for uid, task in zip(task_uids, pods, strict=True):
+            if task is None:
+                continue
+            counting = [
+                k
+                for k, budget in enumerate(budgets)
+                if budget.selects(task.namespace, task.labels)
+                and task.name not in budget.disrupted_pods
+            ]
+            over = next((k for k in counting if left[k] < 1), None)
+            if over is not None:
+                beyond[uid] = budgets[over].key
+                continue
+            for k in counting:
+                left[k] -= 1
+        return beyond
+
     def pod_problem(self, key: str, uid: str) -> str | None:
         """Why a write to the pod `key` (as `uid`) no longer holds (None: it still does): the
         pod is gone or was replaced."""

@@ -11,7 +11,9 @@ conflict or a missing pod forgets the assumption, other failures also get a Warn
 budget's refusal puts the pod in backoff as a victim, honouring the API server's Retry-After
 (`SchedulerCache.refuse_evict`), with a Warning `EvictionBlocked`, never retried within the
 cycle; success a Normal `Evicted`; the evictions of one plan, `Evict.plan`, all or none: each is
-dry-run first, and one refusal sends none of them), pods' PodScheduled=False conditions and
+dry-run first, then the plan is counted against the PodDisruptionBudgets the cache holds (two
+victims of a budget allowing one pass their dry runs alone), and one refusal sends none of
+them), pods' PodScheduled=False conditions and
 PodGroup statuses (written only when they differ from the watched objects and are not already in
 flight, with Events when they change; one queued write per object, the newest, so a backlog never
 sends what a later cycle replaced: `sent.Newest`; a PodGroup's change of counts alone waits
@@ -522,9 +524,12 @@ class EffectsExecutor:
 
     def _evict_plan(self, plan: list[Evict]) -> None:
         """The evictions of one plan, all or none: every victim is first asked for by a dry
-        run; when one is refused none is evicted (the refused ones back off, the others are
-        shown running again) and the next cycle plans anew."""
+        run, then the victims are counted against their PodDisruptionBudgets together (a dry
+        run asks about one eviction alone); when one is refused none is evicted (the refused
+        ones back off, the others are shown running again) and the next cycle plans anew."""
         refused = [(evict, err) for evict in plan if (err := self._dry_run(evict)) is not None]
+        if not refused:
+            refused = self._beyond_budgets(plan)
         if not refused:
             for evict in plan:
                 if not self._spawn(f"evict {evict.pod}", self._evict, evict):
@@ -544,6 +549,22 @@ class EffectsExecutor:
             len(plan),
             ", ".join(evict.pod for evict, _ in refused),
         )
+
+    def _beyond_budgets(self, plan: list[Evict]) -> list[tuple[Evict, DisruptionBudgetError]]:
+        """The victims of `plan` whose budgets, as the cache last saw them, do not allow them
+        together with the plan's earlier victims, each with the refusal to report."""
+        beyond = self._cache.beyond_budgets([evict.task_uid for evict in plan])
+        return [
+            (
+                evict,
+                DisruptionBudgetError(
+                    f"{beyond[evict.task_uid]} does not allow this plan's evictions together"
+                    " (each alone passed its dry run): not sent"
+                ),
+            )
+            for evict in plan
+            if evict.task_uid in beyond
+        ]
 
     def _dry_run(self, evict: Evict) -> DisruptionBudgetError | None:
         """The refusal a dry run of `evict` met, or None (allowed, or failed otherwise: the

@@ -1,6 +1,6 @@
 """The evictions of one plan (a gang's preemption) are carried out all or none: each victim is
-dry-run first; one refusal sends none of them, puts the refused victims in backoff and shows the
-others running again."""
+dry-run first, then the victims are counted against their budgets together; one refusal sends
+none of them, puts the refused victims in backoff and shows the others running again."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from vscheduler.clock import FixedClock
 from vscheduler.effects.executor import EffectsExecutor
 from vscheduler.effects.ports import ObjectRef
 from vscheduler.errors import DisruptionBudgetError
-from vscheduler.informer.kinds import POD
+from vscheduler.informer.kinds import PDB, POD
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult, Evict
 from vscheduler.model.status import TaskStatus
@@ -147,3 +147,56 @@ def test_evictions_of_different_plans_and_single_victims_go_on_their_own(
     assert sorted(writer.calls) == ["evict ns/a", "evict ns/b"]
     assert sorted(outcomes) == [("ns/a", "success"), ("ns/b", "blocked")]
     assert shown(cache)["b"] == (TaskStatus.RUNNING, True)
+
+
+def budget(allowed: int, *, disrupted: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A PodDisruptionBudget of namespace `ns` selecting every pod labelled `app: web`."""
+    status: dict[str, Any] = {"disruptionsAllowed": allowed}
+    if disrupted:
+        status["disruptedPods"] = dict.fromkeys(disrupted, "2026-01-01T00:00:00Z")
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "web", "namespace": "ns", "resourceVersion": "1"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}, "minAvailable": 1},
+        "status": status,
+    }
+
+
+def web_pods(cache: SchedulerCache) -> None:
+    pods = [raw_running_pod(n) for n in ("a", "b", "c")]
+    for pod in pods[:2]:
+        pod["metadata"]["labels"] = {"app": "web"}
+    cache.replace(POD, pods)
+
+
+@pytest.mark.timeout(10)
+def test_victims_a_budget_allows_only_one_at_a_time_are_not_evicted_together(
+    cache: SchedulerCache, outcomes: list[tuple[str, str]]
+) -> None:
+    # Each dry run passes alone (the budget allows one disruption); evicting both would see
+    # the second refused after the first was made: a disruption for nothing.
+    web_pods(cache)
+    cache.replace(PDB, [budget(1)])
+    writer = BudgetWriter()
+    carry_out(writer, cache, outcomes, victim("c"), victim("a"), victim("b"))
+    assert writer.calls == ["dry ns/c", "dry ns/a", "dry ns/b"]
+    assert outcomes == [("ns/b", "blocked"), ("ns/c", "dropped"), ("ns/a", "dropped")]
+    assert shown(cache) == {
+        "a": (TaskStatus.RUNNING, False),
+        "b": (TaskStatus.RUNNING, True),
+        "c": (TaskStatus.RUNNING, False),
+    }
+    assert writer.events == ["Warning EvictionBlocked ns/b"]
+
+
+@pytest.mark.timeout(10)
+def test_a_budget_allowing_every_victim_of_a_plan_lets_the_plan_go(
+    cache: SchedulerCache, outcomes: list[tuple[str, str]]
+) -> None:
+    web_pods(cache)
+    cache.replace(PDB, [budget(1, disrupted=("a",))])  # a's disruption is counted already
+    writer = BudgetWriter()
+    carry_out(writer, cache, outcomes, victim("a"), victim("b"))
+    assert sorted(writer.calls[2:]) == ["evict ns/a", "evict ns/b"]
+    assert sorted(outcomes) == [("ns/a", "success"), ("ns/b", "success")]
