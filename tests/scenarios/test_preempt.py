@@ -199,7 +199,8 @@ def test_among_equal_counts_the_node_whose_victim_has_the_lowest_priority_is_cho
     assert outcome.evictions == keys("low-3")
 
 
-def test_lower_priority_jobs_give_way_first_each_keeping_its_min_member() -> None:
+def test_lower_priority_jobs_give_way_first() -> None:
+    # jobs of minMember 1 are no gangs: low gives all it has before mid gives one
     items: list[Item] = [*nodes(1, cpu="8"), job("mid", priority=50), job("low", priority=1)]
     items += [low(f"mid-{i}", "n1", job="mid", priority=50) for i in range(4)]
     items += [low(f"low-{i}", "n1") for i in range(4)]
@@ -207,7 +208,7 @@ def test_lower_priority_jobs_give_way_first_each_keeping_its_min_member() -> Non
 
     (outcome,) = run(snapshot(*items), policy=POLICY)
 
-    assert outcome.evictions == keys("low-3", "low-2", "low-1", "mid-3", "mid-2")
+    assert outcome.evictions == keys("low-3", "low-2", "low-1", "low-0", "mid-3")
 
 
 # --- who is never a victim -----------------------------------------------------------------------
@@ -223,22 +224,40 @@ def test_a_gang_is_never_broken_below_its_min_member(cpu: str, victims: list[str
     assert outcome.evictions == victims
 
 
-def test_a_job_at_its_min_member_loses_nothing_unless_gang_preemptable_is_off() -> None:
-    # Volcano's gang plugin protects a whole gang: a lone pod (minMember 1) is never a victim
-    # while gang's preemptable function is on (Volcano's Helm policy turns it off).
+def test_a_gang_at_its_min_member_loses_nothing_unless_gang_preemptable_is_off() -> None:
+    # gang protects a whole gang (minMember 2 here) while its preemptable function is on
+    # (Volcano's Helm policy turns it off); a job of one (minMember 1) is no gang.
     items: list[Item] = [
         *nodes(1),
-        job("solo", priority=1),
-        low("solo-0", "n1", cpu="4", job="solo"),
+        job("pair", priority=1, members=2),
+        low("pair-0", "n1", cpu="2", job="pair"),
+        low("pair-1", "n1", cpu="2", job="pair"),
     ]
-    items += [job("high", priority=100), high("high-0", cpu="4")]
+    items += [job("high", priority=100), high("high-0", cpu="2")]
     helm = POLICY.replace("  - name: gang\n", "  - name: gang\n    enablePreemptable: false\n")
 
     (protected,) = run(snapshot(*items), policy=POLICY)
     (taken,) = run(snapshot(*items), policy=helm)
 
     assert protected.evictions == []
-    assert taken.evictions == keys("solo-0")
+    assert taken.evictions == keys("pair-1")
+
+
+def test_a_lone_pod_of_lower_priority_gives_way() -> None:
+    # A job of one (a lone pod's, or a PodGroup of minMember 1) is no gang: its pod may be
+    # taken, as kube-scheduler takes it. Volcano's gang keeps it in the first tier and leaves
+    # the decision to the next tier's plugins (drf in its default policy).
+    items: list[Item] = [
+        *nodes(1),
+        job("solo", priority=1),
+        low("solo-0", "n1", cpu="4", job="solo"),
+    ]
+    items += [job("high", priority=100), high("high-0", cpu="4")]
+
+    (outcome,) = run(snapshot(*items), policy=POLICY)
+
+    assert outcome.evictions == keys("solo-0")
+    assert outcome.result.pipelined == dict.fromkeys(keys("high-0"), "n1")
 
 
 def test_pods_of_equal_or_higher_priority_and_of_other_queues_are_never_victims() -> None:
@@ -266,7 +285,9 @@ def critical(name: str, on: str, *, namespace: str = "default", klass: str = "")
             critical("c", "n1", klass="system-cluster-critical"), id="system-cluster-critical"
         ),
         pytest.param(
-            dataclasses.replace(low("c", "n1", cpu="2").build(), job="default/low"),
+            dataclasses.replace(
+                low("c", "n1", cpu="2").build(), job="default/low", preemption_opt_out=True
+            ),
             id="opted-out",
         ),
     ],

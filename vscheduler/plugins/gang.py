@@ -158,8 +158,11 @@ def _said_already(job: JobState, wanted: tuple[str, str, str]) -> bool:
 
 
 def keep_gangs(candidates: Sequence[TaskState]) -> tuple[TaskState, ...]:
-    """The candidates whose eviction leaves each job at least minMember ready tasks, taken in
-    candidate order. Tasks without a job are never victims."""
+    """The candidates whose eviction leaves each gang at least minMember ready tasks, taken in
+    candidate order. A job of minMember 1 (a lone pod's, or a PodGroup's of one) is no gang:
+    any of its pods may go, as kube-scheduler lets a lone pod go (Volcano's gang keeps its last
+    pod, and the next tier's plugins then decide for it). Tasks without a job are never
+    victims."""
     left: dict[str, int] = {}
     victims: list[TaskState] = []
     for task in candidates:
@@ -167,7 +170,7 @@ def keep_gangs(candidates: Sequence[TaskState]) -> tuple[TaskState, ...]:
         if job is None:
             continue
         ready = left.setdefault(job.key, job.ready_num())
-        if ready > job.min_member:
+        if ready > job.min_member or job.min_member <= 1:
             left[job.key] = ready - 1
             victims.append(task)
     return tuple(victims)

@@ -254,7 +254,11 @@ def test_a_job_at_its_min_member_gives_no_victims() -> None:
     assert plugin.select_reclaimees(candidates[0], candidates) == ()
 
 
-def test_each_victim_job_keeps_its_own_gang() -> None:
+def keys(*names: str) -> list[str]:
+    return [f"default/{n}" for n in names]
+
+
+def test_each_victim_gang_keeps_its_min_member_and_a_job_of_one_is_no_gang() -> None:
     session, plugin = open_session(
         snapshot(
             node("n1").resources(cpu="64"),
@@ -272,7 +276,7 @@ def test_each_victim_job_keeps_its_own_gang() -> None:
 
     victims = plugin.select_preemptees(session.tasks["default/big-3"], candidates)
 
-    assert [t.key for t in victims] == ["default/big-0", "default/single-0", "default/big-1"]
+    assert [t.key for t in victims] == keys("big-0", "single-0", "lone-0", "big-1", "single-1")
 
 
 def test_a_pod_without_a_job_is_never_a_victim() -> None:

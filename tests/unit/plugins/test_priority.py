@@ -140,8 +140,9 @@ def test_the_session_asks_priority_for_preemptees_together_with_its_tier() -> No
 
     victims = session.dispatch.select_preemptees(preemptor, candidates)
 
-    # gang keeps every job at minMember 1 (minion and peer have one ready task each; boss has 3)
-    assert [t.key for t in victims] == ["default/boss-1"]
+    # priority passes over peer-0 (its job's priority is boss's); gang lets minion's only pod go
+    # (a job of minMember 1 is no gang)
+    assert [t.key for t in victims] == ["default/minion-0", "default/boss-1"]
 
 
 def test_priority_leaves_reclaim_to_other_plugins() -> None:
