@@ -167,7 +167,7 @@ from vscheduler.model.resourcequota import ResourceQuotaFacts, quota_request
 from vscheduler.model.resources import CPU, EMPTY, MEMORY, Resources, format_amount
 from vscheduler.model.selector import DisruptionBudget
 from vscheduler.model.status import PodGroupPhase, QoSClass, TaskStatus
-from vscheduler.model.volumes import ClaimFacts, StorageClassFacts, VolumeFacts
+from vscheduler.model.volumes import ClaimFacts, StorageClassFacts, VolumeFacts, volume_matches
 
 __all__ = [
     "ABSTAIN",
@@ -284,5 +284,6 @@ __all__ = [
     "ungated_minimum",
     "unresolvable",
     "unschedulable",
+    "volume_matches",
     "within",
 ]

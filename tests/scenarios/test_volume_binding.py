@@ -9,6 +9,7 @@ import pytest
 
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.facts import Requirement, SelectorTerm, TaskFacts
+from vscheduler.model.selector import LabelRequirement, LabelSelector
 from vscheduler.model.volumes import NO_PROVISIONER, ClaimFacts, StorageClassFacts, VolumeFacts
 from vscheduler.testing.builders import Item, NodeBuilder, node, pod, snapshot
 from vscheduler.testing.scenario import TIERS, Outcome, run
@@ -266,3 +267,21 @@ def test_volume_binding_can_be_switched_off() -> None:
     outcome = once(cluster(using("p", "data")), policy)
 
     assert outcome.binds == {"default/p": "n1"}
+
+
+def test_a_claims_selector_picks_among_premade_volumes() -> None:
+    gold = LabelSelector(
+        match_expressions=(LabelRequirement(key="tier", operator="In", values=("gold",)),)
+    )
+    outcome = once(
+        cluster(
+            using("p", "data"),
+            claims=(claim("data", storage_class="local", selector=gold),),
+            volumes=(
+                volume("pv-silver", "n1", labels=(("tier", "silver"),)),
+                volume("pv-gold", "n2", labels=(("tier", "gold"),)),
+            ),
+        )
+    )
+
+    assert outcome.binds == {"default/p": "n2"}

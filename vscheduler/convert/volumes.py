@@ -24,8 +24,8 @@ from vscheduler.convert.fields import (
     show,
     string,
     string_list,
-    string_map,
 )
+from vscheduler.convert.pdb import convert_selector
 from vscheduler.convert.placement import selector_term
 from vscheduler.errors import InputError, QuantityError
 from vscheduler.model.facts import Requirement, SelectorTerm
@@ -56,13 +56,7 @@ def convert_claim(obj: Raw) -> ClaimFacts:
         mapping(spec, "resources", label, "spec"), "requests", label, "spec.resources"
     )
     selector = spec.get("selector")
-    match: tuple[tuple[str, str], ...] | None = None
-    if selector is not None:
-        path = "spec.selector"
-        raw = as_mapping(selector, label, path)
-        if items(raw, "matchExpressions", label, path):
-            raise error(label, join(path, "matchExpressions"), "not read by vscheduler")
-        match = tuple(sorted(string_map(raw, "matchLabels", label, path).items()))
+    match = None if selector is None else convert_selector(selector, label, "spec.selector")
     owners = items(meta_of(obj), "ownerReferences", label, "metadata")
     return ClaimFacts(
         namespace=meta.namespace,

@@ -15,6 +15,7 @@ import dataclasses
 from typing import Final
 
 from vscheduler.model.facts import SelectorTerm
+from vscheduler.model.selector import LabelSelector
 
 SELECTED_NODE: Final = "volume.kubernetes.io/selected-node"
 """The claim annotation naming the node a delayed claim is to be provisioned for."""
@@ -43,8 +44,8 @@ class ClaimFacts:
     """`spec.resources.requests.storage`, in bytes."""
     access_modes: frozenset[str] = frozenset()
     volume_mode: str = "Filesystem"
-    selector: tuple[tuple[str, str], ...] | None = None
-    """`spec.selector.matchLabels` (None: no selector)."""
+    selector: LabelSelector | None = None
+    """`spec.selector`: the labels a pre-made volume must have (None: no selector)."""
     lost: bool = False
     """`status.phase` is `Lost`: its volume is gone."""
     deleting: bool = False
@@ -103,3 +104,23 @@ class StorageClassFacts:
         """Whether a delayed claim of this class can be provisioned (not only bound to a
         pre-made volume)."""
         return bool(self.provisioner) and self.provisioner != NO_PROVISIONER
+
+
+def volume_matches(volume: VolumeFacts, claim: ClaimFacts) -> bool:
+    """Whether a pre-made volume could be bound to the claim, the node aside (kube's
+    `FindMatchingVolume`): not being deleted, at least the claim's size and of its volume mode,
+    and either already claimed for it, or available and alike in class, access modes and
+    labels."""
+    if volume.problem or volume.deleting:
+        return False
+    if volume.claim and volume.claim != claim.key:
+        return False
+    if volume.capacity < claim.request or volume.volume_mode != claim.volume_mode:
+        return False
+    if volume.claim == claim.key:
+        return True
+    if volume.phase != "Available" or volume.storage_class != claim.storage_class:
+        return False
+    if not claim.access_modes <= volume.access_modes:
+        return False
+    return claim.selector is None or claim.selector.matches(dict(volume.labels))

@@ -46,6 +46,7 @@ from vscheduler.plugin_api import (
     VolumeFacts,
     required_matches,
     unresolvable,
+    volume_matches,
 )
 
 UNBOUND_IMMEDIATE: Final = "pod has unbound immediate PersistentVolumeClaims"
@@ -202,7 +203,7 @@ class VolumeBinding:
             held = self._held.get(volume.name)
             if held is not None and held != claim.key:
                 continue
-            if matches(volume, claim):
+            if volume_matches(volume, claim):
                 found.append(volume)
         return found
 
@@ -260,29 +261,6 @@ class VolumeBinding:
                 placed[1].discard(task.uid)
                 if not placed[1]:
                     del self._selected[claim_key]
-
-
-def matches(volume: VolumeFacts, claim: ClaimFacts) -> bool:
-    """Whether a pre-made volume could be bound to the claim, the node aside (kube's
-    `FindMatchingVolume`): already claimed for it, or available and alike in class, size,
-    access modes, volume mode and labels."""
-    if volume.problem or volume.deleting:
-        return False
-    if volume.claim and volume.claim != claim.key:
-        return False
-    if volume.capacity < claim.request or volume.volume_mode != claim.volume_mode:
-        return False
-    if volume.claim == claim.key:
-        return True
-    if volume.phase != "Available" or volume.storage_class != claim.storage_class:
-        return False
-    if not claim.access_modes <= volume.access_modes:
-        return False
-    if claim.selector is not None:
-        labels = dict(volume.labels)
-        if any(labels.get(k) != v for k, v in claim.selector):
-            return False
-    return True
 
 
 def _nodes_matching(nodes: Sequence[NodeFacts], terms: Sequence[SelectorTerm] | None) -> BoolArray:
