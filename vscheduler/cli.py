@@ -143,7 +143,15 @@ def _live_parsers(sub: argparse._SubParsersAction[_Parser]) -> None:
         "explain",
         help="why a live pod waits: one simulated cycle with --explain, its condition, Events",
     )
-    exp.add_argument("pod", metavar="NAMESPACE/POD", help="the pod to explain")
+    exp.add_argument(
+        "pod", metavar="NAMESPACE/POD", help="the pod to explain (POD alone with --namespace)"
+    )
+    exp.add_argument(
+        "--namespace",
+        "-n",
+        metavar="NAMESPACE",
+        help="the pod's namespace, kubectl's way (default: none: give NAMESPACE/POD)",
+    )
     exp.add_argument(
         "--output",
         "-o",

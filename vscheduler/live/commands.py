@@ -63,7 +63,7 @@ def run_explain(args: argparse.Namespace, warn: Warn) -> int:
         text, where = _policy(args, source)
         report = explain.explain(
             source,
-            args.pod,
+            explain.pod_key(args.pod, args.namespace),
             policy_text=text,
             policy_source=where,
             scheduler_name=args.scheduler_name,

@@ -39,7 +39,9 @@ def explain(
     """The report for pod `key` (`namespace/name`); InputError when it does not exist."""
     namespace, _, name = key.partition("/")
     if not namespace or not name:
-        raise InputError(f"explain: give the pod as NAMESPACE/NAME, got {key!r}")
+        raise InputError(
+            f"explain: give the pod as NAMESPACE/NAME (or NAME with -n NAMESPACE), got {key!r}"
+        )
     pod = source.get(pod_path(namespace, name))
     if pod is None:
         raise InputError(f"explain: pod {key} not found")
@@ -85,6 +87,11 @@ def explain(
         },
         "explain": _dict(out["explain"])[key],
     }
+
+
+def pod_key(pod: str, namespace: str | None) -> str:
+    """The pod as NAMESPACE/NAME: as given, or NAME in `namespace` (kubectl's `-n`)."""
+    return f"{namespace}/{pod}" if namespace and "/" not in pod else pod
 
 
 def _condition(pod: Mapping[str, Any]) -> Json | None:
@@ -154,7 +161,13 @@ def render_table(report: Json, now: dt.datetime) -> str:
         lines.append(
             f"  {age:>6}  {e['type']:<8} {e['reason']:<18} {e['from']}: {e['message']}{count}"
         )
-    lines.extend(simulate.explain_lines(str(report["pod"]), report["explain"]))
+    if live["node"]:  # every node would be seen with the pod already on its own
+        lines.append(
+            f"explain {report['pod']}: no node table: the pod is bound to {live['node']},"
+            " so the cycle sees every node with it already placed (its own node counting it)"
+        )
+    else:
+        lines.extend(simulate.explain_lines(str(report["pod"]), report["explain"]))
     return "\n".join(lines) + "\n"
 
 

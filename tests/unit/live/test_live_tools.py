@@ -340,10 +340,44 @@ def test_explain_puts_the_live_condition_and_events_beside_the_simulated_cycle()
     assert "Insufficient cpu" in text.splitlines()[9]
 
 
+def test_a_bound_pod_gets_no_node_table_that_would_count_it_against_its_own_node() -> None:
+    train = pod("train-0", node_name="node-a", group="train")
+    source = FakeSource(CLUSTER, gets={"/api/v1/namespaces/team/pods/train-0": train})
+
+    report = run_explain(source, "team/train-0")
+    text = explain.render_table(report, NOW)
+
+    assert report["live"]["node"] == "node-a"
+    assert "  simulated:  nothing to decide (the pod has a node)" in text.splitlines()
+    assert text.splitlines()[-1] == (
+        "explain team/train-0: no node table: the pod is bound to node-a, so the cycle sees every"
+        " node with it already placed (its own node counting it)"
+    )
+    assert "NODE" not in text
+
+
+@pytest.mark.parametrize(
+    ("pod", "namespace", "key"),
+    [
+        ("big", "team", "team/big"),
+        ("team/big", None, "team/big"),
+        ("team/big", "other", "team/big"),
+        ("big", None, "big"),
+    ],
+)
+def test_a_pod_is_named_namespace_slash_name_or_name_with_dash_n(
+    pod: str, namespace: str | None, key: str
+) -> None:
+    assert explain.pod_key(pod, namespace) == key
+
+
 def test_explaining_a_missing_pod_or_another_schedulers_pod_says_what_to_do() -> None:
     with pytest.raises(InputError, match=r"^explain: pod team/nobody not found$"):
         run_explain(explain_source(), "team/nobody")
-    with pytest.raises(InputError, match=r"^explain: give the pod as NAMESPACE/NAME, got 'big'$"):
+    with pytest.raises(
+        InputError,
+        match=r"^explain: give the pod as NAMESPACE/NAME \(or NAME with -n NAMESPACE\), got 'big'$",
+    ):
         run_explain(explain_source(), "big")
     with pytest.raises(InputError) as caught:
         run_explain(explain_source(), scheduler="volcano")
