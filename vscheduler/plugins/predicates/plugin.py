@@ -33,6 +33,7 @@ from vscheduler.plugin_api import (
     Predicate,
     PredicateReason,
     PredicateResolvable,
+    PrePredicate,
     SpreadConstraint,
     Status,
     TaskState,
@@ -47,6 +48,7 @@ from vscheduler.plugins.predicates.interpod import AFFINITY_MISMATCH, InterPodFi
 from vscheduler.plugins.predicates.proportional import Proportional, reason
 from vscheduler.plugins.predicates.spread import SpreadFilter
 from vscheduler.plugins.predicates.vectorised import LabelColumns, PortBook, TaintGroups
+from vscheduler.plugins.predicates.volumes import VolumeBinding
 
 NAME: Final = "predicates"
 HOLDING_PORTS: Final = podindex.HOLDING
@@ -62,6 +64,7 @@ class Config:
     taint_toleration: bool = True
     pod_affinity: bool = True
     topology_spread: bool = True
+    volume_binding: bool = True
     cache: bool = False
     proportional: bool = False
     proportional_resources: Mapping[str, tuple[float, float]] = dataclasses.field(
@@ -70,7 +73,9 @@ class Config:
     """resource -> (cpu cores, memory GB) per unit, for the proportional check."""
 
 
-class Predicates(Predicate, PredicateReason, PredicateResolvable, AllocateEvent, DeallocateEvent):
+class Predicates(
+    PrePredicate, Predicate, PredicateReason, PredicateResolvable, AllocateEvent, DeallocateEvent
+):
     """The per-session plugin."""
 
     def __init__(self, session: PluginSession, config: Config, views: NodeViews) -> None:
@@ -92,13 +97,44 @@ class Predicates(Predicate, PredicateReason, PredicateResolvable, AllocateEvent,
         self._spread: SpreadFilter | None = None
         self._inclusion: dict[tuple[int, bool, bool], BoolArray] = {}
         """Per class, from `views` (kept across sessions per template)."""
+        self._volumes: VolumeBinding | None = None
         for task in session.tasks_with_host_ports:  # no index yet: only host ports to take
             if task.node_index >= 0 and task.status in HOLDING_PORTS:
                 self.on_allocate(task)
         self._open_topology(session)
-        self.node_local = self._index is None
-        """False when some check looks at other nodes' pods (the session then asks about every
-        node for every task)."""
+        self._volumes = self._open_volumes(session)
+        self.node_local = self._node_local(session)
+        """False when some check looks at other nodes' pods, or a pending pod has a claim
+        waiting for its first consumer (placing a pod then holds nodes and volumes for others):
+        the session then asks about every node for every task."""
+
+    def _node_local(self, session: PluginSession) -> bool:
+        if self._index is not None:
+            return False
+        volumes = self._volumes
+        return volumes is None or not any(
+            volumes.waits_for_a_node(t)
+            for t in session.tasks.values()
+            if t.status is TaskStatus.PENDING and t.facts.claims
+        )
+
+    def _open_volumes(self, session: PluginSession) -> VolumeBinding | None:
+        """Volume binding, when on and the cluster has claims."""
+        snapshot = session.snapshot
+        if not self._config.volume_binding or not snapshot.claims:
+            return None
+        return VolumeBinding(
+            self._ledger.nodes, snapshot.claims, snapshot.volumes, snapshot.storage_classes
+        )
+
+    # --- pre-predicate --------------------------------------------------------------------------
+    def prefilter(self, task: TaskState) -> Status | None:
+        """Why no node may take the pod whatever the node (its volume claims), or None."""
+        if not self._config.volume_binding or not task.facts.claims:
+            return None
+        if self._volumes is None:  # claims named, none exists
+            return VolumeBinding(self._ledger.nodes, {}, {}, {}).prefilter(task)
+        return self._volumes.prefilter(task)
 
     def _open_topology(self, session: PluginSession) -> None:
         """The inter-pod and spread filters, if some pod of the session needs them."""
@@ -133,6 +169,15 @@ class Predicates(Predicate, PredicateReason, PredicateResolvable, AllocateEvent,
             req = self._request(task)
             if self._proportional.applies(req):
                 ok &= self._proportional.passes(req, idx)
+        return self._with_volumes(task, idx, ok)
+
+    def _with_volumes(self, task: TaskState, idx: IntArray, ok: BoolArray) -> BoolArray:
+        """`ok` narrowed to the nodes the pod's claims admit."""
+        if self._volumes is None or not task.facts.claims:
+            return ok
+        mask = self._volumes.mask(task)
+        if mask is not None:
+            ok &= mask if len(idx) == len(self._ledger) else mask[idx]
         return ok
 
     def filter_nodes_resolvable(self, task: TaskState, idx: IntArray, simulated: bool) -> BoolArray:
@@ -153,7 +198,7 @@ class Predicates(Predicate, PredicateReason, PredicateResolvable, AllocateEvent,
             req = self._request(task)
             if self._proportional.applies(req):
                 ok &= self._proportional.passes(req, idx)
-        return ok
+        return self._with_volumes(task, idx, ok)
 
     def _unresolvable_verdicts(self, task: TaskState) -> list[BoolArray]:
         """The inter-pod and spread answers no eviction changes: required pod affinity, and a
@@ -267,6 +312,10 @@ class Predicates(Predicate, PredicateReason, PredicateResolvable, AllocateEvent,
                 return unresolvable(checks.untolerated_taint(taint))
         if self._config.node_ports and not self._ports.free_on(i, facts.host_ports):
             return unschedulable(checks.PORTS_IN_USE)
+        if self._volumes is not None and facts.claims:
+            why = self._volumes.reason(task, i)
+            if why is not None:
+                return unresolvable(why)
         return self._explain_dynamic(task, i)
 
     def _explain_dynamic(self, task: TaskState, i: int) -> Status | None:
@@ -292,6 +341,8 @@ class Predicates(Predicate, PredicateReason, PredicateResolvable, AllocateEvent,
         are taken, and it counts for inter-pod affinity and spread."""
         if self._index is not None:
             self._index.add(task)
+        if self._volumes is not None:
+            self._volumes.on_allocate(task)
         ports = task.facts.host_ports
         if not ports or task.node_index < 0:
             return
@@ -303,6 +354,8 @@ class Predicates(Predicate, PredicateReason, PredicateResolvable, AllocateEvent,
         """`task` no longer holds its node (allocation undone, or evicted)."""
         if self._index is not None:
             self._index.remove(task)
+        if self._volumes is not None:
+            self._volumes.on_deallocate(task)
         self._release_ports(task)
 
     def _release_ports(self, task: TaskState) -> None:
@@ -353,7 +406,6 @@ class NodeViews:
 ACCEPTED_FLAGS: Final = (
     ("predicate.NodeVolumeLimitsEnable", True),
     ("predicate.VolumeZoneEnable", True),
-    ("predicate.VolumeBindingEnable", True),
     ("predicate.DynamicResourceAllocationEnable", False),
     ("predicate.GPUSharingEnable", False),
     ("predicate.GPUNumberEnable", False),
@@ -379,6 +431,7 @@ def build(arguments: Mapping[str, object]) -> Factory:
         taint_toleration=reader.bool("predicate.TaintTolerationEnable", True),
         pod_affinity=reader.bool("predicate.PodAffinityEnable", True),
         topology_spread=reader.bool("predicate.PodTopologySpreadEnable", True),
+        volume_binding=reader.bool("predicate.VolumeBindingEnable", True),
         cache=reader.bool("predicate.CacheEnable", False),
         proportional=reader.bool("predicate.ProportionalEnable", False),
         proportional_resources=_proportional_resources(reader),

@@ -1,0 +1,268 @@
+"""Volume binding (the predicates plugin, kube-scheduler's VolumeBinding): a pod's
+PersistentVolumeClaims keep it pending with kube's words, or choose its node."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from vscheduler.model.cluster import ClusterSnapshot
+from vscheduler.model.facts import Requirement, SelectorTerm, TaskFacts
+from vscheduler.model.volumes import NO_PROVISIONER, ClaimFacts, StorageClassFacts, VolumeFacts
+from vscheduler.testing.builders import Item, NodeBuilder, node, pod, snapshot
+from vscheduler.testing.scenario import TIERS, Outcome, run
+
+POLICY = 'actions: "enqueue, allocate, backfill"\n' + TIERS
+GI = 1 << 30
+HOSTNAME = "kubernetes.io/hostname"
+FAST = StorageClassFacts(name="fast", provisioner="csi.example.com")
+LATE = StorageClassFacts(name="late", provisioner="csi.example.com", wait_for_first_consumer=True)
+LOCAL = StorageClassFacts(name="local", provisioner=NO_PROVISIONER, wait_for_first_consumer=True)
+
+
+def nodes() -> list[NodeBuilder]:
+    """n1 (zone a) and n2 (zone b), labelled with their hostnames; n1 is chosen when nothing
+    else decides."""
+    return [
+        node(name).resources(cpu="4", memory="8Gi").label("zone", zone).label(HOSTNAME, name)
+        for name, zone in (("n1", "a"), ("n2", "b"))
+    ]
+
+
+def using(name: str, *claims: str, ephemeral: bool = False) -> TaskFacts:
+    facts = pod(name).requests(cpu="1").build()
+    return dataclasses.replace(facts, claims=tuple((c, ephemeral) for c in claims))
+
+
+def claim(name: str, **fields: object) -> ClaimFacts:
+    return ClaimFacts(namespace="default", name=name, request=GI, **fields)  # type: ignore[arg-type]
+
+
+def on(node_name: str) -> tuple[SelectorTerm, ...]:
+    """A volume's node affinity to one node, as the local volume provisioner writes it."""
+    term = SelectorTerm(
+        match_expressions=(Requirement(key=HOSTNAME, operator="In", values=(node_name,)),)
+    )
+    return (term,)
+
+
+def volume(name: str, node_name: str, **fields: object) -> VolumeFacts:
+    made = VolumeFacts(
+        name=name,
+        capacity=GI,
+        phase="Available",
+        storage_class="local",
+        node_affinity=on(node_name),
+    )
+    return dataclasses.replace(made, **fields)  # type: ignore[arg-type]
+
+
+def cluster(
+    *items: Item | TaskFacts,
+    claims: tuple[ClaimFacts, ...] = (),
+    volumes: tuple[VolumeFacts, ...] = (),
+    classes: tuple[StorageClassFacts, ...] = (FAST, LATE, LOCAL),
+) -> ClusterSnapshot:
+    snap = snapshot(*nodes(), *items)
+    return dataclasses.replace(
+        snap,
+        claims={c.key: c for c in claims},
+        volumes={v.name: v for v in volumes},
+        storage_classes={c.name: c for c in classes},
+    )
+
+
+def once(snap: ClusterSnapshot, policy: str = POLICY) -> Outcome:
+    (outcome,) = run(snap, policy=policy)
+    return outcome
+
+
+# --- before any node ----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("claims", "task", "message"),
+    [
+        pytest.param(
+            (),
+            using("p", "data"),
+            '0/2 nodes are available: persistentvolumeclaim "data" not found.',
+            id="missing",
+        ),
+        pytest.param(
+            (),
+            using("p", "p-scratch", ephemeral=True),
+            "0/2 nodes are available: waiting for ephemeral volume controller to create the"
+            ' persistentvolumeclaim "p-scratch".',
+            id="ephemeral-not-yet-made",
+        ),
+        pytest.param(
+            (claim("p-scratch", storage_class="late"),),
+            using("p", "p-scratch", ephemeral=True),
+            "0/2 nodes are available: PVC default/p-scratch was not created for pod default/p"
+            " (pod is not owner).",
+            id="ephemeral-of-another-pod",
+        ),
+        pytest.param(
+            (claim("data", storage_class="fast"),),
+            using("p", "data"),
+            "0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims.",
+            id="unbound-immediate",
+        ),
+        pytest.param(
+            (claim("data"),),
+            using("p", "data"),
+            "0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims.",
+            id="unbound-without-class",
+        ),
+        pytest.param(
+            (claim("data", storage_class="late", volume_name="pv-1"),),
+            using("p", "data"),
+            "0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims.",
+            id="prebound-not-yet-bound",
+        ),
+        pytest.param(
+            (claim("data", deleting=True, volume_name="pv-1", bind_completed=True),),
+            using("p", "data"),
+            '0/2 nodes are available: persistentvolumeclaim "data" is being deleted.',
+            id="deleting",
+        ),
+        pytest.param(
+            (claim("data", lost=True, volume_name="pv-1", bind_completed=True),),
+            using("p", "data"),
+            '0/2 nodes are available: persistentvolumeclaim "data" bound to non-existent'
+            ' persistentvolume "pv-1".',
+            id="lost",
+        ),
+    ],
+)
+def test_a_pod_whose_claims_no_node_can_serve_stays_pending_with_kubes_words(
+    claims: tuple[ClaimFacts, ...], task: TaskFacts, message: str
+) -> None:
+    outcome = once(cluster(task, pod("plain").requests(cpu="1"), claims=claims))
+
+    assert outcome.binds == {"default/plain": "n1"}
+    assert outcome.result.unschedulable == {"default/p": message}
+
+
+# --- per node -----------------------------------------------------------------------------------
+def test_a_bound_claim_takes_the_pod_to_its_volumes_node() -> None:
+    bound = claim("data", volume_name="pv-b", bind_completed=True, storage_class="local")
+    outcome = once(
+        cluster(
+            using("p", "data"),
+            claims=(bound,),
+            volumes=(volume("pv-b", "n2", claim="default/data"),),
+        )
+    )
+
+    assert outcome.binds == {"default/p": "n2"}
+
+
+def test_a_claim_bound_to_a_volume_that_is_gone_names_it() -> None:
+    bound = claim("data", volume_name="pv-gone", bind_completed=True)
+    outcome = once(cluster(using("p", "data"), claims=(bound,)))
+
+    assert outcome.result.unschedulable == {
+        "default/p": "0/2 nodes are available: 2 node(s) unavailable due to one or more pvc(s)"
+        " bound to non-existent pv(s)."
+    }
+
+
+def test_a_volume_whose_node_cannot_take_the_pod_is_named() -> None:
+    bound = claim("data", volume_name="pv-c", bind_completed=True)
+    outcome = once(
+        cluster(
+            using("p", "data"),
+            claims=(bound,),
+            volumes=(volume("pv-c", "n3", claim="default/data"),),
+        )
+    )
+
+    assert outcome.result.unschedulable == {
+        "default/p": "0/2 nodes are available: 2 node(s) didn't match PersistentVolume's node"
+        " affinity."
+    }
+
+
+def test_a_claim_waiting_for_its_consumer_is_provisioned_within_its_class_topology() -> None:
+    zoned = dataclasses.replace(
+        LATE,
+        allowed_topologies=(
+            SelectorTerm(
+                match_expressions=(Requirement(key="zone", operator="In", values=("b",)),)
+            ),
+        ),
+    )
+    outcome = once(
+        cluster(
+            using("p", "data"),
+            claims=(claim("data", storage_class="late"),),
+            classes=(zoned,),
+        )
+    )
+
+    assert outcome.binds == {"default/p": "n2"}
+
+
+def test_a_claim_with_a_selected_node_keeps_its_pods_there() -> None:
+    chosen = claim("data", storage_class="late", selected_node="n2")
+    outcome = once(cluster(using("p", "data"), claims=(chosen,)))
+
+    assert outcome.binds == {"default/p": "n2"}
+
+
+def test_pods_sharing_a_claim_that_waits_for_its_consumer_go_to_one_node() -> None:
+    # a must go to zone b (n2); b alone would take the emptier n1, but its claim is held to n2
+    shared = claim("shared", storage_class="late", access_modes=frozenset({"ReadWriteMany"}))
+    first = dataclasses.replace(using("a", "shared"), node_selector={"zone": "b"})
+    outcome = once(cluster(first, using("b", "shared"), claims=(shared,)))
+
+    assert outcome.binds == {"default/a": "n2", "default/b": "n2"}
+
+
+def test_without_the_shared_claim_the_second_pod_takes_the_emptier_node() -> None:
+    first = dataclasses.replace(pod("a").requests(cpu="1").build(), node_selector={"zone": "b"})
+    outcome = once(cluster(first, pod("b").requests(cpu="1")))
+
+    assert outcome.binds == {"default/a": "n2", "default/b": "n1"}
+
+
+def test_a_premade_volume_serves_one_claim_a_cycle() -> None:
+    claims = (claim("one", storage_class="local"), claim("two", storage_class="local"))
+    outcome = once(
+        cluster(
+            using("p1", "one"), using("p2", "two"), claims=claims, volumes=(volume("pv-a", "n2"),)
+        )
+    )
+
+    assert outcome.binds == {"default/p1": "n2"}
+    assert outcome.result.unschedulable == {
+        "default/p2": "0/2 nodes are available: 2 node(s) didn't find available persistent"
+        " volumes to bind."
+    }
+
+
+def test_a_premade_volume_must_be_large_enough_and_alike() -> None:
+    small = volume("pv-small", "n1", capacity=GI // 2)
+    block = volume("pv-block", "n1", volume_mode="Block")
+    other = volume("pv-other", "n1", storage_class="elsewhere")
+    fits = volume("pv-fits", "n2")
+    outcome = once(
+        cluster(
+            using("p", "data"),
+            claims=(claim("data", storage_class="local"),),
+            volumes=(small, block, other, fits),
+        )
+    )
+
+    assert outcome.binds == {"default/p": "n2"}
+
+
+def test_volume_binding_can_be_switched_off() -> None:
+    policy = POLICY.replace(
+        "  - name: predicates\n",
+        "  - name: predicates\n    arguments:\n      predicate.VolumeBindingEnable: false\n",
+    )
+    outcome = once(cluster(using("p", "data")), policy)
+
+    assert outcome.binds == {"default/p": "n1"}
