@@ -81,6 +81,7 @@ def bound_node(cluster: harness.ScopedCluster, name: str) -> str:
     )
 
 
+@pytest.mark.timeout(240)
 def test_pods_bind_where_their_claims_can_be_bound_and_bind_them_there(
     cluster: harness.ScopedCluster, start_scheduler: Callable[..., harness.Scheduler]
 ) -> None:
