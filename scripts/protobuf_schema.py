@@ -47,7 +47,6 @@ SCALARS = {
 SKIPPED = {
     "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta": ("managedFields",),
     "k8s.io.api.core.v1.PodSpec": (
-        "volumes",
         "hostname",
         "subdomain",
         "ephemeralContainers",
@@ -63,6 +62,37 @@ SKIPPED = {
         "args",
         "workingDir",
     ),
+    "k8s.io.api.core.v1.VolumeSource": (
+        "hostPath",
+        "emptyDir",
+        "gcePersistentDisk",
+        "awsElasticBlockStore",
+        "gitRepo",
+        "secret",
+        "nfs",
+        "iscsi",
+        "glusterfs",
+        "rbd",
+        "flexVolume",
+        "cinder",
+        "cephfs",
+        "flocker",
+        "downwardAPI",
+        "fc",
+        "azureFile",
+        "configMap",
+        "vsphereVolume",
+        "quobyte",
+        "azureDisk",
+        "photonPersistentDisk",
+        "projected",
+        "portworxVolume",
+        "scaleIO",
+        "storageos",
+        "csi",
+        "image",
+    ),
+    "k8s.io.api.core.v1.EphemeralVolumeSource": ("volumeClaimTemplate",),
     "k8s.io.api.core.v1.PodStatus": (
         "containerStatuses",
         "initContainerStatuses",
@@ -75,7 +105,8 @@ SKIPPED = {
 }
 """Fields no fact reads, left out of the decoded pod (`podschema.SKIPPED` says which):
 `managedFields` (the cache drops them), the spec's and containers' fields
-`convert.pod._UNREAD_SPEC` and `_UNREAD_CONTAINER` name (but `nodeName`), and the status's
+`convert.pod._UNREAD_SPEC` and `_UNREAD_CONTAINER` name (but `nodeName`), every volume source
+but a claim's and an ephemeral volume's (`TaskFacts.claims`), and the status's
 per-container statuses and addresses. They are most of a running pod's bytes."""
 
 _MESSAGE = re.compile(r"^message (\w+) \{$")

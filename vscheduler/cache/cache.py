@@ -12,8 +12,9 @@ from every pod, held or not: such a PodGroup is left out of snapshots and proble
 `generation` counter and the `changed` event that tell the loop something relevant changed (a
 reservation expiring included); snapshots; the checks a write passes just before it is sent
 (`bind_problem`, `evict_problem`, `condition_problem`, `pod_problem`: does the decision still hold
-against the latest watched objects?), and telling listeners (`on_node_deleted`, the effects) of each
-node deleted, after its lock is released.
+against the latest watched objects?), what binding a pod's volumes reads (`pod_volumes`), and
+telling listeners (`on_node_deleted`, the effects) of each node deleted, after its lock is
+released.
 Must not: talk to the API server (no `kube`, no `kubernetes`), raise on bad input, or hold its
 lock for long: a relist converts outside it, and a snapshot copies dicts of immutable facts,
 never the facts (structural sharing).
@@ -92,6 +93,7 @@ from vscheduler.model.facts import (
     TaskFacts,
 )
 from vscheduler.model.status import TaskStatus
+from vscheduler.model.volumebind import HeldVolume, PodClaim, PodVolumes
 
 logger = logging.getLogger(__name__)
 
@@ -531,6 +533,38 @@ class SchedulerCache:
                 key = self._pods.by_key.get(key, "")
             return slot.table.raw.get(key)
 
+    def pod_volumes(self, task_uid: str, node: str) -> PodVolumes | None:
+        """What binding the volumes of the pod `task_uid` to `node` reads, as held now (None:
+        the pod or the node is not held, or the pod uses no claim): its claims, their classes,
+        every PersistentVolume, each with its resourceVersion."""
+        with self._lock:
+            task = self._pods.facts.get(task_uid)
+            held = self._nodes.facts.get(node)
+            if task is None or held is None or not task.claims:
+                return None
+            claims_raw = self._slots[CLAIM].table.raw
+            claims = tuple(
+                _pod_claim(name, ephemeral, claims_raw.get(f"{task.namespace}/{name}"))
+                for name, ephemeral in task.claims
+            )
+            classes = self._class_facts.facts(self._slots[CLASS].table.raw)
+            volumes_raw = self._slots[VOLUME].table.raw
+            volumes = tuple(
+                HeldVolume(facts=v, resource_version=_version(volumes_raw.get(v.name)))
+                for v in self._volume_facts.facts(volumes_raw)
+            )
+        wanted = {c.facts.storage_class for c in claims if c.facts is not None}
+        return PodVolumes(
+            namespace=task.namespace,
+            name=task.name,
+            uid=task.uid,
+            node=node,
+            node_labels=held.labels,
+            claims=claims,
+            classes={c.name: c for c in classes if c.name in wanted},
+            volumes=volumes,
+        )
+
     def snapshot(self) -> ClusterSnapshot:
         """A consistent view for one cycle: nodes sorted by name, tasks by creation time then
         uid, jobs and queues by key, assumptions applied, `taken_at` from the clock; other
@@ -836,6 +870,19 @@ def _kept_volume(kind: str, guard: Callable[[Raw], Any]) -> ConvertFn[Raw]:
         return Converted(obj, str(guard(obj).problem))
 
     return check
+
+
+def _pod_claim(name: str, ephemeral: bool, raw: Raw | None) -> PodClaim:
+    """A claim of a pod's volumes, read from its raw object (None: not held)."""
+    facts = None if raw is None else guarded_claim(raw)
+    return PodClaim(name=name, ephemeral=ephemeral, facts=facts, resource_version=_version(raw))
+
+
+def _version(raw: Raw | None) -> str:
+    """The object's `metadata.resourceVersion`, "" for none."""
+    meta = None if raw is None else raw.get("metadata")
+    version = meta.get("resourceVersion") if isinstance(meta, Mapping) else None
+    return version if isinstance(version, str) else ""
 
 
 def _in_scope(kind: Kind, key: str) -> bool:

@@ -29,6 +29,12 @@ flight), and a Warning Event on each Queue whose figures carry a warning
 (`GuaranteeUnsatisfiable`, or the figures' own `warning_reason`: `InvalidQueueHierarchy`), once
 per change.
 
+Before a pod's Binding, the writes that bind its volumes to the node (`effects.volumes`:
+a WaitForFirstConsumer claim annotated with the node to provision for, or a pre-made volume's
+claimRef set), each checked and retried as the bind; a claim not ready for the node drops the
+bind (outcome `dropped`), a write that fails fails it (`conflict`, or `error` with a Warning
+`FailedScheduling`), and the Binding is not sent.
+
 Checked just before sending, not when queued: every bind, eviction and status write is checked
 against the cache before each attempt and, through `check_send` (which the composition root
 wires into the API client's fence), again right before its bytes leave. A bind needs its node
@@ -77,6 +83,7 @@ from vscheduler.effects.ports import ClusterWriter, ConfigMapWriter, NominationW
 from vscheduler.effects.retry import RetryPolicy, call_with_retry
 from vscheduler.effects.sent import Newest, SentLog
 from vscheduler.effects.terms import Check, QueuedBind, Terms
+from vscheduler.effects.volumes import Refusal, SelectNode, VolumeWrite, volume_writes
 from vscheduler.errors import (
     ConflictError,
     DisruptionBudgetError,
@@ -403,11 +410,11 @@ class EffectsExecutor:
                 self._cache.forget_bind(ticket.bind.task_uid)
 
     def _bind(self, ticket: QueuedBind, created: dt.datetime | None = None) -> None:
-        if not self._terms.take(ticket):
-            return
         bind = ticket.bind
         ref = st.pod_ref(bind.pod, bind.task_uid)
         what = f"bind {bind.pod} to {bind.node}"
+        if not self._terms.take(ticket) or not self._bind_volumes(bind, ref, what):
+            return
         lost: list[TransientClusterError] = []
 
         def send() -> None:
@@ -459,6 +466,60 @@ class EffectsExecutor:
             lambda: self._scheduled_event(ref, message),
             self._event_pool,
         )
+
+    def _bind_volumes(self, bind: Bind, ref: ObjectRef, what: str) -> bool:
+        """The writes that bind the pod's volumes to the bind's node, sent before its Binding
+        (kube-scheduler's VolumeBinding PreBind, `effects.volumes`): True when the Binding may
+        go. Else its assumption is forgotten and the pod is placed again next cycle: a claim
+        not ready for this node (outcome `dropped`), a write that failed (`conflict`, `error`
+        with a Warning `FailedScheduling`, as a failed Binding)."""
+        pod = self._cache.pod_volumes(bind.task_uid, bind.node)
+        if pod is None:
+            return True
+        writes = volume_writes(pod)
+        if isinstance(writes, Refusal):
+            self._cache.forget_bind(bind.task_uid)
+            self._outcome("bind", "dropped")
+            logger.info("%s not sent: %s", what, writes.reason)
+            return False
+        for write in writes:
+            try:
+                self._call(
+                    f"{what}: {write}",
+                    functools.partial(self._send_volume_write, write),
+                    check=lambda: self._cache.bind_problem(ref.uid, bind.node),
+                )
+            except Exception as err:
+                self._cache.forget_bind(bind.task_uid)
+                self._volume_write_failed(ref, f"{what} not sent: {write}", err)
+                return False
+            logger.info("%s: %s", what, write)
+        return True
+
+    def _send_volume_write(self, write: VolumeWrite) -> None:
+        if isinstance(write, SelectNode):
+            self._writer.set_claim_selected_node(
+                write.namespace, write.name, write.node, write.resource_version
+            )
+        else:
+            self._writer.set_volume_claim_ref(
+                write.volume, write.namespace, write.name, write.uid, write.resource_version
+            )
+
+    def _volume_write_failed(self, ref: ObjectRef, what: str, err: Exception) -> None:
+        """A write binding a pod's volumes did not apply: the bind's outcome, logged."""
+        if isinstance(err, NotSentError):
+            self._outcome("bind", "dropped")
+            logger.info("%s: %s", what, err)
+        elif isinstance(err, ConflictError | NotFoundError):  # the claim or volume changed
+            self._outcome("bind", "conflict")
+            logger.info("%s: %s", what, err)
+        else:
+            self._outcome("bind", "error")
+            _log_failure(f"{what}: %s", err)
+            if not self._stop.is_set():
+                message = f'running PreBind plugin "VolumeBinding": {err}'
+                self._event(ref, "Warning", "FailedScheduling", message)
 
     def _timed(self, what: str, send: Callable[[], None], check: Check) -> None:
         """`_call` for a bind: the time from its first attempt to its answer is told to

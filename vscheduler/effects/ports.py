@@ -46,6 +46,23 @@ class ClusterWriter(Protocol):
         """Merge-patch the PodGroup's status (NotFoundError: the PodGroup is gone)."""
         ...
 
+    def set_claim_selected_node(
+        self, namespace: str, name: str, node: str, resource_version: str
+    ) -> None:
+        """Merge-patch the PersistentVolumeClaim's `volume.kubernetes.io/selected-node`
+        annotation to `node`, preconditioned on `resource_version` (ConflictError: the claim
+        changed; NotFoundError: it is gone)."""
+        ...
+
+    def set_volume_claim_ref(
+        self, volume: str, namespace: str, name: str, uid: str, resource_version: str
+    ) -> None:
+        """Merge-patch the PersistentVolume's `spec.claimRef` to the claim `namespace/name`
+        (`uid`) and its `pv.kubernetes.io/bound-by-controller` annotation to "yes",
+        preconditioned on `resource_version` (ConflictError: the volume changed;
+        NotFoundError: it is gone)."""
+        ...
+
     def record_event(
         self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str
     ) -> None:

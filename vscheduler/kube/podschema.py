@@ -85,6 +85,7 @@ MESSAGES: Final[dict[str, dict[int, Field]]] = {
         1: ("operator", STRING, "", OMIT_ZERO),
         2: ("values", INT, "", REPEATED),
     },
+    "core.v1.EphemeralVolumeSource": {},
     "core.v1.ExecAction": {
         1: ("command", STRING, "", REPEATED),
     },
@@ -141,6 +142,10 @@ MESSAGES: Final[dict[str, dict[int, Field]]] = {
     "core.v1.NodeSelectorTerm": {
         1: ("matchExpressions", MESSAGE, "core.v1.NodeSelectorRequirement", REPEATED),
         2: ("matchFields", MESSAGE, "core.v1.NodeSelectorRequirement", REPEATED),
+    },
+    "core.v1.PersistentVolumeClaimVolumeSource": {
+        1: ("claimName", STRING, "", 0),
+        2: ("readOnly", BOOL, "", OMIT_ZERO),
     },
     "core.v1.Pod": {
         1: ("metadata", MESSAGE, "meta.v1.ObjectMeta", 0),
@@ -239,6 +244,7 @@ MESSAGES: Final[dict[str, dict[int, Field]]] = {
         13: ("seLinuxChangePolicy", STRING, "", 0),
     },
     "core.v1.PodSpec": {
+        1: ("volumes", MESSAGE, "core.v1.Volume", REPEATED),
         2: ("containers", MESSAGE, "core.v1.Container", REPEATED),
         3: ("restartPolicy", STRING, "", OMIT_ZERO),
         4: ("terminationGracePeriodSeconds", INT, "", 0),
@@ -368,6 +374,14 @@ MESSAGES: Final[dict[str, dict[int, Field]]] = {
         7: ("nodeTaintsPolicy", STRING, "", 0),
         8: ("matchLabelKeys", STRING, "", REPEATED),
     },
+    "core.v1.Volume": {
+        1: ("name", STRING, "", 0),
+        2: ("", MESSAGE, "core.v1.VolumeSource", INLINE),
+    },
+    "core.v1.VolumeSource": {
+        10: ("persistentVolumeClaim", MESSAGE, "core.v1.PersistentVolumeClaimVolumeSource", 0),
+        29: ("ephemeral", MESSAGE, "core.v1.EphemeralVolumeSource", 0),
+    },
     "core.v1.WeightedPodAffinityTerm": {
         1: ("weight", INT, "", 0),
         2: ("podAffinityTerm", MESSAGE, "core.v1.PodAffinityTerm", 0),
@@ -422,8 +436,8 @@ SKIPPED: Final[dict[str, tuple[str, ...]]] = {
         "args",
         "workingDir",
     ),
+    "core.v1.EphemeralVolumeSource": ("volumeClaimTemplate",),
     "core.v1.PodSpec": (
-        "volumes",
         "hostname",
         "subdomain",
         "ephemeralContainers",
@@ -438,6 +452,36 @@ SKIPPED: Final[dict[str, tuple[str, ...]]] = {
         "hostIPs",
         "podIP",
         "podIPs",
+    ),
+    "core.v1.VolumeSource": (
+        "hostPath",
+        "emptyDir",
+        "gcePersistentDisk",
+        "awsElasticBlockStore",
+        "gitRepo",
+        "secret",
+        "nfs",
+        "iscsi",
+        "glusterfs",
+        "rbd",
+        "flexVolume",
+        "cinder",
+        "cephfs",
+        "flocker",
+        "downwardAPI",
+        "fc",
+        "azureFile",
+        "configMap",
+        "vsphereVolume",
+        "quobyte",
+        "azureDisk",
+        "photonPersistentDisk",
+        "projected",
+        "portworxVolume",
+        "scaleIO",
+        "storageos",
+        "csi",
+        "image",
     ),
     "meta.v1.ObjectMeta": ("managedFields",),
 }

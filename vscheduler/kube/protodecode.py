@@ -337,6 +337,11 @@ def as_decoded(obj: Mapping[str, Any]) -> dict[str, Any]:
         ("core.v1.PodSpec", [spec]),
         ("core.v1.PodStatus", [out.get("status") or {}]),
         ("core.v1.Container", [*spec.get("containers", ()), *spec.get("initContainers", ())]),
+        ("core.v1.VolumeSource", list(spec.get("volumes", ()))),  # inlined in each volume
+        (
+            "core.v1.EphemeralVolumeSource",
+            [v["ephemeral"] for v in spec.get("volumes", ()) if "ephemeral" in v],
+        ),
     ]
     for name, parts in holders:
         for part in parts:

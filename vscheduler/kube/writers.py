@@ -20,6 +20,14 @@ Events in protobuf).
   CRD gain the subresource later, the API server ignores `status` on the main resource: the
   answer shows the status unchanged, the writer goes back to the subresource and raises
   `TransientClusterError`, so the effects' retry sends the patch there.
+- set_claim_selected_node: PATCH a PersistentVolumeClaim, JSON merge patch
+  `{"metadata": {"annotations": {"volume.kubernetes.io/selected-node": node}, "resourceVersion":
+  ...}}`: the node a WaitForFirstConsumer claim is to be provisioned for (kube-scheduler's
+  `AnnSelectedNode`); the resourceVersion makes it conditional, as kube-scheduler's Update.
+- set_volume_claim_ref: PATCH a PersistentVolume, JSON merge patch of `spec.claimRef` (the
+  claim's apiVersion, kind, namespace, name, uid) and the `pv.kubernetes.io/bound-by-controller:
+  "yes"` annotation, with the resourceVersion (kube's `GetBindVolumeToClaim`); the PV controller
+  completes the binding.
 - record_event: POST a core/v1 Event (legacy fields, which `kubectl describe` shows).
 - remove_config_map_keys: PATCH a ConfigMap, JSON merge patch `{"data": {key: null, ...}}`: no
   uid or resourceVersion precondition, so it is idempotent and never conflicts with an edit of
@@ -42,6 +50,7 @@ from vscheduler.kube import protobuf
 from vscheduler.kube.client import JSON, MERGE_PATCH, STRATEGIC_MERGE_PATCH, KubeApi
 from vscheduler.kube.paths import namespaced_collection, object_path, pod_path
 from vscheduler.kube.protobuf import PROTOBUF
+from vscheduler.model.volumes import BOUND_BY_CONTROLLER, SELECTED_NODE
 
 logger = logging.getLogger(__name__)
 
@@ -136,6 +145,30 @@ class KubeWriter:
                 " written through the PodGroup itself from now on"
             )
 
+    def set_claim_selected_node(
+        self, namespace: str, name: str, node: str, resource_version: str
+    ) -> None:
+        """Merge-patch the claim's `volume.kubernetes.io/selected-node` annotation."""
+        path = object_path("", "v1", "persistentvolumeclaims", name, namespace=namespace)
+        meta = _preconditioned({"annotations": {SELECTED_NODE: node}}, resource_version)
+        self._api.request("PATCH", path, body={"metadata": meta}, content_type=MERGE_PATCH)
+
+    def set_volume_claim_ref(
+        self, volume: str, namespace: str, name: str, uid: str, resource_version: str
+    ) -> None:
+        """Merge-patch the volume's `spec.claimRef` and `bound-by-controller` annotation."""
+        path = object_path("", "v1", "persistentvolumes", volume)
+        meta = _preconditioned({"annotations": {BOUND_BY_CONTROLLER: "yes"}}, resource_version)
+        ref = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "namespace": namespace,
+            "name": name,
+            "uid": uid,
+        }
+        body = {"metadata": meta, "spec": {"claimRef": ref}}
+        self._api.request("PATCH", path, body=body, content_type=MERGE_PATCH)
+
     def remove_config_map_keys(self, namespace: str, name: str, keys: Sequence[str]) -> None:
         """Merge-patch `data` of the ConfigMap, each of `keys` set to null (removed)."""
         path = object_path("", "v1", "configmaps", name, namespace=namespace)
@@ -195,6 +228,12 @@ class KubeWriter:
         if self._instance:
             event["reportingInstance"] = self._instance
         return event
+
+
+def _preconditioned(meta: dict[str, object], resource_version: str) -> dict[str, object]:
+    """`meta` with `resourceVersion` when one is given: a merge patch carrying it is refused
+    with 409 when the object changed since (kube-scheduler sends these writes as Updates)."""
+    return {**meta, "resourceVersion": resource_version} if resource_version else meta
 
 
 def _status_shows(answer: Mapping[str, object], status: Mapping[str, object]) -> bool:

@@ -160,6 +160,12 @@ WRITES: dict[str, Callable[[KubeWriter], None]] = {
     "set_pod_condition": lambda w: w.set_pod_condition("team-a", "worker-0", {"type": "X"}),
     "set_nominated_node": lambda w: w.set_nominated_node("team-a", "worker-0", "node-1"),
     "patch_podgroup_status": patch_podgroup_statuses,
+    "set_claim_selected_node": lambda w: w.set_claim_selected_node(
+        "team-a", "data-0", "node-1", "7"
+    ),
+    "set_volume_claim_ref": lambda w: w.set_volume_claim_ref(
+        "local-1", "team-a", "data-0", "uid-c", "7"
+    ),
     "remove_config_map_keys": lambda w: w.remove_config_map_keys(
         reservation.DEFAULT_NAMESPACE, reservation.DEFAULT_NAME, ["team-a/worker-0"]
     ),
@@ -284,6 +290,8 @@ def test_the_scheduler_reads_by_list_and_watch_and_writes_exactly_these_calls() 
         ("create", "coordination.k8s.io", "leases"),
         ("get", "coordination.k8s.io", "leases"),
         ("patch", "", "configmaps"),
+        ("patch", "", "persistentvolumeclaims"),
+        ("patch", "", "persistentvolumes"),
         ("patch", "", "pods/status"),
         ("patch", "scheduling.volcano.sh", "podgroups"),
         ("patch", "scheduling.volcano.sh", "podgroups/status"),

@@ -84,6 +84,16 @@ class FakeWriter:
     ) -> None:
         self._call("status", f"{namespace}/{name}", dict(status))
 
+    def set_claim_selected_node(
+        self, namespace: str, name: str, node: str, resource_version: str
+    ) -> None:
+        self._call("selected node", f"{namespace}/{name}", node, resource_version)
+
+    def set_volume_claim_ref(
+        self, volume: str, namespace: str, name: str, uid: str, resource_version: str
+    ) -> None:
+        self._call("claim ref", volume, f"{namespace}/{name}", uid, resource_version)
+
     def record_event(
         self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str
     ) -> None:

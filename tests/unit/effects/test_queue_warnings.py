@@ -41,6 +41,16 @@ class EventWriter:
     ) -> None:
         raise AssertionError("no status expected")
 
+    def set_claim_selected_node(
+        self, namespace: str, name: str, node: str, resource_version: str
+    ) -> None:
+        raise AssertionError("no volume write expected")
+
+    def set_volume_claim_ref(
+        self, volume: str, namespace: str, name: str, uid: str, resource_version: str
+    ) -> None:
+        raise AssertionError("no volume write expected")
+
     def record_event(
         self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str
     ) -> None:

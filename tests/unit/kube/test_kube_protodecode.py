@@ -193,6 +193,21 @@ def test_a_pod_reads_back_with_the_keys_and_values_its_json_has() -> None:
     assert pd.pod(encode(POD_JSON)) == pd.as_decoded(POD_JSON)
 
 
+def test_a_pods_claims_read_from_its_protobuf_as_from_its_json() -> None:
+    pod = copy.deepcopy(POD_JSON)
+    pod["spec"]["volumes"] += [
+        {"name": "data", "persistentVolumeClaim": {"claimName": "data-0", "readOnly": True}},
+        {"name": "tmp", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["X"]}}}},
+    ]
+    convert = PodConverter(priority_classes={}, scheduler_name="vscheduler").convert
+    task = convert(pd.pod(encode(pod)))
+    assert task is not None
+    assert task.claims == (("data-0", False), (f"{pod['metadata']['name']}-tmp", True))
+    from_json = convert(pod)
+    assert from_json is not None
+    assert task.claims == from_json.claims
+
+
 def test_pods_with_the_same_spec_bytes_share_one_spec_read_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -239,8 +254,12 @@ def test_the_fields_left_out_are_the_ones_no_fact_of_a_pod_reads() -> None:
         "core.v1.PodSpec",
         "core.v1.Container",
         "core.v1.PodStatus",
+        "core.v1.VolumeSource",
+        "core.v1.EphemeralVolumeSource",
     }
     assert ps.SKIPPED["meta.v1.ObjectMeta"] == ("managedFields",)
+    volume_sources = set(ps.SKIPPED["core.v1.VolumeSource"])
+    assert {"persistentVolumeClaim", "ephemeral"}.isdisjoint(volume_sources)  # TaskFacts.claims
     assert set(ps.SKIPPED["core.v1.PodSpec"]) <= set(pod_module._UNREAD_SPEC) - {"nodeName"}
     assert set(ps.SKIPPED["core.v1.Container"]) <= pod_module._UNREAD_CONTAINER
     convert = PodConverter(priority_classes={}, scheduler_name="vscheduler").convert

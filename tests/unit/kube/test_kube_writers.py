@@ -180,6 +180,62 @@ def test_patch_podgroup_status_merge_patches_the_status_subresource(
 
 
 @pytest.mark.timeout(10)
+def test_a_claims_selected_node_is_merge_patched_into_its_annotations_on_its_version(
+    apiserver: FakeApiServer, writer: KubeWriter
+) -> None:
+    path = "/api/v1/namespaces/team-a/persistentvolumeclaims/data-0"
+    apiserver.reply("PATCH", path, 200, {"kind": "PersistentVolumeClaim"})
+    writer.set_claim_selected_node("team-a", "data-0", "node-7", "41")
+    (request,) = apiserver.requests()
+    assert (request.method, request.path) == ("PATCH", path)
+    assert request.headers["content-type"] == "application/merge-patch+json"
+    assert request.body == {
+        "metadata": {
+            "annotations": {"volume.kubernetes.io/selected-node": "node-7"},
+            "resourceVersion": "41",
+        }
+    }
+
+
+@pytest.mark.timeout(10)
+def test_a_volume_is_claimed_by_merge_patching_its_claim_ref_as_kube_binds_it(
+    apiserver: FakeApiServer, writer: KubeWriter
+) -> None:
+    path = "/api/v1/persistentvolumes/local-1"
+    apiserver.reply("PATCH", path, 200, {"kind": "PersistentVolume"})
+    writer.set_volume_claim_ref("local-1", "team-a", "data-0", "uid-c", "17")
+    (request,) = apiserver.requests()
+    assert (request.method, request.path) == ("PATCH", path)
+    assert request.headers["content-type"] == "application/merge-patch+json"
+    assert request.body == {
+        "metadata": {
+            "annotations": {"pv.kubernetes.io/bound-by-controller": "yes"},
+            "resourceVersion": "17",
+        },
+        "spec": {
+            "claimRef": {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "namespace": "team-a",
+                "name": "data-0",
+                "uid": "uid-c",
+            }
+        },
+    }
+
+
+@pytest.mark.timeout(10)
+def test_a_volume_write_refused_for_a_changed_object_raises_conflict(
+    apiserver: FakeApiServer, writer: KubeWriter
+) -> None:
+    path = "/api/v1/persistentvolumes/local-1"
+    body = apiserver.status(409, "Conflict", "the object has been modified")
+    apiserver.reply("PATCH", path, 409, body)
+    with pytest.raises(ConflictError, match="modified"):
+        writer.set_volume_claim_ref("local-1", "team-a", "data-0", "uid-c", "17")
+
+
+@pytest.mark.timeout(10)
 def test_record_event_posts_a_core_event_about_the_object(
     apiserver: FakeApiServer, writer: KubeWriter
 ) -> None:

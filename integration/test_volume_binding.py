@@ -1,0 +1,159 @@
+"""Volume binding on a real API server, with kube-controller-manager's PV controller: a pod's
+claims are bound where the pod goes, as kube-scheduler's VolumeBinding plugin binds them.
+
+A WaitForFirstConsumer claim of a class that provisions is annotated with the pod's node before
+the pod is bound (the provisioner makes its volume there); one of a class of pre-made local
+volumes gets the volume on the pod's node claimed for it (the PV controller completes the
+binding); a claim the PV controller bound at once keeps its pod to its volume's node; a pod
+whose claim does not exist stays pending, told so in kube-scheduler's words."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from integration import harness
+
+TIMEOUT = 60.0
+SELECTED_NODE = "volume.kubernetes.io/selected-node"
+HOSTNAME = "kubernetes.io/hostname"
+
+
+def storage_class(name: str, provisioner: str, mode: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": name},
+        "provisioner": provisioner,
+        "volumeBindingMode": mode,
+    }
+
+
+def local_volume(name: str, storage_class: str, node: str) -> dict[str, Any]:
+    term = {"matchExpressions": [{"key": HOSTNAME, "operator": "In", "values": [node]}]}
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": name},
+        "spec": {
+            "capacity": {"storage": "1Gi"},
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": storage_class,
+            "persistentVolumeReclaimPolicy": "Retain",
+            "local": {"path": f"/mnt/{name}"},
+            "nodeAffinity": {"required": {"nodeSelectorTerms": [term]}},
+        },
+    }
+
+
+def claim(name: str, storage_class: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": "test"},
+        "spec": {
+            "storageClassName": storage_class,
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "1Gi"}},
+        },
+    }
+
+
+def pod_using(name: str, claim_name: str) -> dict[str, Any]:
+    volumes = [{"name": "data", "persistentVolumeClaim": {"claimName": claim_name}}]
+    return harness.pod(name, "test", cpu="100m", extra={"volumes": volumes})
+
+
+def get(cluster: harness.ScopedCluster, path: str) -> dict[str, Any]:
+    found: dict[str, Any] = cluster.request("GET", path)
+    return found
+
+
+def claim_path(name: str) -> str:
+    return f"/api/v1/namespaces/test/persistentvolumeclaims/{name}"
+
+
+def bound_node(cluster: harness.ScopedCluster, name: str) -> str:
+    return harness.wait_for(
+        f"{name} bound", lambda: harness.bound(cluster, "test").get(name), TIMEOUT
+    )
+
+
+@pytest.mark.timeout(240)
+def test_pods_bind_where_their_claims_can_be_bound_and_bind_them_there(
+    cluster: harness.ScopedCluster, start_scheduler: Callable[..., harness.Scheduler]
+) -> None:
+    if harness.backend() != "local":
+        pytest.skip(
+            "StorageClasses and PersistentVolumes are cluster-wide: the cluster must be"
+            " the test's alone"
+        )
+    for node in ("node-a", "node-b"):
+        cluster.add_node(node, cpu="4", memory="8Gi")
+    for obj in (
+        storage_class("fake", "example.com/fake", "WaitForFirstConsumer"),
+        storage_class("local", "kubernetes.io/no-provisioner", "WaitForFirstConsumer"),
+        storage_class("at-once", "kubernetes.io/no-provisioner", "Immediate"),
+    ):
+        cluster.request("POST", "/apis/storage.k8s.io/v1/storageclasses", obj)
+    for obj in (
+        local_volume("local-b", "local", "node-b"),
+        local_volume("early-b", "at-once", "node-b"),
+    ):
+        cluster.request("POST", "/api/v1/persistentvolumes", obj)
+    for obj in (
+        claim("provisioned", "fake"),
+        claim("pre-made", "local"),
+        claim("early", "at-once"),
+    ):
+        cluster.request("POST", "/api/v1/namespaces/test/persistentvolumeclaims", obj)
+    harness.wait_for(
+        "the PV controller binding the Immediate claim",
+        lambda: get(cluster, claim_path("early")).get("status", {}).get("phase") == "Bound",
+        TIMEOUT,
+    )
+    scheduler = start_scheduler()
+    scheduler.wait_ready(TIMEOUT)
+
+    # (a) A class that provisions: the claim names the pod's node before the pod is bound.
+    harness.create(cluster, pod_using("provisioned", "provisioned"))
+    node = bound_node(cluster, "provisioned")
+    annotations = get(cluster, claim_path("provisioned"))["metadata"].get("annotations", {})
+    assert annotations.get(SELECTED_NODE) == node
+
+    # (b) Pre-made local volumes: the pod goes to the volume's node, which is claimed for it,
+    # and the PV controller completes the binding.
+    harness.create(cluster, pod_using("pre-made", "pre-made"))
+    assert bound_node(cluster, "pre-made") == "node-b"
+    volume = get(cluster, "/api/v1/persistentvolumes/local-b")
+    ref = volume["spec"]["claimRef"]
+    assert (ref["namespace"], ref["name"]) == (harness.namespace_of(cluster), "pre-made")
+    made = get(cluster, claim_path("pre-made"))
+    assert ref["uid"] == made["metadata"]["uid"]
+    harness.wait_for(
+        "the PV controller binding pre-made to local-b",
+        lambda: (
+            (c := get(cluster, claim_path("pre-made")))["spec"].get("volumeName") == "local-b"
+            and c.get("status", {}).get("phase") == "Bound"
+        ),
+        TIMEOUT,
+    )
+
+    # (c) A claim bound at once: the pod goes where its volume is.
+    harness.create(cluster, pod_using("early", "early"))
+    assert bound_node(cluster, "early") == "node-b"
+
+    # (d) A claim that does not exist: the pod stays pending, told why.
+    harness.create(cluster, pod_using("orphan", "nowhere"))
+
+    def message() -> str | None:
+        cond = harness.pod_condition(cluster, "test", "orphan") or {}
+        return str(cond.get("message")) if cond.get("status") == "False" else None
+
+    assert harness.wait_for("orphan's PodScheduled=False", message, TIMEOUT) == (
+        '0/2 nodes are available: persistentvolumeclaim "nowhere" not found.'
+    )
+    assert "orphan" not in harness.bound(cluster, "test")
+    assert scheduler.alive()

@@ -1,0 +1,96 @@
+"""What binding a pod's volumes reads at bind time, and kube's choice of a pre-made volume.
+
+Owns: `PodVolumes` (the pod's claims, their classes, the volumes and the node, as the cache held
+them at one moment, each claim and volume with the resourceVersion it was read at) and
+`find_matching_volume`, kube's `FindMatchingVolume` on the scheduler's path (component-helpers
+`storage/volume`): a volume already claimed by the claim wins (or none, if its node affinity
+does not match the node); else the smallest available volume that fits, by name on a tie.
+Must not: do I/O, or decide what to write (`effects.volumes` does).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Container, Iterable, Mapping
+
+from vscheduler.model.nodeselect import required_matches
+from vscheduler.model.volumes import ClaimFacts, StorageClassFacts, VolumeFacts
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class PodClaim:
+    """One claim of a pod's volumes, as the cache holds it."""
+
+    name: str
+    ephemeral: bool
+    """A generic ephemeral volume's claim (`<pod>-<volume>`): the pod must own it."""
+    facts: ClaimFacts | None
+    """None: no such claim is held."""
+    resource_version: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class HeldVolume:
+    """A PersistentVolume with the resourceVersion its facts were read at."""
+
+    facts: VolumeFacts
+    resource_version: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class PodVolumes:
+    """What binding the volumes of the pod `namespace/name` (uid `uid`) to `node` reads."""
+
+    namespace: str
+    name: str
+    uid: str
+    node: str
+    node_labels: Mapping[str, str]
+    claims: tuple[PodClaim, ...]
+    classes: Mapping[str, StorageClassFacts]
+    """The StorageClasses the claims name and the cache holds, by name."""
+    volumes: tuple[HeldVolume, ...]
+    """Every PersistentVolume held, by name."""
+
+
+def find_matching_volume(
+    claim: ClaimFacts,
+    volumes: Iterable[VolumeFacts],
+    labels: Mapping[str, str],
+    node: str,
+    excluded: Container[str] = (),
+) -> VolumeFacts | None:
+    """The volume `claim` is to be bound to on `node`, or None: kube's `FindMatchingVolume`
+    with a node (the volumes named in `excluded` are taken by the pod's other claims)."""
+    best: VolumeFacts | None = None
+    for volume in sorted(volumes, key=lambda v: v.name):
+        if volume.name in excluded or volume.problem:
+            continue
+        if volume.claim and not bound_to(volume, claim):
+            continue
+        if volume.capacity < claim.request or volume.volume_mode != claim.volume_mode:
+            continue
+        if volume.deleting:
+            continue
+        fits_node = required_matches(volume.node_affinity, labels, node)
+        if bound_to(volume, claim):
+            return volume if fits_node else None
+        if volume.phase != "Available" or not fits_node:
+            continue
+        if claim.selector is not None and not set(claim.selector) <= set(volume.labels):
+            continue
+        if volume.storage_class != claim.storage_class:
+            continue
+        if not claim.access_modes <= volume.access_modes:
+            continue
+        if best is None or volume.capacity < best.capacity:
+            best = volume
+    return best
+
+
+def bound_to(volume: VolumeFacts, claim: ClaimFacts) -> bool:
+    """kube's `IsVolumeBoundToClaim`: the volume's claimRef names the claim (and its uid, when
+    the claimRef carries one)."""
+    if volume.claim != claim.key:
+        return False
+    return not volume.claim_uid or volume.claim_uid == claim.uid
