@@ -14,7 +14,13 @@ import dataclasses
 from collections.abc import Container, Iterable, Mapping
 
 from vscheduler.model.nodeselect import required_matches
-from vscheduler.model.volumes import ClaimFacts, StorageClassFacts, VolumeFacts
+from vscheduler.model.volumes import (
+    ClaimFacts,
+    StorageClassFacts,
+    VolumeFacts,
+    bound_to,
+    volume_matches,
+)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,33 +70,11 @@ def find_matching_volume(
     with a node (the volumes named in `excluded` are taken by the pod's other claims)."""
     best: VolumeFacts | None = None
     for volume in sorted(volumes, key=lambda v: v.name):
-        if volume.name in excluded or volume.problem:
-            continue
-        if volume.claim and not bound_to(volume, claim):
-            continue
-        if volume.capacity < claim.request or volume.volume_mode != claim.volume_mode:
-            continue
-        if volume.deleting:
+        if volume.name in excluded or not volume_matches(volume, claim):
             continue
         fits_node = required_matches(volume.node_affinity, labels, node)
         if bound_to(volume, claim):
             return volume if fits_node else None
-        if volume.phase != "Available" or not fits_node:
-            continue
-        if claim.selector is not None and not set(claim.selector) <= set(volume.labels):
-            continue
-        if volume.storage_class != claim.storage_class:
-            continue
-        if not claim.access_modes <= volume.access_modes:
-            continue
-        if best is None or volume.capacity < best.capacity:
+        if fits_node and (best is None or volume.capacity < best.capacity):
             best = volume
     return best
-
-
-def bound_to(volume: VolumeFacts, claim: ClaimFacts) -> bool:
-    """kube's `IsVolumeBoundToClaim`: the volume's claimRef names the claim (and its uid, when
-    the claimRef carries one)."""
-    if volume.claim != claim.key:
-        return False
-    return not volume.claim_uid or volume.claim_uid == claim.uid

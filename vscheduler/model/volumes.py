@@ -113,14 +113,22 @@ def volume_matches(volume: VolumeFacts, claim: ClaimFacts) -> bool:
     labels."""
     if volume.problem or volume.deleting:
         return False
-    if volume.claim and volume.claim != claim.key:
+    if volume.claim and not bound_to(volume, claim):
         return False
     if volume.capacity < claim.request or volume.volume_mode != claim.volume_mode:
         return False
-    if volume.claim == claim.key:
+    if volume.claim:
         return True
     if volume.phase != "Available" or volume.storage_class != claim.storage_class:
         return False
     if not claim.access_modes <= volume.access_modes:
         return False
     return claim.selector is None or claim.selector.matches(dict(volume.labels))
+
+
+def bound_to(volume: VolumeFacts, claim: ClaimFacts) -> bool:
+    """kube's `IsVolumeBoundToClaim`: the volume's claimRef names the claim (and its uid, when
+    the claimRef carries one)."""
+    if volume.claim != claim.key:
+        return False
+    return not volume.claim_uid or volume.claim_uid == claim.uid
