@@ -312,3 +312,19 @@ def test_capacity_deciding_leaves_a_queue_its_guarantee() -> None:
         "default/a-1": "n2",
         "default/a-2": "n1",
     }
+
+
+def test_pods_without_a_podgroup_are_reclaimed_down_to_their_queues_share() -> None:
+    # Queue a's eight lone pods (a Deployment's, say) fill both nodes; queue b, of equal weight,
+    # asks for four: four of a's pods go, and a keeps its deserved four. A job of one is no gang.
+    items: list[Item] = [*nodes(2), queue("a"), queue("b")]
+    items += [item for i in range(8) for item in lone(f"a-{i}", "a", f"n{1 + i % 2}")]
+    items += [
+        item for i in range(4) for item in (job(f"b-{i}-job", "b"), pending(f"b-{i}", f"b-{i}-job"))
+    ]
+
+    (outcome,) = run(snapshot(*items), policy=POLICY)
+
+    assert len(outcome.evictions) == 4
+    assert all(key.startswith("default/a-") for key in outcome.evictions)
+    assert sorted(outcome.result.pipelined) == keys("b-0", "b-1", "b-2", "b-3")
