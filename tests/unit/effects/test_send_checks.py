@@ -99,6 +99,10 @@ class Writer:
         self.bodies.append(dict(status))
         self._call("status", f"{namespace}/{name}")
 
+    def patch_queue_status(self, name: str, status: Mapping[str, object]) -> None:
+        self.bodies.append(dict(status))
+        self._call("queue_status", name)
+
     def record_event(
         self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str
     ) -> None:
