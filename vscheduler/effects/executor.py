@@ -27,7 +27,11 @@ node, and cleared on every pod of the snapshot carrying one that is no longer no
 or its nomination dropped; through the optional `nominations` writer, not repeated while in
 flight), and a Warning Event on each Queue whose figures carry a warning
 (`GuaranteeUnsatisfiable`, or the figures' own `warning_reason`: `InvalidQueueHierarchy`), once
-per change.
+per change, and each Queue's `status.allocated` (`CycleResult.queue_allocated`, Volcano's
+`updateQueueStatus`) where it differs from the watched Queue (`queue_status`), the newest per
+Queue, not while in flight, at most once per `QUEUE_HOLD` per Queue (a change within it is
+written when the hold ends, by a dispatcher turn of its own if no cycle comes), checked against
+the Queue's uid before it is sent like the writes below.
 
 Before a pod's Binding, the writes that bind its volumes to the node (`effects.volumes`:
 a WaitForFirstConsumer claim annotated with the node to provision for, or a pre-made volume's
@@ -57,7 +61,8 @@ Must not: raise out of a worker or out of `submit`, retry anything but through `
 (`bind`: success | conflict | error | dropped | unconfirmed; `evict`: success | blocked | conflict |
 error | dropped; `pod_condition`, `pod_nomination`: success | error | dropped; `podgroup_status`:
 success | conflict (the PodGroup is gone) | error | dropped; `reservation_release`: success | error
-| dropped) for metrics, and `on_eviction(evict, outcome)` of every eviction again with its
+| dropped; `queue_status`: success | error | dropped (not sent, or the Queue is gone)) for
+metrics, and `on_eviction(evict, outcome)` of every eviction again with its
 `Evict` (the asking action and the strategy that chose the victim label the eviction metrics).
 `on_duration(kind, seconds)` times, for metrics: `bind` (one bind sent, retries included,
 whatever its outcome; not for a bind dropped before it was sent), `task` (a pod bound, `seconds`
@@ -78,7 +83,7 @@ from typing import Final, ParamSpec
 
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import Clock
-from vscheduler.effects import queue_warnings as qw, status as st
+from vscheduler.effects import queue_status as qs, queue_warnings as qw, status as st
 from vscheduler.effects.ports import ClusterWriter, ConfigMapWriter, NominationWriter, ObjectRef
 from vscheduler.effects.retry import RetryPolicy, call_with_retry
 from vscheduler.effects.sent import Newest, SentLog
@@ -103,6 +108,7 @@ from vscheduler.model.commands import (
     ReservationRelease,
 )
 from vscheduler.model.facts import EPOCH
+from vscheduler.model.resources import Resources
 from vscheduler.model.status import PodGroupPhase
 
 logger = logging.getLogger(__name__)
@@ -118,6 +124,11 @@ each cycle in between wrote the count it had reached (W3: 498 of 1,099 PodGroup 
 counts are written once every placed pod is counted, or by the first cycle past the hold (no
 staler than Volcano's once-a-second sessions write them; a pod that never starts holds them
 until then, as long as the next cycle, at most the loop's quiet period)."""
+QUEUE_HOLD: Final = 1.0
+"""Seconds after a Queue's `status.allocated` was sent during which a change of it waits: at
+most one write per Queue per second, as Volcano's once-a-second sessions write it (a cycle
+after every watch event would write it after every bind). A change held is written when the
+hold ends, by the next cycle or, if none comes, by a turn of the dispatcher of its own."""
 EVENT_MESSAGE_LIMIT: Final = 1024
 EVENTS_IN_BACKLOG: Final = 1
 """`Scheduled` Events sent at once while binds wait for a worker (a bind backlog); otherwise as
@@ -169,6 +180,7 @@ class EffectsExecutor:
         may_write: Callable[[], bool] = lambda: True,
         config_maps: ConfigMapWriter | None = None,
         nominations: NominationWriter | None = None,
+        queue_hold: float = QUEUE_HOLD,
     ) -> None:
         self._writer, self._cache, self._clock = writer, cache, clock
         self._on_outcome = on_outcome
@@ -223,6 +235,16 @@ class EffectsExecutor:
         self._nominations = nominations
         self._nominated_sent = SentLog(clock, RESEND_AFTER)
         self._released_sent = SentLog(clock, RESEND_AFTER)
+        self._queues_sent = SentLog(clock, RESEND_AFTER)
+        self._queues_wanted: Newest[Resources] = Newest()
+        """Per Queue, the newest `status.allocated` wanted written (see `Newest`)."""
+        self._queues_sent_at: dict[str, float] = {}
+        """Per Queue, when its status was last sent (`clock.monotonic`; see `QUEUE_HOLD`)."""
+        self._queues_held: dict[str, Resources] = {}
+        """Per Queue, the allocated a cycle wanted written within its hold (the dispatcher's)."""
+        self._queue_hold = queue_hold
+        self._queue_timer: threading.Timer | None = None
+        """The dispatcher's turn that writes the held Queue statuses (set on the dispatcher)."""
         self._terms = Terms()
         self._draining = False
         """Shutting down: status writes not started are skipped, binds go first."""
@@ -319,6 +341,9 @@ class EffectsExecutor:
         """Stop at once: cut retries short, drop queued work (its assumptions expire with their
         TTL), wait for the calls already in progress."""
         pools = (self._dispatcher, self._pool, self._status_pool, self._event_pool)
+        timer = self._queue_timer
+        if timer is not None:
+            timer.cancel()
         for pool in pools:  # queued work first, so none starts once retries are cut short
             pool.shutdown(wait=False, cancel_futures=True)
         self._stop.set()
@@ -387,6 +412,7 @@ class EffectsExecutor:
             ),
             ("reservation releases", lambda: self._release(result.reservations_released)),
             ("queue warnings", lambda: self._warn_queues(result.queues)),
+            ("queue statuses", lambda: self._update_queue_statuses(result.queue_allocated)),
             ("housekeeping", self._blocked_sent.expire),
         )
         for what, step in steps:
@@ -950,6 +976,114 @@ class EffectsExecutor:
                 functools.partial(self._event, ref, "Warning", reason, warning),
                 self._event_pool,
             )
+
+    # --- Queue statuses -----------------------------------------------------------------------
+    def _update_queue_statuses(
+        self, allocated: Mapping[str, Resources], *, every: bool = True
+    ) -> None:
+        """Each Queue's `status.allocated` where it differs from the watched Queue
+        (`queue_status.allocated_patch`), not while in flight, and at most once per
+        `queue_hold` per Queue: a change within it is held, and written when the hold ends
+        (`_arm_queue_timer`). `every`: `allocated` names every queue of a cycle (what it does
+        not name is forgotten), not only the held ones."""
+        for name, amounts in allocated.items():
+            raw = self._cache.object_raw("Queue", name)
+            patch = None if raw is None else qs.allocated_patch(amounts, raw)
+            if patch is None:  # as wanted, or no Queue (the default queue assumed, or deleted)
+                self._queues_sent.discard(name)
+                self._queues_held.pop(name, None)
+                continue
+            left = self._queue_hold_left(name)
+            if left > 0:
+                self._queues_held[name] = amounts
+                self._arm_queue_timer(left)
+                continue
+            self._queues_held.pop(name, None)
+            if (
+                self._queues_sent.claim(name, amounts)
+                and self._queues_wanted.want(name, amounts)
+                and not self._spawn_status(
+                    f"status allocated of Queue {name}", self._write_wanted_queue, name
+                )
+            ):
+                self._queues_wanted.forget(name)
+        if every:
+            self._queues_sent.prune(allocated.keys())
+            for name in [n for n in self._queues_held if n not in allocated]:
+                del self._queues_held[name]
+
+    def _queue_hold_left(self, name: str) -> float:
+        """Seconds until Queue `name`'s status may be sent again (0 or less: now)."""
+        at = self._queues_sent_at.get(name)
+        return 0.0 if at is None else at + self._queue_hold - self._clock.monotonic()
+
+    def _arm_queue_timer(self, delay: float) -> None:
+        """A dispatcher turn writing the held Queue statuses, `delay` seconds from now (one
+        at a time; a status still held then arms the next): a change held is written when its
+        hold ends though no cycle comes (a pod deleted, then nothing)."""
+        if self._queue_timer is not None or self._stop.is_set():
+            return
+        timer = threading.Timer(
+            delay,
+            lambda: self._queue(
+                "dispatch held queue statuses", self._held_queues, self._dispatcher
+            ),
+        )
+        timer.daemon = True
+        self._queue_timer = timer
+        timer.start()
+
+    def _held_queues(self) -> None:
+        """The dispatcher's turn of `_arm_queue_timer`."""
+        self._queue_timer = None
+        self._update_queue_statuses(dict(self._queues_held), every=False)
+
+    def _write_wanted_queue(self, name: str) -> None:
+        """The newest `status.allocated` wanted for Queue `name`, patched against the Queue as
+        watched now (written meanwhile, or gone: nothing is sent)."""
+        while (amounts := self._queues_wanted.take(name)) is not None:
+            raw = self._cache.object_raw("Queue", name)
+            ref = None if raw is None else st.object_ref("Queue", raw)
+            patch = None if raw is None else qs.allocated_patch(amounts, raw)
+            if ref is None or patch is None:
+                self._queues_sent.discard(name)
+                continue
+            self._write_queue(ref, amounts, patch)
+
+    def _write_queue(self, ref: ObjectRef, amounts: Resources, patch: Mapping[str, object]) -> None:
+        if self._skipped_in_shutdown():
+            return
+        name = ref.name
+        what = f"patch the status of Queue {name}"
+        self._queues_sent_at[name] = self._clock.monotonic()
+        outcome = "success"
+        try:
+            self._call(
+                what,
+                lambda: self._writer.patch_queue_status(name, patch),
+                check=lambda: self._queue_problem(name, ref.uid),
+            )
+        except NotSentError as err:
+            self._queues_sent.release(name, amounts)
+            outcome = "dropped"
+            logger.info("%s not sent: %s", what, err)
+        except NotFoundError as err:  # deleted meanwhile: the watch drops it
+            self._queues_sent.release(name, amounts)
+            outcome = "dropped"
+            logger.info("%s dropped: the Queue is gone (%s)", what, err)
+        except Exception as err:
+            self._queues_sent.release(name, amounts)
+            outcome = "error"
+            _log_failure(f"{what} failed: %s", err)
+        self._outcome("queue_status", outcome)
+
+    def _queue_problem(self, name: str, uid: str) -> str | None:
+        """Why writing Queue `name`'s status (as `uid`) no longer holds: gone or replaced."""
+        raw = self._cache.object_raw("Queue", name)
+        held = st.object_ref("Queue", raw) if raw is not None else None
+        if held is None or held.uid != uid:
+            return f"Queue {name} (uid {uid}) is gone or was replaced"
+        return None
 
     # --- reservations -------------------------------------------------------------------------
     def _release(self, releases: tuple[ReservationRelease, ...]) -> None:

@@ -63,6 +63,10 @@ class ClusterWriter(Protocol):
         NotFoundError: it is gone)."""
         ...
 
+    def patch_queue_status(self, name: str, status: Mapping[str, object]) -> None:
+        """Merge-patch the (cluster-scoped) Queue's status (NotFoundError: the Queue is gone)."""
+        ...
+
     def record_event(
         self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str
     ) -> None:

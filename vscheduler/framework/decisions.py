@@ -23,6 +23,7 @@ from vscheduler.model.commands import (
     ReservationRelease,
 )
 from vscheduler.model.facts import PodGroupCondition, says_unschedulable
+from vscheduler.model.resources import Resources
 from vscheduler.model.status import PodGroupPhase, TaskStatus
 
 
@@ -76,6 +77,7 @@ class Decisions:
         nominated: dict[str, str],
         podgroups: dict[str, PodGroupStatus],
         unschedulable: dict[str, str],
+        queue_allocated: Mapping[str, Resources] | None = None,
     ) -> CycleResult:
         """The cycle's result: these decisions, with the session's closing findings."""
         figures = self._queue_figures
@@ -88,6 +90,7 @@ class Decisions:
             unschedulable=unschedulable,
             reservations_released=tuple(self._releases),
             queues={name: figures[name] for name in sorted(figures)},
+            queue_allocated=queue_allocated or {},
         )
 
 

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from typing import Protocol, TypeVar, cast
 
 from vscheduler.clock import Clock
-from vscheduler.framework import messages, podindex
+from vscheduler.framework import messages, podindex, queue_status
 from vscheduler.framework.decisions import Decisions, podgroup_statuses
 from vscheduler.framework.dispatch import Dispatcher, EnabledFlags
 from vscheduler.framework.findings import Findings
@@ -755,6 +755,9 @@ class Session:
             nominated,
             statuses,
             messages.unschedulable(self, pending, self.findings, self.dispatch, self.placer),
+            queue_status.allocated_by_queue(
+                self.queues, self.jobs, self.queue_totals, self._touched_jobs
+            ),
         )
         if not self._arrival_grace:
             return result

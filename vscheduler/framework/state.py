@@ -205,38 +205,57 @@ class QueueState:
         return f"QueueState({self.name})"
 
 
+def occupied_by(job: JobState) -> Resources:
+    """The sum of the requests of the job's tasks in OCCUPYING statuses (Allocated, Binding,
+    Bound, Running: Volcano's `AllocatedStatus`), pipelined ones left out: its `allocated` less
+    its pipelined tasks (few: a job is not walked whole)."""
+    pipelined = job.waiting_num()
+    if not pipelined:
+        return job.allocated
+    held = job.allocated
+    for task in job.with_status(TaskStatus.PIPELINED):
+        held = held - task.resreq
+    return held
+
+
 class QueueTotals:
     """Per queue, as the session opened: the sum of the allocations of its jobs without
-    minResources (each holds all of it elastically) and the sum of every job's pending
-    requests. Carried from one session to the next and patched with only the jobs whose
-    records were made anew (`patched`), so a queue of thousands of lone pods' jobs is not
-    summed again every cycle."""
+    minResources (each holds all of it elastically), the sum of every job's pending
+    requests, and the sum of every job's `occupied_by` (what Volcano writes to the Queue's
+    `status.allocated`). Carried from one session to the next and patched with only the jobs
+    whose records were made anew (`patched`), so a queue of thousands of lone pods' jobs is
+    not summed again every cycle."""
 
-    __slots__ = ("_by_job", "_by_queue", "_held")
+    __slots__ = ("_by_job", "_by_queue", "_held", "_occupied")
 
     def __init__(
         self,
-        by_job: dict[str, tuple[str, Resources, Resources]] | None = None,
+        by_job: dict[str, tuple[str, Resources, Resources, Resources]] | None = None,
         by_queue: dict[str, tuple[Resources, Resources]] | None = None,
         held: dict[str, int] | None = None,
+        occupied: dict[str, Resources] | None = None,
     ) -> None:
         self._by_job = by_job if by_job is not None else {}
-        """Job key -> (its queue, its plain allocation, its pending request) as counted."""
+        """Job key -> (its queue, its plain allocation, its pending request, its `occupied_by`) as
+        counted."""
         self._by_queue = by_queue if by_queue is not None else {}
         self._held = held if held is not None else {}
         """Queue -> how many jobs name it (queues naming none left out)."""
+        self._occupied = occupied if occupied is not None else {}
+        """Queue -> the sum of its jobs' `occupied_by`."""
 
     def patched(self, jobs: Mapping[str, JobState], remade: Iterable[str]) -> QueueTotals:
         """These totals with the jobs `remade` (made anew, or gone from `jobs`) counted again:
         a new object (this one is left as it was)."""
         by_job, by_queue = dict(self._by_job), dict(self._by_queue)
-        held = dict(self._held)
+        held, occupying = dict(self._held), dict(self._occupied)
         for key in remade:
             counted = by_job.pop(key, None)
             if counted is not None:
-                queue, plain, pending = counted
+                queue, plain, pending, occupied_then = counted
                 was_plain, was_pending = by_queue[queue]
                 by_queue[queue] = (was_plain - plain, was_pending - pending)
+                occupying[queue] = occupying[queue] - occupied_then
                 if held[queue] == 1:
                     del held[queue]
                 else:
@@ -246,11 +265,13 @@ class QueueTotals:
                 continue
             plain = job.allocated if job.facts.min_resources is None else EMPTY
             queue = job.facts.queue
-            by_job[key] = (queue, plain, job.pending_request)
+            held_now = occupied_by(job)
+            by_job[key] = (queue, plain, job.pending_request, held_now)
             was_plain, was_pending = by_queue.get(queue, (EMPTY, EMPTY))
             by_queue[queue] = (was_plain + plain, was_pending + job.pending_request)
+            occupying[queue] = occupying.get(queue, EMPTY) + held_now
             held[queue] = held.get(queue, 0) + 1
-        return QueueTotals(by_job, by_queue, held)
+        return QueueTotals(by_job, by_queue, held, occupying)
 
     def held(self) -> frozenset[str]:
         """The queues some job names."""
@@ -259,3 +280,12 @@ class QueueTotals:
     def of(self, queue: str) -> tuple[Resources, Resources]:
         """The queue's (plain allocation, pending request) sums."""
         return self._by_queue.get(queue, (EMPTY, EMPTY))
+
+    def occupied(self, queue: str) -> Resources:
+        """The sum of the queue's jobs' `occupied_by`, as counted."""
+        return self._occupied.get(queue, EMPTY)
+
+    def occupied_of(self, job: str) -> tuple[str, Resources] | None:
+        """Job `job`'s queue and `occupied_by` as counted, or None when it was not counted."""
+        counted = self._by_job.get(job)
+        return None if counted is None else (counted[0], counted[3])

@@ -28,6 +28,10 @@ Events in protobuf).
   claim's apiVersion, kind, namespace, name, uid) and the `pv.kubernetes.io/bound-by-controller:
   "yes"` annotation, with the resourceVersion (kube's `GetBindVolumeToClaim`); the PV controller
   completes the binding.
+- patch_queue_status: PATCH `queues/{name}/status` (cluster-scoped), JSON merge patch
+  `{"status": ...}` (the effects send `{"status": {"allocated": {...}}}`, Volcano's
+  `updateQueueStatus`), with the same fallback to the Queue itself where the Queue CRD has no
+  status subresource (Volcano's has one).
 - record_event: POST a core/v1 Event (legacy fields, which `kubectl describe` shows).
 - remove_config_map_keys: PATCH a ConfigMap, JSON merge patch `{"data": {key: null, ...}}`: no
   uid or resourceVersion precondition, so it is idempotent and never conflicts with an edit of
@@ -55,6 +59,7 @@ from vscheduler.model.volumes import BOUND_BY_CONTROLLER, SELECTED_NODE
 logger = logging.getLogger(__name__)
 
 PODGROUP_API = ("scheduling.volcano.sh", "v1beta1", "podgroups")
+QUEUE_API = ("scheduling.volcano.sh", "v1beta1", "queues")
 EVENT_MESSAGE_LIMIT = 1024
 """Longer Event messages are cut (with an ellipsis): an Event is a notice, not a log."""
 
@@ -77,10 +82,9 @@ class KubeWriter:
         self._instance = instance
         self._protobuf = protobuf
         """Bindings and Events as protobuf (`--kube-api-content-type`); else JSON."""
-        self.podgroup_status_subresource = True
-        """Whether PodGroup status goes through `podgroups/status` (False once a 404 there, for
-        a PodGroup that exists, showed the CRD has no status subresource). Read and written by
-        the effects' workers without a lock: a race costs at most one more 404."""
+        self._subresource = {PODGROUP_API: True, QUEUE_API: True}
+        """Per custom resource, whether its status goes through its status subresource (see
+        `podgroup_status_subresource`)."""
 
     def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
         """POST pods/binding (409 when the pod is already bound or was replaced)."""
@@ -116,33 +120,71 @@ class KubeWriter:
         path = pod_path(namespace, name, "status")
         self._api.request("PATCH", path, body=body, content_type=MERGE_PATCH)
 
+    @property
+    def podgroup_status_subresource(self) -> bool:
+        """Whether PodGroup status goes through `podgroups/status` (False once a 404 there, for
+        a PodGroup that exists, showed the CRD has no status subresource). Read and written by
+        the effects' workers without a lock: a race costs at most one more 404."""
+        return self._subresource[PODGROUP_API]
+
+    @podgroup_status_subresource.setter
+    def podgroup_status_subresource(self, value: bool) -> None:
+        self._subresource[PODGROUP_API] = value
+
+    @property
+    def queue_status_subresource(self) -> bool:
+        """Whether Queue status goes through `queues/status` (as `podgroup_status_subresource`)."""
+        return self._subresource[QUEUE_API]
+
+    @queue_status_subresource.setter
+    def queue_status_subresource(self, value: bool) -> None:
+        self._subresource[QUEUE_API] = value
+
     def patch_podgroup_status(
         self, namespace: str, name: str, status: Mapping[str, object]
     ) -> None:
         """Merge-patch the PodGroup's status: through the status subresource, else (a CRD
         without one, such as Volcano's) through the PodGroup itself. NotFoundError: the
         PodGroup is gone."""
+        self._patch_status(PODGROUP_API, namespace, name, status)
+
+    def patch_queue_status(self, name: str, status: Mapping[str, object]) -> None:
+        """Merge-patch the Queue's status (cluster-scoped): through the status subresource, else
+        (a CRD without one) through the Queue itself, as for PodGroups. NotFoundError: the Queue
+        is gone."""
+        self._patch_status(QUEUE_API, None, name, status)
+
+    def _patch_status(
+        self,
+        api: tuple[str, str, str],
+        namespace: str | None,
+        name: str,
+        status: Mapping[str, object],
+    ) -> None:
+        """`{"status": status}` merge-patched to the object's status subresource, or, where its
+        CRD has none (see the module docstring), to the object itself."""
         body = {"status": dict(status)}
-        if self.podgroup_status_subresource:
-            path = object_path(*PODGROUP_API, name, namespace=namespace, subresource="status")
+        if self._subresource[api]:
+            path = object_path(*api, name, namespace=namespace, subresource="status")
             try:
                 self._api.request("PATCH", path, body=body, content_type=MERGE_PATCH)
                 return
             except NotFoundError:
-                pass  # the PodGroup is gone, or its CRD has no status subresource: ask the object
-        path = object_path(*PODGROUP_API, name, namespace=namespace)
+                pass  # the object is gone, or its CRD has no status subresource: ask the object
+        path = object_path(*api, name, namespace=namespace)
         answer = self._api.request("PATCH", path, body=body, content_type=MERGE_PATCH)
         if not _status_shows(answer, status):
-            self.podgroup_status_subresource = True
+            self._subresource[api] = True
             raise TransientClusterError(
-                f"PATCH {path}: the API server ignored the status (the PodGroup CRD has a status"
+                f"PATCH {path}: the API server ignored the status (the {api[2]} CRD has a status"
                 " subresource now): sending it there"
             )
-        if self.podgroup_status_subresource:
-            self.podgroup_status_subresource = False
+        if self._subresource[api]:
+            self._subresource[api] = False
             logger.warning(
-                "the PodGroup CRD has no status subresource (Volcano's CRD): PodGroup status is"
-                " written through the PodGroup itself from now on"
+                "the %s CRD has no status subresource (Volcano's PodGroup CRD): their status is"
+                " written through the object itself from now on",
+                api[2],
             )
 
     def set_claim_selected_node(
@@ -247,9 +289,12 @@ def _status_shows(answer: Mapping[str, object], status: Mapping[str, object]) ->
 
 
 def _kernel(value: object) -> object:
-    """A conditions list as its (type, status) pairs; anything else as it is."""
+    """A conditions list as its (type, status) pairs; a mapping without its null values (a
+    merge patch's null removes the key); anything else as it is."""
     if isinstance(value, list) and all(isinstance(c, Mapping) for c in value):
         return [(c.get("type"), c.get("status")) for c in value]
+    if isinstance(value, Mapping):
+        return {k: _kernel(v) for k, v in value.items() if v is not None}
     return value
 
 

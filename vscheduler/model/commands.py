@@ -125,7 +125,12 @@ class CycleResult:
     minResources (its Inqueue phase is what holds its admission budget from one cycle to the
     next);
     `reservations_released` are reservations to remove from their ConfigMap (the reservation
-    plugin's); `queues` holds the figures a queue plugin reported for each queue, by name.
+    plugin's); `queues` holds the figures a queue plugin reported for each queue, by name;
+    `queue_allocated` holds, for every queue of the session, by name, what its tasks hold at
+    the session's close (Allocated, Binding, Bound, Running: pipelined ones left out; with a
+    `root` queue, every queue below it counted in its ancestors too), which the effects write to
+    the Queue's `status.allocated` where it differs (Volcano's `updateQueueStatus`;
+    `framework.queue_status`).
     """
 
     binds: tuple[Bind, ...] = ()
@@ -136,6 +141,7 @@ class CycleResult:
     unschedulable: Mapping[str, str] = dataclasses.field(default_factory=dict)
     reservations_released: tuple[ReservationRelease, ...] = ()
     queues: Mapping[str, QueueFigures] = dataclasses.field(default_factory=dict)
+    queue_allocated: Mapping[str, Resources] = dataclasses.field(default_factory=dict)
     arriving: frozenset[str] = frozenset()
     arriving_groups: frozenset[str] = frozenset()
     phased_groups: frozenset[str] = frozenset()

@@ -1,6 +1,7 @@
 """Kubernetes resource quantities (`500m`, `1Gi`, `2e3`), parsed exactly.
 
-Owns: the grammar of apimachinery's `resource.ParseQuantity`, its rounding (a non-zero amount is
+Owns: the grammar of apimachinery's `resource.ParseQuantity`, its canonical form of an amount
+(`canonical`), its rounding (a non-zero amount is
 rounded up in magnitude to a whole nano-unit; binary-suffixed amounts are capped at 2^63-1), the
 rounding of `Quantity.MilliValue` / `Quantity.Value`, turning a ResourceList into `Resources`,
 and the scheduler's ceiling on one amount.
@@ -31,7 +32,7 @@ from types import MappingProxyType
 from typing import Final
 
 from vscheduler.errors import QuantityError
-from vscheduler.model.resources import CPU, Resources
+from vscheduler.model.resources import CPU, MEMORY, Resources
 
 NANO: Final = 10**9
 """Nano-units per unit."""
@@ -217,6 +218,36 @@ def parse_resource_list(
     if warnings is not None:
         warnings.extend(over_ceiling(nanos, where=where))
     return to_resources(nanos)
+
+
+_DECIMAL_SUFFIXES: Final = {-3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+_BINARY_SUFFIXES: Final = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+
+
+def canonical(name: str, amount: int) -> str:
+    """`amount` of resource `name`, as `Resources` holds it, in the text Kubernetes writes for
+    the quantity Volcano's scheduler makes of it (`util.ConvertRes2ResList`): cpu a DecimalSI
+    milli-quantity (`1500m`, `2`, `2k`), memory a BinarySI quantity (`1Gi`, `1536`, below 1024
+    DecimalSI: `1k`), any other resource DecimalSI (`1`, `500`)."""
+    if name == CPU:
+        return _decimal(amount, -3)
+    if name == MEMORY and abs(amount) >= 1024:
+        magnitude, power = abs(amount), 0
+        while magnitude % 1024 == 0 and power < len(_BINARY_SUFFIXES) - 1:
+            magnitude, power = magnitude // 1024, power + 1
+        return f"{'-' if amount < 0 else ''}{magnitude}{_BINARY_SUFFIXES[power]}"
+    return _decimal(amount, 0)
+
+
+def _decimal(amount: int, exponent: int) -> str:
+    """`amount` times 10^`exponent` in DecimalSI's canonical form: the largest suffix (a power
+    of 1000) that keeps the number whole."""
+    if amount == 0:
+        return "0"
+    magnitude = abs(amount)
+    while magnitude % 1000 == 0 and exponent < 18:
+        magnitude, exponent = magnitude // 1000, exponent + 3
+    return f"{'-' if amount < 0 else ''}{magnitude}{_DECIMAL_SUFFIXES[exponent]}"
 
 
 # --- the grammar ------------------------------------------------------------------------------

@@ -63,6 +63,8 @@ ATTEMPT_RESULTS: Final = ("scheduled", "unschedulable", "error")
 CYCLE_RESULTS: Final = ("success", "plugin_error", "error")
 RELOAD_RESULTS: Final = ("success", "failure")
 EVICTION_RESULTS: Final = ("success", "blocked", "conflict", "error", "dropped")
+QUEUE_STATUS_RESULTS: Final = ("success", "error", "dropped")
+"""The effects executor's outcomes of a Queue `status.allocated` write."""
 """The effects executor's eviction outcomes (see `vscheduler.effects.executor`)."""
 BIND_FAILURE_REASONS: Final = (
     "conflict",
@@ -172,6 +174,7 @@ _HELP: Final = {
     ),
     "usage_fresh_nodes": "Nodes whose usage the last collection measured (not stale)",
     "evictions": "Evictions requested, by action, strategy and result",
+    "queue_status_writes": "Queue status.allocated writes, by result",
 }
 """Help text by metric name (without the prefix, and without `_total` for counters)."""
 
@@ -239,10 +242,12 @@ class _OwnMetrics:
         self.relists = _counter(r, "informer_relists", "kind")
         self.leader = _gauge(r, "is_leader")
         self.evictions = _counter(r, "evictions", "action", "strategy", "result")
+        self.queue_status_writes = _counter(r, "queue_status_writes", "result")
         for counter, values in (
             (self.cycles, CYCLE_RESULTS),
             (self.reloads, RELOAD_RESULTS),
             (self.bind_failures, BIND_FAILURE_REASONS),
+            (self.queue_status_writes, QUEUE_STATUS_RESULTS),
         ):
             for value in values:
                 counter.labels(value)
@@ -361,8 +366,13 @@ class SchedulerMetrics:
         """The effects executor's `on_outcome(action, outcome)`: a bind's `success` counts a bound
         pod, any other outcome a bind failure (`conflict`, `dropped`: not sent, the decision no
         longer held or this replica no longer leads, `unconfirmed`: the answer was lost and the
-        watch decides, else `error`); other writes are not
-        counted here (evictions go through `observe_eviction`, which knows the asking action)."""
+        watch decides, else `error`); a Queue status write (`queue_status`) counts by its
+        outcome; other writes are not counted here (evictions go through `observe_eviction`,
+        which knows the asking action)."""
+        if action == "queue_status":
+            result = outcome if outcome in QUEUE_STATUS_RESULTS else "error"
+            self._own.queue_status_writes.labels(result).inc()
+            return
         if action != "bind":
             return
         if outcome == "success":

@@ -71,8 +71,8 @@ class _SentError(Exception):
     """Ends a watch once its request is recorded."""
 
 
-NO_STATUS_SUBRESOURCE = "/podgroups/on-volcano-crd/status"
-"""Answers 404, as where the PodGroup CRD has no status subresource (Volcano's own CRD)."""
+NO_STATUS_SUBRESOURCE = "/on-volcano-crd/status"
+"""Answers 404, as where a CRD has no status subresource (Volcano's own PodGroup CRD)."""
 
 
 class RecordingApi(KubeApi):
@@ -154,6 +154,12 @@ def patch_podgroup_statuses(writer: KubeWriter) -> None:
         writer.patch_podgroup_status("team-a", name, {"phase": "X"})
 
 
+def patch_queue_statuses(writer: KubeWriter) -> None:
+    """Through the status subresource, and where that answers 404, through the Queue."""
+    for name in ("research", "on-volcano-crd"):
+        writer.patch_queue_status(name, {"allocated": {"cpu": "1"}})
+
+
 WRITES: dict[str, Callable[[KubeWriter], None]] = {
     "bind": lambda w: w.bind("team-a", "worker-0", "uid-1", "node-1"),
     "evict": lambda w: w.evict("team-a", "worker-0", "uid-1"),
@@ -166,6 +172,7 @@ WRITES: dict[str, Callable[[KubeWriter], None]] = {
     "set_volume_claim_ref": lambda w: w.set_volume_claim_ref(
         "local-1", "team-a", "data-0", "uid-c", "7"
     ),
+    "patch_queue_status": patch_queue_statuses,
     "remove_config_map_keys": lambda w: w.remove_config_map_keys(
         reservation.DEFAULT_NAMESPACE, reservation.DEFAULT_NAME, ["team-a/worker-0"]
     ),
@@ -295,6 +302,8 @@ def test_the_scheduler_reads_by_list_and_watch_and_writes_exactly_these_calls() 
         ("patch", "", "pods/status"),
         ("patch", "scheduling.volcano.sh", "podgroups"),
         ("patch", "scheduling.volcano.sh", "podgroups/status"),
+        ("patch", "scheduling.volcano.sh", "queues"),
+        ("patch", "scheduling.volcano.sh", "queues/status"),
         ("update", "coordination.k8s.io", "leases"),
     ]
 

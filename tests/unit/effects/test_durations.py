@@ -56,6 +56,9 @@ class Writer:
     ) -> None:
         raise AssertionError("no volume write expected")
 
+    def patch_queue_status(self, name: str, status: Mapping[str, object]) -> None:
+        self.calls.append(f"queue status {name} {dict(status)}")
+
     def record_event(
         self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str
     ) -> None:

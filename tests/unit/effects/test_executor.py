@@ -94,6 +94,9 @@ class FakeWriter:
     ) -> None:
         self._call("claim ref", volume, f"{namespace}/{name}", uid, resource_version)
 
+    def patch_queue_status(self, name: str, status: Mapping[str, object]) -> None:
+        self._call("queue_status", name, dict(status))
+
     def record_event(
         self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str
     ) -> None:

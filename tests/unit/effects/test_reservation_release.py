@@ -62,6 +62,9 @@ class FakeWriter:
     ) -> None:
         raise AssertionError("no volume write expected")
 
+    def patch_queue_status(self, name: str, status: Mapping[str, object]) -> None:
+        raise AssertionError("no queue status expected")
+
     def record_event(
         self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str
     ) -> None:

@@ -109,6 +109,10 @@ class Writer:
     ) -> None:
         raise AssertionError("no volume write expected")
 
+    def patch_queue_status(self, name: str, status: Mapping[str, object]) -> None:
+        self.bodies.append(dict(status))
+        self._call("queue_status", name)
+
     def record_event(
         self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str
     ) -> None:

@@ -65,6 +65,9 @@ class Writer:
     ) -> None:
         raise AssertionError("no status expected")
 
+    def patch_queue_status(self, name: str, status: Mapping[str, object]) -> None:
+        raise AssertionError("no queue status expected")
+
     def set_claim_selected_node(
         self, namespace: str, name: str, node: str, resource_version: str
     ) -> None:

@@ -457,3 +457,16 @@ def test_every_metric_in_docs_metrics_md_is_exposed_and_every_exposed_one_is_doc
     )
 
     assert documented == exposed
+
+
+def test_queue_status_writes_are_counted_by_result_every_series_from_the_start(
+    metrics: SchedulerMetrics, registry: CollectorRegistry
+) -> None:
+    assert value(registry, "vscheduler_queue_status_writes_total", result="dropped") == 0
+    for outcome in ("success", "success", "dropped", "surprise"):
+        metrics.observe_effect("queue_status", outcome)
+
+    assert value(registry, "vscheduler_queue_status_writes_total", result="success") == 2
+    assert value(registry, "vscheduler_queue_status_writes_total", result="dropped") == 1
+    assert value(registry, "vscheduler_queue_status_writes_total", result="error") == 1
+    assert value(registry, "vscheduler_pods_bound_total") == 0
