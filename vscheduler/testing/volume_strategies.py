@@ -387,6 +387,68 @@ def pod_volumes() -> st.SearchStrategy[list[Raw]]:
     )
 
 
+@functools.cache
+def local_volumes() -> st.SearchStrategy[Raw]:
+    """A typical pre-made local volume: class `local`, Available, on one node."""
+    return st.builds(
+        lambda size, node, mode: {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {},
+            "spec": {
+                "capacity": {"storage": size},
+                "accessModes": mode,
+                "storageClassName": "local",
+                "local": {"path": "/mnt/disks/ssd1"},
+                "nodeAffinity": {
+                    "required": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {"key": HOSTNAME, "operator": "In", "values": [node]}
+                                ]
+                            }
+                        ]
+                    }
+                },
+            },
+            "status": {"phase": "Available"},
+        },
+        st.sampled_from(STORAGE),
+        st.sampled_from(NODE_NAMES),
+        st.sampled_from((["ReadWriteOnce"], ["ReadWriteOnce", "ReadOnlyMany"])),
+    )
+
+
+@functools.cache
+def waiting_claims() -> st.SearchStrategy[Raw]:
+    """A typical claim waiting for its first consumer: class `local`, no volume yet."""
+    return st.builds(
+        lambda size: {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": size}},
+                "storageClassName": "local",
+            },
+            "status": {"phase": "Pending"},
+        },
+        st.sampled_from(("1Gi", "500Mi", "2Gi")),
+    )
+
+
+LOCAL_CLASS: Final = {
+    "apiVersion": "storage.k8s.io/v1",
+    "kind": "StorageClass",
+    "metadata": {},
+    "provisioner": NO_PROVISIONER,
+    "volumeBindingMode": "WaitForFirstConsumer",
+}
+"""The typical class of pre-made local volumes."""
+
+
 def _named(obj: Raw, name: str, uid: str, namespace: str | None = None) -> Raw:
     meta = {**obj["metadata"], "name": name, "uid": uid}
     if namespace is not None:
@@ -400,33 +462,47 @@ def claim_uid(namespace: str, name: str) -> str:
 
 
 @st.composite
-def storage_objects(draw: st.DrawFn, pods: list[Raw]) -> list[Raw]:
+def storage_objects(draw: st.DrawFn, pods: list[Raw], *, typical: bool = False) -> list[Raw]:
     """A cluster's StorageClasses, PersistentVolumes and PersistentVolumeClaims, in that order:
     some of the vocabulary's names (so references are found or missing), claims in every
     namespace, and for `pods`' generic ephemeral volumes their claims, owned by the pod, by
-    another, or not made yet."""
+    another, or not made yet. Half of them are typical pre-made local ones (`LOCAL_CLASS`,
+    `local_volumes`, `waiting_claims`), so claims often find volumes; `typical`: the class
+    `local` always, at least two volumes and two claims a namespace, three in four typical."""
     objects: list[Raw] = []
-    for name in draw(st.lists(st.sampled_from(STORAGE_CLASS_NAMES), max_size=3, unique=True)):
-        objects.append(_named(draw(storage_classes()), name, f"uid-sc-{name}"))
-    for name in draw(st.lists(st.sampled_from(VOLUME_NAMES), max_size=4, unique=True)):
-        objects.append(_named(draw(volumes()), name, f"uid-pv-{name}"))
+    class_names = draw(st.lists(st.sampled_from(STORAGE_CLASS_NAMES), max_size=3, unique=True))
+    for name in sorted({*class_names, "local"}) if typical else class_names:
+        local = name == "local" and (typical or draw(st.booleans()))
+        made = LOCAL_CLASS if local else draw(storage_classes())
+        objects.append(_named(made, name, f"uid-sc-{name}"))
+    odd_volumes, odd_claims = (volumes(), claims())
+    if typical:  # three in four typical
+        odd_volumes = st.one_of(odd_volumes, local_volumes(), local_volumes(), local_volumes())
+        odd_claims = st.one_of(odd_claims, waiting_claims(), waiting_claims(), waiting_claims())
+    least = 2 if typical else 0
+    for name in draw(
+        st.lists(st.sampled_from(VOLUME_NAMES), min_size=least, max_size=4, unique=True)
+    ):
+        made = draw(st.one_of(odd_volumes, local_volumes()))
+        objects.append(_named(made, name, f"uid-pv-{name}"))
     for namespace in NAMESPACES:
-        for name in draw(st.lists(st.sampled_from(CLAIM_NAMES), max_size=3, unique=True)):
-            claim = _named(draw(claims()), name, claim_uid(namespace, name), namespace)
-            objects.append(claim)
+        names = st.lists(st.sampled_from(CLAIM_NAMES), min_size=least, max_size=3, unique=True)
+        for name in draw(names):
+            made = draw(st.one_of(odd_claims, waiting_claims()))
+            objects.append(_named(made, name, claim_uid(namespace, name), namespace))
     for pod in pods:
         meta = pod["metadata"]
         for volume in pod["spec"].get("volumes", ()):
             if "ephemeral" not in volume:
                 continue
-            made = draw(st.sampled_from(("by the pod", "by the pod", "by another", "not yet")))
-            if made == "not yet":
+            owned = draw(st.sampled_from(("by the pod", "by the pod", "by another", "not yet")))
+            if owned == "not yet":
                 continue
             name = f"{meta['name']}-{volume['name']}"
             claim = _named(
                 draw(claims()), name, claim_uid(meta["namespace"], name), meta["namespace"]
             )
-            owner_uid = meta["uid"] if made == "by the pod" else "uid-some-other-pod"
+            owner_uid = meta["uid"] if owned == "by the pod" else "uid-some-other-pod"
             claim["metadata"]["ownerReferences"] = [
                 {
                     "apiVersion": "v1",
@@ -439,3 +515,53 @@ def storage_objects(draw: st.DrawFn, pods: list[Raw]) -> list[Raw]:
             ]
             objects.append(claim)
     return objects
+
+
+@st.composite
+def volume_clusters(draw: st.DrawFn, *, max_pods: int = 6) -> list[Raw]:
+    """A cluster where volumes decide: nodes with room to spare (hostname and zone labels),
+    plain pods of vscheduler needing a little cpu, most using one or two claims of the vocabulary
+    (the same one twice included), and `storage_objects(typical=True)` for them."""
+    objects: list[Raw] = []
+    for i, name in enumerate(NODE_NAMES[: draw(st.integers(1, len(NODE_NAMES)))]):
+        objects.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": name,
+                    "uid": f"uid-node-{name}",
+                    "labels": {HOSTNAME: name, "zone": "ab"[i % 2]},
+                },
+                "status": {"allocatable": {"cpu": "8", "memory": "16Gi", "pods": "110"}},
+            }
+        )
+    existing = st.lists(st.sampled_from(CLAIM_NAMES), min_size=1, max_size=2).map(
+        lambda names: [
+            {"name": f"v{i}", "persistentVolumeClaim": {"claimName": name}}
+            for i, name in enumerate(names)
+        ]
+    )
+    pods: list[Raw] = []
+    for i in range(draw(st.integers(1, max_pods))):
+        namespace = draw(st.sampled_from(NAMESPACES))
+        spec = {
+            "schedulerName": "vscheduler",
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}],
+            "volumes": draw(st.one_of(pod_volumes(), existing, existing)),
+        }
+        pods.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": f"p{i}",
+                    "namespace": namespace,
+                    "uid": f"uid-{namespace}-p{i}",
+                    "creationTimestamp": f"2026-01-01T00:00:{i:02d}Z",
+                },
+                "spec": spec,
+                "status": {"phase": "Pending"},
+            }
+        )
+    return [*objects, *draw(storage_objects(pods, typical=True)), *pods]

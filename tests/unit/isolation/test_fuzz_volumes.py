@@ -250,7 +250,7 @@ def check_pods_of_missing_claims(snap: ClusterSnapshot, result: CycleResult) -> 
 
 
 @FUZZ
-@given(clusters(), st.sampled_from(sorted(PIPELINES)))
+@given(st.one_of(clusters(), volumes.volume_clusters()), st.sampled_from(sorted(PIPELINES)))
 def test_pods_go_only_where_their_claims_and_volumes_let_them(
     objects: list[Raw], policy: str
 ) -> None:
