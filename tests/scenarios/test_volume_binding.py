@@ -285,3 +285,41 @@ def test_a_claims_selector_picks_among_premade_volumes() -> None:
     )
 
     assert outcome.binds == {"default/p": "n2"}
+
+
+def test_two_claims_of_one_pod_never_count_one_premade_volume() -> None:
+    # found by tests/unit/isolation/test_fuzz_volumes.py: p was bound to n2 for both claims
+    claims = (claim("one", storage_class="local"), claim("two", storage_class="local"))
+    outcome = once(
+        cluster(using("p", "one", "two"), claims=claims, volumes=(volume("pv-a", "n2"),))
+    )
+
+    assert outcome.binds == {}
+    assert outcome.result.unschedulable == {
+        "default/p": "0/2 nodes are available: 2 node(s) didn't find available persistent"
+        " volumes to bind."
+    }
+
+
+def test_two_claims_of_one_pod_take_two_premade_volumes_on_one_node() -> None:
+    claims = (claim("one", storage_class="local"), claim("two", storage_class="local"))
+    volumes = (volume("pv-a", "n2"), volume("pv-b", "n2"))
+    outcome = once(cluster(using("p", "one", "two"), claims=claims, volumes=volumes))
+
+    assert outcome.binds == {"default/p": "n2"}
+
+
+def test_pods_sharing_a_premade_claim_hold_one_volume_for_it() -> None:
+    # p2 held a second volume for `one`, and p3 found none for `two`
+    claims = (claim("one", storage_class="local"), claim("two", storage_class="local"))
+    outcome = once(
+        cluster(
+            using("p1", "one"),
+            using("p2", "one"),
+            using("p3", "two"),
+            claims=claims,
+            volumes=(volume("pv-a", "n2"), volume("pv-b", "n2")),
+        )
+    )
+
+    assert outcome.binds == {"default/p1": "n2", "default/p2": "n2", "default/p3": "n2"}

@@ -9,8 +9,9 @@ constraints, PodGroups whose minMember exceeds their pods or whose minResources 
 resources, what Volcano's CRDs let through (minTaskMember's "" key and negative minima, a
 negative minMember, negative amounts, a queue weight of 0), queues with no, huge or odd
 capability, nodes without allocatable (or without any status), ResourceQuotas and
-PodDisruptionBudgets with odd amounts and selectors; and `clusters()`, a whole consistent set of
-them (unique names, pods naming existing or missing PodGroups, queues and nodes).
+PodDisruptionBudgets with odd amounts and selectors, pods' volumes and the volume objects
+(`volume_strategies`); and `clusters()`, a whole consistent set of them (unique names, pods
+naming existing or missing PodGroups, queues, nodes and claims).
 Must not: produce what the API server's validation rejects for the fields it validates (a
 negative request, an unparsable quantity, an empty topologyKey), or import the scheduler: the
 objects are raw dicts, fed to the converters and cycles by the tests.
@@ -24,10 +25,11 @@ from typing import Any, Final
 
 from hypothesis import strategies as st
 
+from vscheduler.testing import volume_strategies as volumes
+from vscheduler.testing.vocabulary import LABEL_KEYS, LABEL_VALUES, NAMESPACES, NODE_NAMES
+
 Raw = dict[str, Any]
 SCHEDULER: Final = "vscheduler"
-NAMESPACES: Final = ("default", "team-a")
-NODE_NAMES: Final = ("n0", "n1", "n2")
 QUEUE_NAMES: Final = ("q0", "q1")
 GROUP_NAMES: Final = ("g0", "g1", "g2")
 CLASS_NAMES: Final = ("high", "low")
@@ -117,11 +119,6 @@ SCORING_WEIGHTS: Final = (
 )
 """Values of a pod's resource-strategy-fit weights: well formed, odd, and malformed JSON."""
 OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
-LABEL_KEYS: Final = (
-    *("zone", "disk", "kubernetes.io/hostname", "example.com/odd-key", "app"),
-    "volcano.sh/nodegroup-name",
-)
-LABEL_VALUES: Final = ("a", "b", "ssd", "1", "100", "", "x-y.z")
 
 
 @functools.cache
@@ -410,6 +407,7 @@ def pods() -> st.SearchStrategy[Raw]:
             "priorityClassName": st.sampled_from((*CLASS_NAMES, "")),
             "nodeName": st.sampled_from((*NODE_NAMES, "gone-node")),
             "hostNetwork": st.booleans(),
+            "volumes": volumes.pod_volumes(),
             "schedulingGates": st.lists(
                 st.sampled_from(
                     ("example.com/quota", "scheduling.volcano.sh/queue-allocation-gate")
@@ -684,8 +682,8 @@ def priority_classes() -> st.SearchStrategy[list[Raw]]:
 def clusters(draw: st.DrawFn, *, max_pods: int = 8) -> list[Raw]:
     """A whole cluster of odd objects, names unique, in the order a snapshot file lists them:
     PriorityClasses, Namespaces, Queues, Nodes, ResourceQuotas, PodDisruptionBudgets, PodGroups,
-    Pods. Some names of the vocabulary are not drawn, so references to them are missing
-    objects."""
+    StorageClasses, PersistentVolumes, PersistentVolumeClaims, Pods. Some names of the
+    vocabulary are not drawn, so references to them are missing objects."""
     node_names = NODE_NAMES[: draw(st.integers(0, len(NODE_NAMES)))]
     queue_names = QUEUE_NAMES[: draw(st.integers(0, len(QUEUE_NAMES)))]
     group_names = GROUP_NAMES[: draw(st.integers(0, len(GROUP_NAMES)))]
@@ -713,7 +711,9 @@ def clusters(draw: st.DrawFn, *, max_pods: int = 8) -> list[Raw]:
         objects.append(_named(draw(disruption_budgets()), f"pdb{i}", f"uid-pdb-{i}", namespace))
     for name in group_names:
         objects.append(_named(draw(podgroups()), name, f"uid-pg-{name}", "default"))
+    pods_ = []
     for i in range(draw(st.integers(0, max_pods))):
         namespace = draw(st.sampled_from(NAMESPACES))
-        objects.append(_named(draw(pods()), f"p{i}", f"uid-{namespace}-p{i}", namespace))
-    return objects
+        pods_.append(_named(draw(pods()), f"p{i}", f"uid-{namespace}-p{i}", namespace))
+    objects.extend(draw(volumes.storage_objects(pods_)))
+    return [*objects, *pods_]

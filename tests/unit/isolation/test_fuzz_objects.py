@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import os
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -24,6 +25,7 @@ from vscheduler.errors import InputError
 from vscheduler.framework.messages import SCHEDULING_GATED
 from vscheduler.framework.registry import Pipeline
 from vscheduler.informer.kinds import (
+    CLAIM,
     NAMESPACE,
     NODE,
     PDB,
@@ -32,6 +34,8 @@ from vscheduler.informer.kinds import (
     PRIORITY_CLASS,
     QUEUE,
     RESOURCE_QUOTA,
+    STORAGE_CLASS,
+    VOLUME,
     Kind,
 )
 from vscheduler.informer.ports import WatchEvent
@@ -112,8 +116,17 @@ KINDS: dict[str, Kind] = {
     "Queue": QUEUE,
     "Node": NODE,
     "PodGroup": PODGROUP,
+    "StorageClass": STORAGE_CLASS,
+    "PersistentVolume": VOLUME,
+    "PersistentVolumeClaim": CLAIM,
     "Pod": POD,
 }
+VOLUME_KINDS: dict[str, Callable[[ClusterSnapshot], Mapping[str, Any]]] = {
+    "StorageClass": lambda snap: snap.storage_classes,
+    "PersistentVolume": lambda snap: snap.volumes,
+    "PersistentVolumeClaim": lambda snap: snap.claims,
+}
+"""The snapshot's facts of each volume kind, by key."""
 NIGHTLY = os.environ.get("HYPOTHESIS_PROFILE") == "nightly"
 FUZZ = settings(
     max_examples=500 if NIGHTLY else 25,
@@ -220,6 +233,10 @@ def test_conversion_through_the_cache_never_raises_and_names_every_object_it_can
         elif obj["kind"] == "PodGroup":
             job = snap.jobs.get(f"default/{name}")  # None: another scheduler's (its pods say so)
             assert (job.problem if job else "") == problems.get(label(obj), "")
+        elif obj["kind"] in VOLUME_KINDS:  # kept, malformed or not: it fits no node then
+            kept = VOLUME_KINDS[obj["kind"]](snap)
+            key = label(obj).split(" ", 1)[1]
+            assert kept[key].problem == problems.get(label(obj), "")
 
 
 @FUZZ

@@ -77,8 +77,10 @@ class VolumeBinding:
         """Per delayed claim placed this cycle: its node, and the pods placed with it."""
         self._held: dict[str, str] = {}
         """Per pre-made volume held this cycle: the claim it is held for."""
-        self._holds: dict[str, list[tuple[str, str]]] = {}
-        """Per pod placed this cycle: the (claim, volume) holds it made."""
+        self._volume_of: dict[str, str] = {}
+        """Per pre-made claim placed this cycle: the volume held for it."""
+        self._holds: dict[str, list[str]] = {}
+        """Per pod placed this cycle: the claims it holds."""
 
     # --- before any node ----------------------------------------------------------------------
     def prefilter(self, task: TaskState) -> Status | None:
@@ -143,6 +145,10 @@ class VolumeBinding:
             if claim is None:
                 return np.zeros(len(self._nodes), dtype=np.bool_)
             ok &= self._claim_mask(claim)[0]
+        premade = self._premade(task)
+        if len(premade) > 1:  # one volume each: a volume found for two claims serves one
+            for i in np.flatnonzero(ok):
+                ok[i] = self._choose(premade, int(i)) is not None
         return ok
 
     def reason(self, task: TaskState, i: int) -> str | None:
@@ -155,7 +161,40 @@ class VolumeBinding:
             mask, why = self._claim_mask(claim)
             if not mask[i]:
                 return why
+        premade = self._premade(task)
+        if len(premade) > 1 and self._choose(premade, i) is None:
+            return BIND_CONFLICT
         return None
+
+    def _premade(self, task: TaskState) -> list[ClaimFacts]:
+        """The pod's distinct claims that wait for a pre-made volume not yet held for them."""
+        facts = task.facts
+        found: dict[str, ClaimFacts] = {}
+        for name, _ in facts.claims:
+            claim = self._claims.get(f"{facts.namespace}/{name}")
+            if claim is None or claim.volume_name or claim.key in self._volume_of:
+                continue
+            storage_class = self._delayed(claim)
+            if storage_class is None or storage_class.problem or storage_class.provisions:
+                continue
+            if self._selected_node(claim) is None:
+                found[claim.key] = claim
+        return list(found.values())
+
+    def _choose(self, claims: Sequence[ClaimFacts], i: int) -> dict[str, str] | None:
+        """kube's `findMatchingVolumes` on node `i`: per claim (smallest request first), the
+        smallest matching volume there that no other claim holds and no claim before it took;
+        None when some claim finds none."""
+        chosen: dict[str, str] = {}
+        for claim in sorted(claims, key=lambda c: (c.request, c.key)):
+            volumes = sorted(self._matching(claim), key=lambda v: (v.capacity, v.name))
+            for volume in volumes:
+                if volume.name not in chosen.values() and self._affinity_of(volume)[i]:
+                    chosen[claim.key] = volume.name
+                    break
+            else:
+                return None
+        return chosen
 
     def _claim_mask(self, claim: ClaimFacts) -> tuple[BoolArray, str]:
         """The nodes one claim admits, and what the others are told."""
@@ -224,43 +263,41 @@ class VolumeBinding:
     # --- holds --------------------------------------------------------------------------------
     def on_allocate(self, task: TaskState) -> None:
         """The pod holds its node: each claim waiting for its first consumer is held to that
-        node, and each pre-made one to the smallest matching volume there."""
+        node, and each pre-made one to a matching volume there (one volume per claim, however
+        many of its pods are placed)."""
         i = task.node_index
         facts = task.facts
         if i < 0 or not facts.claims or task.status is TaskStatus.PENDING:
             return
         self.on_deallocate(task)
-        holds: list[tuple[str, str]] = []
+        premade = self._premade(task)
+        holds: list[str] = []
         for name, _ in facts.claims:
             claim = self._claims.get(f"{facts.namespace}/{name}")
-            if claim is None or claim.volume_name:
+            if claim is None or claim.volume_name or claim.key in holds:
                 continue
-            storage_class = self._delayed(claim)
-            if storage_class is None:
+            if self._delayed(claim) is None:
                 continue
             self._selected.setdefault(claim.key, (i, set()))[1].add(task.uid)
-            holds.append((claim.key, ""))
-            if storage_class.provisions or claim.selected_node:
-                continue
-            for volume in sorted(self._matching(claim), key=lambda v: (v.capacity, v.name)):
-                if self._affinity_of(volume)[i] and volume.name not in self._held:
-                    self._held[volume.name] = claim.key
-                    holds.append((claim.key, volume.name))
-                    break
+            holds.append(claim.key)
+        for claim_key, volume in (self._choose(premade, i) or {}).items():
+            self._held[volume] = claim_key
+            self._volume_of[claim_key] = volume
         if holds:
             self._holds[task.uid] = holds
 
     def on_deallocate(self, task: TaskState) -> None:
-        """The pod no longer holds its node: its holds go."""
-        for claim_key, volume in self._holds.pop(task.uid, ()):
-            if volume:
-                self._held.pop(volume, None)
-                continue
+        """The pod no longer holds its node: its holds go with the last pod of each claim."""
+        for claim_key in self._holds.pop(task.uid, ()):
             placed = self._selected.get(claim_key)
-            if placed is not None:
-                placed[1].discard(task.uid)
-                if not placed[1]:
-                    del self._selected[claim_key]
+            if placed is None:
+                continue
+            placed[1].discard(task.uid)
+            if not placed[1]:
+                del self._selected[claim_key]
+                volume = self._volume_of.pop(claim_key, None)
+                if volume is not None:
+                    self._held.pop(volume, None)
 
 
 def _nodes_matching(nodes: Sequence[NodeFacts], terms: Sequence[SelectorTerm] | None) -> BoolArray:
