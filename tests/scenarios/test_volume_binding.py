@@ -323,3 +323,33 @@ def test_pods_sharing_a_premade_claim_hold_one_volume_for_it() -> None:
     )
 
     assert outcome.binds == {"default/p1": "n2", "default/p2": "n2", "default/p3": "n2"}
+
+
+@pytest.mark.parametrize(
+    "storage_class",
+    [
+        pytest.param(LOCAL, id="pre-made-volumes-only"),
+        pytest.param(
+            dataclasses.replace(
+                LATE,
+                allowed_topologies=(
+                    SelectorTerm(
+                        match_expressions=(Requirement(key="zone", operator="In", values=("a",)),)
+                    ),
+                ),
+            ),
+            id="node-outside-the-class-topology",
+        ),
+    ],
+)
+def test_a_selected_node_the_class_cannot_provision_on_admits_no_node(
+    storage_class: StorageClassFacts,
+) -> None:
+    chosen = claim("data", storage_class=storage_class.name, selected_node="n2")
+    outcome = once(cluster(using("p", "data"), claims=(chosen,), classes=(storage_class,)))
+
+    assert outcome.binds == {}
+    assert outcome.result.unschedulable == {
+        "default/p": "0/2 nodes are available: 2 node(s) didn't find available persistent"
+        " volumes to bind."
+    }

@@ -88,13 +88,12 @@ def convert_volume(obj: Raw) -> VolumeFacts:
     status = mapping(obj, "status", label, "")
     ref = spec.get("claimRef")
     claim = claim_uid = ""
-    if ref is not None:
-        ref = as_mapping(ref, label, "spec.claimRef")
+    if ref is not None:  # any claimRef takes the volume; one without a namespace or name
+        ref = as_mapping(ref, label, "spec.claimRef")  # names no claim (kube matches none)
         name = string(ref, "name", label, "spec.claimRef")
-        if name:
-            namespace = string(ref, "namespace", label, "spec.claimRef") or "default"
-            claim = f"{namespace}/{name}"
-            claim_uid = string(ref, "uid", label, "spec.claimRef")
+        namespace = string(ref, "namespace", label, "spec.claimRef")
+        claim = f"{namespace}/{name}"
+        claim_uid = string(ref, "uid", label, "spec.claimRef")
     affinity: tuple[SelectorTerm, ...] | None = None
     raw_affinity = spec.get("nodeAffinity")
     if raw_affinity is not None:

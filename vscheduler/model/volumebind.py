@@ -72,7 +72,7 @@ def find_matching_volume(
     for volume in sorted(volumes, key=lambda v: v.name):
         if volume.name in excluded or not volume_matches(volume, claim):
             continue
-        fits_node = required_matches(volume.node_affinity, labels, node)
+        fits_node = required_matches(volume.node_affinity, labels, "")  # labels only, as kube
         if bound_to(volume, claim):
             return volume if fits_node else None
         if fits_node and (best is None or volume.capacity < best.capacity):

@@ -211,7 +211,13 @@ class VolumeBinding:
         if selected is not None:
             if selected >= 0:
                 none[selected] = True
-            return none, BIND_CONFLICT
+            if claim.key in self._selected:  # held by this cycle's placement: decided then
+                return none, BIND_CONFLICT
+            # annotated: provisioned there, if the class provisions there (kube's
+            # checkVolumeProvisions)
+            if storage_class.problem or not storage_class.provisions:
+                return np.zeros(len(self._nodes), dtype=np.bool_), BIND_CONFLICT
+            return none & self._topology_of(storage_class), BIND_CONFLICT
         if storage_class.problem:
             return none, BIND_CONFLICT
         if storage_class.provisions:
@@ -301,9 +307,9 @@ class VolumeBinding:
 
 
 def _nodes_matching(nodes: Sequence[NodeFacts], terms: Sequence[SelectorTerm] | None) -> BoolArray:
-    """The nodes some of `terms` admits (None: every node)."""
+    """The nodes some of `terms` admits by their labels (None: every node). As kube's
+    `CheckNodeAffinity`, the node is seen by its labels alone: a `metadata.name` field term
+    matches no node."""
     if terms is None:
         return np.ones(len(nodes), dtype=np.bool_)
-    return np.array(
-        [required_matches(terms, node.labels, node.name) for node in nodes], dtype=np.bool_
-    )
+    return np.array([required_matches(terms, node.labels, "") for node in nodes], dtype=np.bool_)
