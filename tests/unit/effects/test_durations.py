@@ -4,18 +4,18 @@ answer, a pod's wait from its creation to its bind, a PodGroup's from its creati
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator, Mapping
-from typing import Any, Literal
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
 from vscheduler.effects.executor import EffectsExecutor
-from vscheduler.effects.ports import ObjectRef
 from vscheduler.informer.kinds import NODE, POD, PODGROUP
 from vscheduler.model.commands import Bind, CycleResult, PodGroupStatus
 from vscheduler.model.status import PodGroupPhase
+from vscheduler.testing.writers import RecordingWriter
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -24,45 +24,17 @@ WAIT = 5.0
 BIND_TAKES = 0.25
 
 
-class Writer:
-    """Accepts every write; a bind takes `BIND_TAKES` seconds of the clock."""
+class Writer(RecordingWriter):
+    """Records the writes (`RecordingWriter`); a bind takes `BIND_TAKES` seconds of the clock
+    and is recorded without its node."""
 
     def __init__(self, clock: FixedClock) -> None:
+        super().__init__()
         self.clock = clock
-        self.calls: list[str] = []
 
     def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
         self.clock.advance(BIND_TAKES)
         self.calls.append(f"bind {namespace}/{name}")
-
-    def evict(self, namespace: str, name: str, uid: str, *, dry_run: bool = False) -> None:
-        self.calls.append(f"evict {namespace}/{name}")
-
-    def set_pod_condition(self, namespace: str, name: str, condition: Mapping[str, str]) -> None:
-        self.calls.append(f"condition {namespace}/{name}")
-
-    def patch_podgroup_status(
-        self, namespace: str, name: str, status: Mapping[str, object]
-    ) -> None:
-        self.calls.append(f"status {namespace}/{name} {status.get('phase')}")
-
-    def set_claim_selected_node(
-        self, namespace: str, name: str, node: str, resource_version: str
-    ) -> None:
-        raise AssertionError("no volume write expected")
-
-    def set_volume_claim_ref(
-        self, volume: str, namespace: str, name: str, uid: str, resource_version: str
-    ) -> None:
-        raise AssertionError("no volume write expected")
-
-    def patch_queue_status(self, name: str, status: Mapping[str, object]) -> None:
-        self.calls.append(f"queue status {name} {dict(status)}")
-
-    def record_event(
-        self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str
-    ) -> None:
-        self.calls.append(f"event {reason}")
 
 
 def meta(name: str, created: str, **extra: Any) -> dict[str, Any]:

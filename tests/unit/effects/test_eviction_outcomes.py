@@ -4,7 +4,7 @@ so metrics can be labelled by the asking action and the strategy that chose the 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any, Literal
 
 import pytest
@@ -18,6 +18,7 @@ from vscheduler.errors import DisruptionBudgetError, NotFoundError
 from vscheduler.informer.kinds import POD
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult, Evict
+from vscheduler.testing.writers import RefusingWriter
 
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 WAIT = 5.0
@@ -31,7 +32,7 @@ EVICT = Evict(
 )
 
 
-class EvictingWriter:
+class EvictingWriter(RefusingWriter):
     """Records evictions and Events; `error` is raised by the next eviction."""
 
     def __init__(self) -> None:
@@ -39,35 +40,11 @@ class EvictingWriter:
         self.events: list[str] = []
         self.error: Exception | None = None
 
-    def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
-        raise AssertionError("no bind expected")
-
     def evict(self, namespace: str, name: str, uid: str, *, dry_run: bool = False) -> None:
         self.evicted.append(f"{namespace}/{name}")
         error, self.error = self.error, None
         if error is not None:
             raise error
-
-    def set_pod_condition(self, namespace: str, name: str, condition: Mapping[str, str]) -> None:
-        raise AssertionError("no condition expected")
-
-    def patch_podgroup_status(
-        self, namespace: str, name: str, status: Mapping[str, object]
-    ) -> None:
-        raise AssertionError("no status expected")
-
-    def set_claim_selected_node(
-        self, namespace: str, name: str, node: str, resource_version: str
-    ) -> None:
-        raise AssertionError("no volume write expected")
-
-    def set_volume_claim_ref(
-        self, volume: str, namespace: str, name: str, uid: str, resource_version: str
-    ) -> None:
-        raise AssertionError("no volume write expected")
-
-    def patch_queue_status(self, name: str, status: Mapping[str, object]) -> None:
-        raise AssertionError("no queue status expected")
 
     def record_event(
         self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str

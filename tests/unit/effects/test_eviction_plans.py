@@ -5,7 +5,6 @@ none of them, puts the refused victims in backoff and shows the others running a
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
 from typing import Any, Literal
 
 import pytest
@@ -19,12 +18,13 @@ from vscheduler.informer.kinds import PDB, POD
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult, Evict
 from vscheduler.model.status import TaskStatus
+from vscheduler.testing.writers import RefusingWriter
 
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 WAIT = 5.0
 
 
-class BudgetWriter:
+class BudgetWriter(RefusingWriter):
     """Evicts every pod but those in `protected`, whose evictions (dry runs too) are refused;
     records every call as `dry ns/name` or `evict ns/name`."""
 
@@ -33,34 +33,10 @@ class BudgetWriter:
         self.calls: list[str] = []
         self.events: list[str] = []
 
-    def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
-        raise AssertionError("no bind expected")
-
     def evict(self, namespace: str, name: str, uid: str, *, dry_run: bool = False) -> None:
         self.calls.append(f"{'dry' if dry_run else 'evict'} {namespace}/{name}")
         if f"{namespace}/{name}" in self.protected:
             raise DisruptionBudgetError("429 TooManyRequests: Cannot evict pod.", status=429)
-
-    def set_pod_condition(self, namespace: str, name: str, condition: Mapping[str, str]) -> None:
-        raise AssertionError("no condition expected")
-
-    def patch_podgroup_status(
-        self, namespace: str, name: str, status: Mapping[str, object]
-    ) -> None:
-        raise AssertionError("no status expected")
-
-    def set_claim_selected_node(
-        self, namespace: str, name: str, node: str, resource_version: str
-    ) -> None:
-        raise AssertionError("no volume write expected")
-
-    def set_volume_claim_ref(
-        self, volume: str, namespace: str, name: str, uid: str, resource_version: str
-    ) -> None:
-        raise AssertionError("no volume write expected")
-
-    def patch_queue_status(self, name: str, status: Mapping[str, object]) -> None:
-        raise AssertionError("no queue status expected")
 
     def record_event(
         self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str

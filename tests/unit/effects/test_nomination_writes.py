@@ -24,12 +24,13 @@ from vscheduler.informer.kinds import NODE, POD
 from vscheduler.informer.ports import WatchEvent
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import Bind, CycleResult
+from vscheduler.testing.writers import RefusingWriter
 
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 WAIT = 5.0
 
 
-class FakeWriter:
+class FakeWriter(RefusingWriter):
     """Records nominations (and binds); fails the next nominations with `errors`."""
 
     def __init__(self) -> None:
@@ -47,29 +48,8 @@ class FakeWriter:
     def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
         pass
 
-    def evict(self, namespace: str, name: str, uid: str, *, dry_run: bool = False) -> None:
-        raise AssertionError("no eviction expected")
-
     def set_pod_condition(self, namespace: str, name: str, condition: Mapping[str, str]) -> None:
         pass
-
-    def patch_podgroup_status(
-        self, namespace: str, name: str, status: Mapping[str, object]
-    ) -> None:
-        raise AssertionError("no status expected")
-
-    def set_claim_selected_node(
-        self, namespace: str, name: str, node: str, resource_version: str
-    ) -> None:
-        raise AssertionError("no volume write expected")
-
-    def set_volume_claim_ref(
-        self, volume: str, namespace: str, name: str, uid: str, resource_version: str
-    ) -> None:
-        raise AssertionError("no volume write expected")
-
-    def patch_queue_status(self, name: str, status: Mapping[str, object]) -> None:
-        raise AssertionError("no queue status expected")
 
     def record_event(
         self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str

@@ -26,13 +26,14 @@ from vscheduler.informer.ports import WatchEvent
 from vscheduler.model.commands import CycleResult
 from vscheduler.model.resources import Resources
 from vscheduler.testing.builders import res
+from vscheduler.testing.writers import RefusingWriter
 
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 WAIT = 5.0
 HOLD = 0.05
 
 
-class FakeWriter:
+class FakeWriter(RefusingWriter):
     """Records Queue status patches; fails the next ones with `errors`."""
 
     def __init__(self) -> None:
@@ -46,30 +47,6 @@ class FakeWriter:
             error = self.errors.pop(0) if self.errors else None
         if error is not None:
             raise error
-
-    def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
-        raise AssertionError("no bind expected")
-
-    def evict(self, namespace: str, name: str, uid: str, *, dry_run: bool = False) -> None:
-        raise AssertionError("no eviction expected")
-
-    def set_pod_condition(self, namespace: str, name: str, condition: Mapping[str, str]) -> None:
-        raise AssertionError("no condition expected")
-
-    def patch_podgroup_status(
-        self, namespace: str, name: str, status: Mapping[str, object]
-    ) -> None:
-        raise AssertionError("no PodGroup status expected")
-
-    def set_claim_selected_node(
-        self, namespace: str, name: str, node: str, resource_version: str
-    ) -> None:
-        raise AssertionError("no volume write expected")
-
-    def set_volume_claim_ref(
-        self, volume: str, namespace: str, name: str, uid: str, resource_version: str
-    ) -> None:
-        raise AssertionError("no volume write expected")
 
     def record_event(
         self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str

@@ -4,7 +4,6 @@ gets a Warning `GuaranteeUnsatisfiable` Event, once per change of the warning.""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
 from typing import Any, Literal
 
 import pytest
@@ -16,43 +15,17 @@ from vscheduler.effects.ports import ObjectRef
 from vscheduler.informer.kinds import QUEUE
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult, QueueFigures
+from vscheduler.testing.writers import RefusingWriter
 
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 WARNING = "queue big's guarantee (cpu 100) exceeds the cluster's allocatable (cpu 16)"
 
 
-class EventWriter:
+class EventWriter(RefusingWriter):
     """Records Events; nothing else is expected."""
 
     def __init__(self) -> None:
         self.events: list[tuple[str, str, str, str, str]] = []
-
-    def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
-        raise AssertionError("no bind expected")
-
-    def evict(self, namespace: str, name: str, uid: str, *, dry_run: bool = False) -> None:
-        raise AssertionError("no eviction expected")
-
-    def set_pod_condition(self, namespace: str, name: str, condition: Mapping[str, str]) -> None:
-        raise AssertionError("no condition expected")
-
-    def patch_podgroup_status(
-        self, namespace: str, name: str, status: Mapping[str, object]
-    ) -> None:
-        raise AssertionError("no status expected")
-
-    def set_claim_selected_node(
-        self, namespace: str, name: str, node: str, resource_version: str
-    ) -> None:
-        raise AssertionError("no volume write expected")
-
-    def set_volume_claim_ref(
-        self, volume: str, namespace: str, name: str, uid: str, resource_version: str
-    ) -> None:
-        raise AssertionError("no volume write expected")
-
-    def patch_queue_status(self, name: str, status: Mapping[str, object]) -> None:
-        raise AssertionError("no queue status expected")
 
     def record_event(
         self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str

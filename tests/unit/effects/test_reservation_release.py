@@ -5,25 +5,24 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Literal
+from collections.abc import Iterator, Sequence
 
 import pytest
 
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
 from vscheduler.effects.executor import RESEND_AFTER, EffectsExecutor
-from vscheduler.effects.ports import ObjectRef
 from vscheduler.effects.retry import RetryPolicy
 from vscheduler.errors import NotFoundError, TransientClusterError
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult, ReservationRelease
+from vscheduler.testing.writers import RefusingWriter
 
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 WAIT = 5.0
 
 
-class FakeWriter:
+class FakeWriter(RefusingWriter):
     """A cluster writer that records ConfigMap patches (and fails them on request)."""
 
     def __init__(self) -> None:
@@ -37,38 +36,6 @@ class FakeWriter:
             error = self.errors.pop(0) if self.errors else None
         if error is not None:
             raise error
-
-    def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
-        raise AssertionError("no bind expected")
-
-    def evict(self, namespace: str, name: str, uid: str, *, dry_run: bool = False) -> None:
-        raise AssertionError("no eviction expected")
-
-    def set_pod_condition(self, namespace: str, name: str, condition: Mapping[str, str]) -> None:
-        raise AssertionError("no condition expected")
-
-    def patch_podgroup_status(
-        self, namespace: str, name: str, status: Mapping[str, object]
-    ) -> None:
-        raise AssertionError("no status expected")
-
-    def set_claim_selected_node(
-        self, namespace: str, name: str, node: str, resource_version: str
-    ) -> None:
-        raise AssertionError("no volume write expected")
-
-    def set_volume_claim_ref(
-        self, volume: str, namespace: str, name: str, uid: str, resource_version: str
-    ) -> None:
-        raise AssertionError("no volume write expected")
-
-    def patch_queue_status(self, name: str, status: Mapping[str, object]) -> None:
-        raise AssertionError("no queue status expected")
-
-    def record_event(
-        self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str
-    ) -> None:
-        raise AssertionError("no event expected")
 
 
 @pytest.fixture

@@ -31,13 +31,14 @@ from vscheduler.informer.ports import WatchEvent
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import Bind, CycleResult, Evict, PodGroupStatus
 from vscheduler.model.status import PodGroupPhase, TaskStatus
+from vscheduler.testing.writers import RefusingWriter
 
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 WAIT = 5.0
 TTL = 30.0
 
 
-class Writer:
+class Writer(RefusingWriter):
     """Records every call in order; `hold(method)` blocks calls of `method` until `release`;
     `fail(method, *errors)` scripts errors; `during(method, fn)` runs `fn` inside the next call
     (as if the world changed while the request was on its way)."""
@@ -98,16 +99,6 @@ class Writer:
     ) -> None:
         self.bodies.append(dict(status))
         self._call("status", f"{namespace}/{name}")
-
-    def set_claim_selected_node(
-        self, namespace: str, name: str, node: str, resource_version: str
-    ) -> None:
-        raise AssertionError("no volume write expected")
-
-    def set_volume_claim_ref(
-        self, volume: str, namespace: str, name: str, uid: str, resource_version: str
-    ) -> None:
-        raise AssertionError("no volume write expected")
 
     def patch_queue_status(self, name: str, status: Mapping[str, object]) -> None:
         self.bodies.append(dict(status))

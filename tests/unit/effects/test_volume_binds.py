@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any, Literal
 
 import pytest
@@ -22,13 +22,14 @@ from vscheduler.model.commands import Bind, CycleResult
 from vscheduler.model.status import TaskStatus
 from vscheduler.model.volumebind import find_matching_volume
 from vscheduler.model.volumes import ClaimFacts, VolumeFacts
+from vscheduler.testing.writers import RefusingWriter
 
 WAIT = 5.0
 BIND = Bind(task_uid="uid-p1", pod="ns/p1", node="n1")
 GI = 2**30
 
 
-class Writer:
+class Writer(RefusingWriter):
     """Records every call in order; `fail(method, *errors)` scripts the next calls' errors."""
 
     def __init__(self) -> None:
@@ -53,20 +54,6 @@ class Writer:
 
     def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
         self._call("bind", f"{namespace}/{name}", node)
-
-    def evict(self, namespace: str, name: str, uid: str, *, dry_run: bool = False) -> None:
-        raise AssertionError("no eviction expected")
-
-    def set_pod_condition(self, namespace: str, name: str, condition: Mapping[str, str]) -> None:
-        raise AssertionError("no condition expected")
-
-    def patch_podgroup_status(
-        self, namespace: str, name: str, status: Mapping[str, object]
-    ) -> None:
-        raise AssertionError("no status expected")
-
-    def patch_queue_status(self, name: str, status: Mapping[str, object]) -> None:
-        raise AssertionError("no queue status expected")
 
     def set_claim_selected_node(
         self, namespace: str, name: str, node: str, resource_version: str

@@ -13,7 +13,7 @@ import datetime as dt
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
@@ -21,11 +21,11 @@ from prometheus_client import CollectorRegistry
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
 from vscheduler.effects.executor import EffectsExecutor
-from vscheduler.effects.ports import ObjectRef
 from vscheduler.informer.kinds import NODE, POD, PODGROUP, QUEUE
 from vscheduler.obs.metrics import SchedulerMetrics
 from vscheduler.runtime.policy import PolicyHolder
 from vscheduler.runtime.scheduler import Scheduler
+from vscheduler.testing.writers import RecordingWriter
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -50,45 +50,6 @@ FED_ELSEWHERE: Mapping[str, tuple[str, str]] = {
 }
 """Families with a sample only once their event happened (a plugin raised, a pod was evicted,
 an informer listed, a usage collection failed): the file and the call that feeds each."""
-
-
-class Writer:
-    """Accepts every write."""
-
-    def __init__(self) -> None:
-        self.calls: list[str] = []
-
-    def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
-        self.calls.append(f"bind {namespace}/{name} {node}")
-
-    def evict(self, namespace: str, name: str, uid: str, *, dry_run: bool = False) -> None:
-        self.calls.append(f"evict {namespace}/{name}")
-
-    def set_pod_condition(self, namespace: str, name: str, condition: Mapping[str, str]) -> None:
-        self.calls.append(f"condition {namespace}/{name}")
-
-    def patch_podgroup_status(
-        self, namespace: str, name: str, status: Mapping[str, object]
-    ) -> None:
-        self.calls.append(f"status {namespace}/{name} {status.get('phase')}")
-
-    def set_claim_selected_node(
-        self, namespace: str, name: str, node: str, resource_version: str
-    ) -> None:
-        raise AssertionError("no volume write expected")
-
-    def set_volume_claim_ref(
-        self, volume: str, namespace: str, name: str, uid: str, resource_version: str
-    ) -> None:
-        raise AssertionError("no volume write expected")
-
-    def patch_queue_status(self, name: str, status: Mapping[str, object]) -> None:
-        self.calls.append(f"queue status {name} {dict(status)}")
-
-    def record_event(
-        self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str
-    ) -> None:
-        self.calls.append(f"event {reason}")
 
 
 def meta(name: str, **extra: Any) -> dict[str, Any]:
@@ -141,12 +102,12 @@ def cluster(clock: FixedClock) -> SchedulerCache:
     return cache
 
 
-def run_a_cycle_and_its_effects() -> tuple[CollectorRegistry, Writer]:
+def run_a_cycle_and_its_effects() -> tuple[CollectorRegistry, RecordingWriter]:
     registry = CollectorRegistry()
     metrics = SchedulerMetrics(registry)
     clock = FixedClock(START)
     cache = cluster(clock)
-    writer = Writer()
+    writer = RecordingWriter()
     effects = EffectsExecutor(
         writer,
         cache,
