@@ -60,6 +60,7 @@ logger = logging.getLogger(__name__)
 
 PODGROUP_API = ("scheduling.volcano.sh", "v1beta1", "podgroups")
 QUEUE_API = ("scheduling.volcano.sh", "v1beta1", "queues")
+_KIND = {PODGROUP_API: "PodGroup", QUEUE_API: "Queue"}
 EVENT_MESSAGE_LIMIT = 1024
 """Longer Event messages are cut (with an ellipsis): an Event is a notice, not a log."""
 
@@ -176,15 +177,19 @@ class KubeWriter:
         if not _status_shows(answer, status):
             self._subresource[api] = True
             raise TransientClusterError(
-                f"PATCH {path}: the API server ignored the status (the {api[2]} CRD has a status"
-                " subresource now): sending it there"
+                f"PATCH {path}: the API server ignored the status (the {_KIND[api]} CRD has a"
+                " status subresource now): sending it there"
             )
         if self._subresource[api]:
             self._subresource[api] = False
+            kind = _KIND[api]
             logger.warning(
-                "the %s CRD has no status subresource (Volcano's PodGroup CRD): their status is"
-                " written through the object itself from now on",
-                api[2],
+                "the %s CRD has no status subresource%s: %s status is written through the %s"
+                " itself from now on",
+                kind,
+                " (Volcano's CRD)" if api == PODGROUP_API else "",
+                kind,
+                kind,
             )
 
     def set_claim_selected_node(

@@ -119,3 +119,18 @@ def test_conditions_count_as_written_when_their_types_and_statuses_are_there(
     apiserver.reply("PATCH", PODGROUP, 200, podgroup(answer))
     writer.patch_podgroup_status("team-a", "pg-1", wanted)
     assert writer.podgroup_status_subresource is False
+
+
+@pytest.mark.timeout(10)
+def test_the_fallback_is_logged_once_naming_the_podgroup_crd(
+    apiserver: FakeApiServer, writer: KubeWriter, caplog: pytest.LogCaptureFixture
+) -> None:
+    not_found(apiserver, STATUS)
+    apiserver.reply("PATCH", PODGROUP, 200, podgroup(RUNNING))
+    apiserver.reply("PATCH", PODGROUP, 200, podgroup(RUNNING))
+    writer.patch_podgroup_status("team-a", "pg-1", RUNNING)
+    writer.patch_podgroup_status("team-a", "pg-1", RUNNING)
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == [
+        "the PodGroup CRD has no status subresource (Volcano's CRD): PodGroup status is written"
+        " through the PodGroup itself from now on"
+    ]
