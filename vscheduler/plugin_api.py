@@ -167,7 +167,14 @@ from vscheduler.model.resourcequota import ResourceQuotaFacts, quota_request
 from vscheduler.model.resources import CPU, EMPTY, MEMORY, Resources, format_amount
 from vscheduler.model.selector import DisruptionBudget
 from vscheduler.model.status import PodGroupPhase, QoSClass, TaskStatus
-from vscheduler.model.volumes import ClaimFacts, StorageClassFacts, VolumeFacts, volume_matches
+from vscheduler.model.volumebind import choose_volumes
+from vscheduler.model.volumes import (
+    ClaimFacts,
+    StorageClassFacts,
+    VolumeFacts,
+    claim_problem,
+    volume_matches,
+)
 
 __all__ = [
     "ABSTAIN",
@@ -256,6 +263,8 @@ __all__ = [
     "VolumeFacts",
     "Vote",
     "all_guarantees",
+    "choose_volumes",
+    "claim_problem",
     "cluster_total",
     "cluster_total_and_used",
     "counted",

@@ -5,7 +5,7 @@ Owns: deciding, from a `PodVolumes` the cache handed, what each claim of a pod b
 needs: nothing (bound already; its class is missing or binds at once, which the predicate kept
 pending; provisioned for that node already), the claim annotated with the node to provision
 for (`SelectNode`: a class that provisions, as kube's `AnnSelectedNode`), or a pre-made volume
-claimed for it (`ClaimVolume`: a class without a provisioner, the volume `find_matching_volume`
+claimed for it (`ClaimVolume`: a class without a provisioner, the volume `choose_volumes`
 chooses, as kube's `GetBindVolumeToClaim` writes it; the PV controller completes the binding);
 or why the bind must not go (`Refusal`: a claim missing or unreadable, or not its pod's own
 ephemeral claim, provisioned for another node, or no volume left for it on the node). Each
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from vscheduler.model.volumebind import PodClaim, PodVolumes, find_matching_volume
-from vscheduler.model.volumes import ClaimFacts
+from vscheduler.model.volumebind import PodClaim, PodVolumes, choose_volumes
+from vscheduler.model.volumes import ClaimFacts, claim_problem
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -66,8 +66,7 @@ def volume_writes(pod: PodVolumes) -> tuple[VolumeWrite, ...] | Refusal:
     """The writes that bind the volumes of `pod` to its node, in the order of its claims, or
     why the bind must not go."""
     writes: list[VolumeWrite] = []
-    taken: set[str] = set()
-    """The volumes chosen for the pod's earlier claims (kube's `excludedVolumes`)."""
+    premade: list[PodClaim] = []
     for held in pod.claims:
         refusal = _claim_refusal(pod, held)
         if refusal is not None:
@@ -81,37 +80,31 @@ def volume_writes(pod: PodVolumes) -> tuple[VolumeWrite, ...] | Refusal:
             continue
         if storage_class.problem:
             return Refusal(f"storageclass {storage_class.name}: {storage_class.problem}")
-        write = (
-            _provision(pod, held, claim)
-            if storage_class.provisions
-            else _pre_made(pod, held, claim, taken)
-        )
+        if not storage_class.provisions:
+            premade.append(held)
+            continue
+        write = _provision(pod, held, claim)
         if isinstance(write, Refusal):
             return write
         if write is not None:
             writes.append(write)
-    return tuple(writes)
+    claimed = _pre_made(pod, premade)
+    if isinstance(claimed, Refusal):
+        return claimed
+    return (*writes, *claimed)
 
 
 def _claim_refusal(pod: PodVolumes, held: PodClaim) -> Refusal | None:
-    """Why the claim keeps the pod from binding whatever the node: missing, unreadable, being
-    deleted, lost, or an ephemeral claim the pod does not own."""
-    claim = held.facts
-    key = f"{pod.namespace}/{held.name}"
-    if claim is None:
-        return Refusal(f'persistentvolumeclaim "{held.name}" not found')
-    if claim.problem:
-        return Refusal(f"persistentvolumeclaim {key}: {claim.problem}")
-    if claim.deleting:
-        return Refusal(f'persistentvolumeclaim "{held.name}" is being deleted')
-    if claim.lost:
-        return Refusal(
-            f'persistentvolumeclaim "{held.name}" bound to non-existent persistentvolume'
-            f' "{claim.volume_name}"'
-        )
-    if held.ephemeral and pod.uid not in claim.owner_uids:
-        return Refusal(f"PVC {key} was not created for pod {pod.namespace}/{pod.name}")
-    return None
+    """Why the claim keeps the pod from binding whatever the node (the predicate's words:
+    `claim_problem`)."""
+    problem = claim_problem(
+        held.name,
+        held.facts,
+        ephemeral=held.ephemeral,
+        pod=f"{pod.namespace}/{pod.name}",
+        pod_uid=pod.uid,
+    )
+    return None if problem is None else Refusal(problem)
 
 
 def _provision(pod: PodVolumes, held: PodClaim, claim: ClaimFacts) -> SelectNode | Refusal | None:
@@ -125,21 +118,28 @@ def _provision(pod: PodVolumes, held: PodClaim, claim: ClaimFacts) -> SelectNode
     return SelectNode(claim.namespace, claim.name, pod.node, held.resource_version)
 
 
-def _pre_made(
-    pod: PodVolumes, held: PodClaim, claim: ClaimFacts, taken: set[str]
-) -> ClaimVolume | Refusal | None:
-    """A claim of a class of pre-made volumes: the volume kube would choose for it on the node,
-    claimed for it (nothing to write when its claimRef names the claim already)."""
-    volume = find_matching_volume(
-        claim, (v.facts for v in pod.volumes), pod.node_labels, pod.node, taken
-    )
-    if volume is None:
+def _pre_made(pod: PodVolumes, premade: list[PodClaim]) -> list[ClaimVolume] | Refusal:
+    """The claims of a class of pre-made volumes: the volumes kube would choose for them on the
+    node (`choose_volumes`), each claimed for its claim (nothing to write for a volume whose
+    claimRef names the claim already)."""
+    if not premade:
+        return []
+    claims = [held.facts for held in premade if held.facts is not None]
+    volumes = [v.facts for v in pod.volumes]
+    chosen = choose_volumes(claims, volumes, pod.node_labels)
+    if chosen is None:
+        keys = ", ".join(c.key for c in claims)
         return Refusal(
-            f"no persistentvolume of class {claim.storage_class} is available for"
-            f" persistentvolumeclaim {claim.key} on node {pod.node}"
+            f"no persistentvolumes are available for persistentvolumeclaims {keys} on node"
+            f" {pod.node}"
         )
-    taken.add(volume.name)
-    if volume.claim == claim.key and volume.claim_uid == claim.uid:
-        return None  # claimed for it already: the PV controller binds them
-    version = next(v.resource_version for v in pod.volumes if v.facts.name == volume.name)
-    return ClaimVolume(volume.name, claim.namespace, claim.name, claim.uid, version)
+    versions = {v.facts.name: v.resource_version for v in pod.volumes}
+    writes = []
+    for claim in claims:
+        volume = chosen[claim.key]
+        if volume.claim == claim.key and volume.claim_uid == claim.uid:
+            continue  # claimed for it already: the PV controller binds them
+        writes.append(
+            ClaimVolume(volume.name, claim.namespace, claim.name, claim.uid, versions[volume.name])
+        )
+    return writes

@@ -11,7 +11,7 @@ Must not: do I/O, or decide what to write (`effects.volumes` does).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping, Sequence
 
 from vscheduler.model.nodeselect import required_matches
 from vscheduler.model.volumes import (
@@ -59,15 +59,34 @@ class PodVolumes:
     """Every PersistentVolume held, by name."""
 
 
+def choose_volumes(
+    claims: Iterable[ClaimFacts],
+    volumes: Sequence[VolumeFacts],
+    labels: Mapping[str, str],
+) -> dict[str, VolumeFacts] | None:
+    """Per claim key, the pre-made volume each claim is to be bound to on the node with
+    `labels`, or None when one of them finds none: kube's `findMatchingVolumes` (claims by
+    smallest request first, no volume chosen twice)."""
+    chosen: dict[str, VolumeFacts] = {}
+    taken: set[str] = set()
+    for claim in sorted(claims, key=lambda c: (c.request, c.key)):
+        volume = find_matching_volume(claim, volumes, labels, taken)
+        if volume is None:
+            return None
+        chosen[claim.key] = volume
+        taken.add(volume.name)
+    return chosen
+
+
 def find_matching_volume(
     claim: ClaimFacts,
     volumes: Iterable[VolumeFacts],
     labels: Mapping[str, str],
-    node: str,
     excluded: Container[str] = (),
 ) -> VolumeFacts | None:
-    """The volume `claim` is to be bound to on `node`, or None: kube's `FindMatchingVolume`
-    with a node (the volumes named in `excluded` are taken by the pod's other claims)."""
+    """The volume `claim` is to be bound to on the node with `labels`, or None: kube's
+    `FindMatchingVolume` with a node (the volumes named in `excluded` are taken by the pod's
+    other claims)."""
     best: VolumeFacts | None = None
     for volume in sorted(volumes, key=lambda v: v.name):
         if volume.name in excluded or not volume_matches(volume, claim):

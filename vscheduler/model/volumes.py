@@ -132,3 +132,31 @@ def bound_to(volume: VolumeFacts, claim: ClaimFacts) -> bool:
     if volume.claim != claim.key:
         return False
     return not volume.claim_uid or volume.claim_uid == claim.uid
+
+
+def claim_problem(
+    name: str, claim: ClaimFacts | None, *, ephemeral: bool, pod: str, pod_uid: str
+) -> str | None:
+    """Why the claim `name` of pod `pod` (`namespace/name`, uid `pod_uid`) keeps the pod off
+    every node, in kube-scheduler's words (its VolumeBinding `podHasPVCs`), or None: missing
+    (an ephemeral volume's claim: not made yet), unreadable, lost, being deleted, or an
+    ephemeral claim the pod does not own."""
+    if claim is None:
+        if ephemeral:
+            return (
+                "waiting for ephemeral volume controller to create the persistentvolumeclaim"
+                f' "{name}"'
+            )
+        return f'persistentvolumeclaim "{name}" not found'
+    if claim.problem:
+        return f'persistentvolumeclaim "{name}" cannot be read: {claim.problem}'
+    if claim.lost:
+        return (
+            f'persistentvolumeclaim "{name}" bound to non-existent persistentvolume'
+            f' "{claim.volume_name}"'
+        )
+    if claim.deleting:
+        return f'persistentvolumeclaim "{name}" is being deleted'
+    if ephemeral and pod_uid not in claim.owner_uids:
+        return f"PVC {claim.key} was not created for pod {pod} (pod is not owner)"
+    return None

@@ -370,6 +370,6 @@ def test_a_volume_claimed_for_the_claim_on_another_node_means_no_volume_at_all()
     claim = ClaimFacts(namespace="ns", name="c1", uid="u", storage_class="local")
     mine = VolumeFacts(name="mine", claim="ns/c1", node_affinity=())
     free = VolumeFacts(name="free", phase="Available", storage_class="local")
-    assert find_matching_volume(claim, [free, mine], {}, "n1") is None
-    assert find_matching_volume(claim, [free], {}, "n1") == free
-    assert find_matching_volume(claim, [free], {}, "n1", excluded={"free"}) is None
+    assert find_matching_volume(claim, [free, mine], {}) is None
+    assert find_matching_volume(claim, [free], {}) == free
+    assert find_matching_volume(claim, [free], {}, excluded={"free"}) is None

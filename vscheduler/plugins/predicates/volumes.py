@@ -44,6 +44,8 @@ from vscheduler.plugin_api import (
     TaskState,
     TaskStatus,
     VolumeFacts,
+    choose_volumes,
+    claim_problem,
     required_matches,
     unresolvable,
     volume_matches,
@@ -88,29 +90,12 @@ class VolumeBinding:
         facts = task.facts
         for name, ephemeral in facts.claims:
             claim = self._claims.get(f"{facts.namespace}/{name}")
-            if claim is None:
-                if ephemeral:
-                    return unresolvable(
-                        "waiting for ephemeral volume controller to create the"
-                        f' persistentvolumeclaim "{name}"'
-                    )
-                return unresolvable(f'persistentvolumeclaim "{name}" not found')
-            if claim.problem:
-                return unresolvable(
-                    f'persistentvolumeclaim "{name}" cannot be read: {claim.problem}'
-                )
-            if ephemeral and facts.uid not in claim.owner_uids:
-                return unresolvable(
-                    f"PVC {claim.key} was not created for pod {facts.namespace}/{facts.name}"
-                    " (pod is not owner)"
-                )
-            if claim.lost:
-                return unresolvable(
-                    f'persistentvolumeclaim "{name}" bound to non-existent persistentvolume'
-                    f' "{claim.volume_name}"'
-                )
-            if claim.deleting:
-                return unresolvable(f'persistentvolumeclaim "{name}" is being deleted')
+            problem = claim_problem(
+                name, claim, ephemeral=ephemeral, pod=facts.key, pod_uid=facts.uid
+            )
+            if problem is not None:
+                return unresolvable(problem)
+            assert claim is not None  # a missing claim is a problem
             if not claim.fully_bound and (claim.volume_name or self._delayed(claim) is None):
                 return unresolvable(UNBOUND_IMMEDIATE)
         return None
@@ -182,19 +167,12 @@ class VolumeBinding:
         return list(found.values())
 
     def _choose(self, claims: Sequence[ClaimFacts], i: int) -> dict[str, str] | None:
-        """kube's `findMatchingVolumes` on node `i`: per claim (smallest request first), the
-        smallest matching volume there that no other claim holds and no claim before it took;
-        None when some claim finds none."""
-        chosen: dict[str, str] = {}
-        for claim in sorted(claims, key=lambda c: (c.request, c.key)):
-            volumes = sorted(self._matching(claim), key=lambda v: (v.capacity, v.name))
-            for volume in volumes:
-                if volume.name not in chosen.values() and self._affinity_of(volume)[i]:
-                    chosen[claim.key] = volume.name
-                    break
-            else:
-                return None
-        return chosen
+        """kube's `findMatchingVolumes` on node `i` (`choose_volumes`, as the effects choose at
+        bind time), among the volumes no other claim holds this cycle: per claim, its volume's
+        name; None when some claim finds none."""
+        free = [v for v in self._volumes.values() if v.name not in self._held]
+        chosen = choose_volumes(claims, free, self._nodes[i].labels)
+        return None if chosen is None else {key: v.name for key, v in chosen.items()}
 
     def _claim_mask(self, claim: ClaimFacts) -> tuple[BoolArray, str]:
         """The nodes one claim admits, and what the others are told."""
