@@ -165,7 +165,7 @@ from vscheduler.model.podaffinity import PodAffinityTerm, SpreadConstraint
 from vscheduler.model.reservation import Reservation, ReservationBook
 from vscheduler.model.resourcequota import ResourceQuotaFacts, quota_request
 from vscheduler.model.resources import CPU, EMPTY, MEMORY, Resources, format_amount
-from vscheduler.model.selector import DisruptionBudget
+from vscheduler.model.selector import DisruptionBudget, spend
 from vscheduler.model.status import PodGroupPhase, QoSClass, TaskStatus
 from vscheduler.model.volumebind import choose_volumes
 from vscheduler.model.volumes import (
@@ -287,6 +287,7 @@ __all__ = [
     "reserved",
     "says_unschedulable",
     "share_of",
+    "spend",
     "task_status",
     "term_matches",
     "term_valid",

@@ -92,6 +92,7 @@ from vscheduler.model.facts import (
     QueueFacts,
     TaskFacts,
 )
+from vscheduler.model.selector import spend
 from vscheduler.model.status import TaskStatus
 from vscheduler.model.volumebind import HeldVolume, PodClaim, PodVolumes
 
@@ -412,18 +413,14 @@ class SchedulerCache:
         for uid, task in zip(task_uids, pods, strict=True):
             if task is None:
                 continue
-            counting = [
+            counting = (
                 k
                 for k, budget in enumerate(budgets)
-                if budget.selects(task.namespace, task.labels)
-                and task.name not in budget.disrupted_pods
-            ]
-            over = next((k for k in counting if left[k] < 1), None)
+                if budget.counts(task.namespace, task.name, task.labels)
+            )
+            over = spend(left, counting)
             if over is not None:
                 beyond[uid] = budgets[over].key
-                continue
-            for k in counting:
-                left[k] -= 1
         return beyond
 
     def pod_problem(self, key: str, uid: str) -> str | None:

@@ -11,7 +11,7 @@ or decide which victims to spare (the pdb plugin does).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Final
 
 IN: Final = "In"
@@ -101,3 +101,20 @@ class DisruptionBudget:
             and namespace == self.namespace
             and self.selector.matches(labels)
         )
+
+    def counts(self, namespace: str, name: str, labels: Mapping[str, str]) -> bool:
+        """Whether evicting the pod `namespace/name` with `labels` spends one of this budget's
+        disruptions: it selects the pod, and the API server has not counted it already."""
+        return self.selects(namespace, labels) and name not in self.disrupted_pods
+
+
+def spend(left: list[int], counting: Iterable[int]) -> int | None:
+    """One eviction against the budgets at indices `counting`, whose allowances are `left`: all
+    allow it (each is spent, None), or the index of the first that has none left (nothing is
+    spent). The greedy rule both the pdb plugin and the effects' check of a plan apply."""
+    indices = tuple(counting)
+    over = next((k for k in indices if left[k] < 1), None)
+    if over is None:
+        for k in indices:
+            left[k] -= 1
+    return over

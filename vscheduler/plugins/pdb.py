@@ -44,6 +44,7 @@ from vscheduler.plugin_api import (
     TaskState,
     TaskStatus,
     VictimFilter,
+    spend,
 )
 
 NAME: Final = "pdb"
@@ -70,8 +71,7 @@ class Pdb(Preemptable, Reclaimable, VictimFilter, AllocateEvent, DeallocateEvent
             found = tuple(
                 k
                 for k in self._by_namespace.get(facts.namespace, ())
-                if self._budgets[k].selects(facts.namespace, facts.labels)
-                and facts.name not in self._budgets[k].disrupted_pods
+                if self._budgets[k].counts(facts.namespace, facts.name, facts.labels)
             )
             self._counting[task.uid] = found
         return found
@@ -80,14 +80,7 @@ class Pdb(Preemptable, Reclaimable, VictimFilter, AllocateEvent, DeallocateEvent
         """The victims every selecting budget still allows, in order, greedily."""
         pairs = zip(self._budgets, self._used, strict=True)
         left = [budget.disruptions_allowed - used for budget, used in pairs]
-        kept: list[TaskState] = []
-        for task in victims:
-            counting = self._budgets_of(task)
-            if all(left[k] > 0 for k in counting):
-                for k in counting:
-                    left[k] -= 1
-                kept.append(task)
-        return tuple(kept)
+        return tuple(t for t in victims if spend(left, self._budgets_of(t)) is None)
 
     def select_preemptees(
         self, preemptor: TaskState, candidates: Sequence[TaskState]
