@@ -297,7 +297,12 @@ def test_a_queue_guaranteeing_more_than_the_cluster_is_named_on_the_queue_and_th
         lambda: "starved" in harness.bound(cluster, "test"),
         TIMEOUT,
     )
-    assert (
-        harness.scrape(scheduler, "vscheduler_queue_guarantee_unsatisfiable", queue_name="big")
-        == 0.0
+    # The binds stream while the cycle runs; its queue figures are published when it ends.
+    harness.wait_for(
+        "queue big's guarantee reported satisfiable",
+        lambda: (
+            harness.scrape(scheduler, "vscheduler_queue_guarantee_unsatisfiable", queue_name="big")
+            == 0.0
+        ),
+        TIMEOUT,
     )

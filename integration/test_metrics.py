@@ -37,6 +37,14 @@ def test_metrics_show_cycle_latency_bound_pods_and_schedule_attempts(
         lambda: harness.scrape(scheduler, "vscheduler_pods_bound_total") == 5,
         TIMEOUT,
     )
+    # The binds stream while a cycle runs; its attempts are counted when it ends.
+    harness.wait_for(
+        "5 scheduled attempts",
+        lambda: (
+            harness.scrape(scheduler, "vscheduler_schedule_attempts_total", result="scheduled") == 5
+        ),
+        TIMEOUT,
+    )
 
     status, text = scheduler.http("/metrics")
     assert status == 200
