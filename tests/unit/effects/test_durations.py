@@ -15,12 +15,12 @@ from vscheduler.effects.executor import EffectsExecutor
 from vscheduler.informer.kinds import NODE, POD, PODGROUP
 from vscheduler.model.commands import Bind, CycleResult, PodGroupStatus
 from vscheduler.model.status import PodGroupPhase
+from vscheduler.testing.executors import WAIT
 from vscheduler.testing.writers import RecordingWriter
 
 pytestmark = pytest.mark.timeout(30)
 
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-WAIT = 5.0
 BIND_TAKES = 0.25
 
 

@@ -16,12 +16,11 @@ from vscheduler.effects.ports import ObjectRef
 from vscheduler.effects.retry import RetryPolicy
 from vscheduler.errors import DisruptionBudgetError, NotFoundError
 from vscheduler.informer.kinds import POD
-from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult, Evict
+from vscheduler.testing.executors import carry_out
 from vscheduler.testing.writers import RefusingWriter
 
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-WAIT = 5.0
 EVICT = Evict(
     task_uid="uid-r1",
     pod="ns/r1",
@@ -87,11 +86,6 @@ def effects(
     )
     yield effects
     effects.close()
-
-
-def carry_out(effects: EffectsExecutor, result: CycleResult) -> None:
-    effects.submit(result, ClusterSnapshot())
-    assert effects.drain(WAIT)
 
 
 def test_a_successful_eviction_is_reported_with_its_action_and_strategy(

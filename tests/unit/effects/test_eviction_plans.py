@@ -18,10 +18,10 @@ from vscheduler.informer.kinds import PDB, POD
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult, Evict
 from vscheduler.model.status import TaskStatus
+from vscheduler.testing.executors import WAIT
 from vscheduler.testing.writers import RefusingWriter
 
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-WAIT = 5.0
 
 
 class BudgetWriter(RefusingWriter):

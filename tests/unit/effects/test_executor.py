@@ -28,10 +28,9 @@ from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import Bind, CycleResult, Evict, PodGroupStatus
 from vscheduler.model.facts import PodGroupCondition
 from vscheduler.model.status import PodGroupPhase, TaskStatus
+from vscheduler.testing.executors import WAIT, carry_out, running_executor, status_of
 
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-WAIT = 5.0
-"""Seconds a test waits for the workers at most (they finish in milliseconds)."""
 
 
 class FakeWriter:
@@ -161,26 +160,8 @@ def outcomes() -> list[tuple[str, str]]:
 def effects(
     writer: FakeWriter, cache: SchedulerCache, clock: FixedClock, outcomes: list[tuple[str, str]]
 ) -> Iterator[EffectsExecutor]:
-    effects = EffectsExecutor(
-        writer,
-        cache,
-        clock=clock,
-        workers=4,
-        on_outcome=lambda action, outcome: outcomes.append((action, outcome)),
-        retry=RetryPolicy(initial_backoff=0, max_attempts=3),
-    )
-    yield effects
-    effects.close()
-
-
-def carry_out(effects: EffectsExecutor, result: CycleResult) -> None:
-    effects.submit(result, ClusterSnapshot())
-    assert effects.drain(WAIT)
-
-
-def status_of(cache: SchedulerCache, uid: str) -> tuple[TaskStatus, str | None]:
-    task = cache.snapshot().tasks[uid]
-    return task.status, task.node_name
+    with running_executor(writer, cache, clock, outcomes, workers=4, attempts=3) as effects:
+        yield effects
 
 
 BIND = Bind(task_uid="uid-p1", pod="ns/p1", node="n1")

@@ -18,16 +18,14 @@ from vscheduler.convert.pod import convert_pod
 from vscheduler.effects import status as st
 from vscheduler.effects.executor import EffectsExecutor
 from vscheduler.effects.ports import ObjectRef
-from vscheduler.effects.retry import RetryPolicy
 from vscheduler.errors import TransientClusterError
 from vscheduler.informer.kinds import NODE, POD
 from vscheduler.informer.ports import WatchEvent
-from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import Bind, CycleResult
+from vscheduler.testing.executors import carry_out, running_executor
 from vscheduler.testing.writers import RefusingWriter
 
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-WAIT = 5.0
 
 
 class FakeWriter(RefusingWriter):
@@ -101,22 +99,10 @@ def outcomes() -> list[tuple[str, str]]:
 def effects(
     writer: FakeWriter, cache: SchedulerCache, clock: FixedClock, outcomes: list[tuple[str, str]]
 ) -> Iterator[EffectsExecutor]:
-    effects = EffectsExecutor(
-        writer,
-        cache,
-        clock=clock,
-        workers=2,
-        on_outcome=lambda action, outcome: outcomes.append((action, outcome)),
-        retry=RetryPolicy(initial_backoff=0, max_attempts=1),
-        nominations=writer,
-    )
-    yield effects
-    effects.close()
-
-
-def carry_out(effects: EffectsExecutor, result: CycleResult, snap: ClusterSnapshot) -> None:
-    effects.submit(result, snap)
-    assert effects.drain(WAIT)
+    with running_executor(
+        writer, cache, clock, outcomes, workers=2, attempts=1, nominations=writer
+    ) as effects:
+        yield effects
 
 
 def test_a_nomination_is_written_once_and_not_while_the_pod_shows_it(

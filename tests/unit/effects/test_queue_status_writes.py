@@ -19,17 +19,16 @@ from vscheduler.clock import FixedClock
 from vscheduler.effects import queue_status as qs
 from vscheduler.effects.executor import EffectsExecutor
 from vscheduler.effects.ports import ObjectRef
-from vscheduler.effects.retry import RetryPolicy
 from vscheduler.errors import NotFoundError
 from vscheduler.informer.kinds import QUEUE
 from vscheduler.informer.ports import WatchEvent
 from vscheduler.model.commands import CycleResult
 from vscheduler.model.resources import Resources
 from vscheduler.testing.builders import res
+from vscheduler.testing.executors import WAIT, running_executor
 from vscheduler.testing.writers import RefusingWriter
 
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-WAIT = 5.0
 HOLD = 0.05
 
 
@@ -99,17 +98,10 @@ def outcomes() -> list[tuple[str, str]]:
 def effects(
     writer: FakeWriter, cache: SchedulerCache, clock: FixedClock, outcomes: list[tuple[str, str]]
 ) -> Iterator[EffectsExecutor]:
-    effects = EffectsExecutor(
-        writer,
-        cache,
-        clock=clock,
-        workers=2,
-        on_outcome=lambda action, outcome: outcomes.append((action, outcome)),
-        retry=RetryPolicy(initial_backoff=0, max_attempts=1),
-        queue_hold=HOLD,
-    )
-    yield effects
-    effects.close()
+    with running_executor(
+        writer, cache, clock, outcomes, workers=2, attempts=1, queue_hold=HOLD
+    ) as effects:
+        yield effects
 
 
 def carry_out(effects: EffectsExecutor, cache: SchedulerCache, **allocated: Resources) -> None:

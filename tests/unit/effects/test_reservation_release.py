@@ -12,14 +12,13 @@ import pytest
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
 from vscheduler.effects.executor import RESEND_AFTER, EffectsExecutor
-from vscheduler.effects.retry import RetryPolicy
 from vscheduler.errors import NotFoundError, TransientClusterError
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult, ReservationRelease
+from vscheduler.testing.executors import WAIT, running_executor
 from vscheduler.testing.writers import RefusingWriter
 
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-WAIT = 5.0
 
 
 class FakeWriter(RefusingWriter):
@@ -67,18 +66,17 @@ def effects(
     outcomes: list[tuple[str, str]],
     leading: threading.Event,
 ) -> Iterator[EffectsExecutor]:
-    effects = EffectsExecutor(
+    with running_executor(
         writer,
         SchedulerCache(clock=clock),
-        clock=clock,
+        clock,
+        outcomes,
         workers=2,
-        on_outcome=lambda action, outcome: outcomes.append((action, outcome)),
-        retry=RetryPolicy(initial_backoff=0, max_attempts=2),
+        attempts=2,
         may_write=leading.is_set,
         config_maps=writer,
-    )
-    yield effects
-    effects.close()
+    ) as effects:
+        yield effects
 
 
 def release(key: str, config_map: str = "kube-system/holds") -> ReservationRelease:

@@ -18,7 +18,6 @@ from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
 from vscheduler.effects.executor import EffectsExecutor
 from vscheduler.effects.ports import ObjectRef
-from vscheduler.effects.retry import RetryPolicy
 from vscheduler.errors import (
     ClusterError,
     ConflictError,
@@ -31,10 +30,10 @@ from vscheduler.informer.ports import WatchEvent
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import Bind, CycleResult, Evict, PodGroupStatus
 from vscheduler.model.status import PodGroupPhase, TaskStatus
+from vscheduler.testing.executors import WAIT, running_executor, status_of
 from vscheduler.testing.writers import RefusingWriter
 
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-WAIT = 5.0
 TTL = 30.0
 
 
@@ -169,25 +168,12 @@ def outcomes() -> list[tuple[str, str]]:
 def effects(
     writer: Writer, cache: SchedulerCache, clock: FixedClock, outcomes: list[tuple[str, str]]
 ) -> Iterator[EffectsExecutor]:
-    effects = EffectsExecutor(
-        writer,
-        cache,
-        clock=clock,
-        workers=1,
-        on_outcome=lambda action, outcome: outcomes.append((action, outcome)),
-        retry=RetryPolicy(initial_backoff=0, max_attempts=3),
-    )
-    yield effects
-    effects.close()
+    with running_executor(writer, cache, clock, outcomes, workers=1, attempts=3) as effects:
+        yield effects
 
 
 def bind(pod: str, node: str) -> Bind:
     return Bind(task_uid=f"uid-{pod}", pod=f"ns/{pod}", node=node)
-
-
-def status_of(cache: SchedulerCache, uid: str) -> tuple[TaskStatus, str | None]:
-    task = cache.snapshot().tasks[uid]
-    return task.status, task.node_name
 
 
 def behind_a_held_bind(effects: EffectsExecutor, writer: Writer, result: CycleResult) -> None:

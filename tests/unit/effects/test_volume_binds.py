@@ -14,7 +14,6 @@ from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
 from vscheduler.effects.executor import EffectsExecutor
 from vscheduler.effects.ports import ObjectRef
-from vscheduler.effects.retry import RetryPolicy
 from vscheduler.errors import ConflictError, TransientClusterError
 from vscheduler.informer.kinds import CLAIM, NODE, POD, STORAGE_CLASS, VOLUME
 from vscheduler.model.cluster import ClusterSnapshot
@@ -22,9 +21,9 @@ from vscheduler.model.commands import Bind, CycleResult
 from vscheduler.model.status import TaskStatus
 from vscheduler.model.volumebind import find_matching_volume
 from vscheduler.model.volumes import ClaimFacts, VolumeFacts
+from vscheduler.testing.executors import WAIT, running_executor
 from vscheduler.testing.writers import RefusingWriter
 
-WAIT = 5.0
 BIND = Bind(task_uid="uid-p1", pod="ns/p1", node="n1")
 GI = 2**30
 
@@ -189,16 +188,8 @@ def outcomes() -> list[tuple[str, str]]:
 def effects(
     writer: Writer, cache: SchedulerCache, clock: FixedClock, outcomes: list[tuple[str, str]]
 ) -> Iterator[EffectsExecutor]:
-    effects = EffectsExecutor(
-        writer,
-        cache,
-        clock=clock,
-        workers=2,
-        on_outcome=lambda action, outcome: outcomes.append((action, outcome)),
-        retry=RetryPolicy(initial_backoff=0, max_attempts=2),
-    )
-    yield effects
-    effects.close()
+    with running_executor(writer, cache, clock, outcomes, workers=2, attempts=2) as effects:
+        yield effects
 
 
 def bind(effects: EffectsExecutor, cache: SchedulerCache, pod: dict[str, Any]) -> None:
