@@ -29,77 +29,35 @@ from vscheduler.model.commands import Bind, CycleResult, Evict, PodGroupStatus
 from vscheduler.model.facts import PodGroupCondition
 from vscheduler.model.status import PodGroupPhase, TaskStatus
 from vscheduler.testing.executors import WAIT, carry_out, running_executor, status_of
+from vscheduler.testing.writers import ScriptedWriter
 
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 
-class FakeWriter:
-    """Records every call; `fail(method, *errors)` scripts the next calls' errors;
-    `hold(method)` makes calls of `method` wait until `release(method)`."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[object, ...]] = []
-        self._lock = threading.Lock()
-        self._script: dict[str, list[Exception]] = {}
-        self._gates: dict[str, threading.Event] = {}
-        self.entered = threading.Event()
-
-    def fail(self, method: str, *errors: Exception) -> None:
-        self._script.setdefault(method, []).extend(errors)
-
-    def hold(self, method: str) -> None:
-        self._gates[method] = threading.Event()
-
-    def release(self, method: str) -> None:
-        self._gates.pop(method).set()
-
-    def of(self, method: str) -> list[tuple[object, ...]]:
-        with self._lock:
-            return [c[1:] for c in self.calls if c[0] == method]
-
-    def _call(self, method: str, *args: object) -> None:
-        with self._lock:
-            self.calls.append((method, *args))
-            script = self._script.get(method)
-            error = script.pop(0) if script else None
-        gate = self._gates.get(method)
-        if gate is not None:
-            self.entered.set()
-            gate.wait(WAIT)
-        if error is not None:
-            raise error
+class FakeWriter(ScriptedWriter):
+    """Records every call (`ScriptedWriter`), which may be scripted to fail or held."""
 
     def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
-        self._call("bind", f"{namespace}/{name}", uid, node)
+        self.record("bind", f"{namespace}/{name}", uid, node)
 
     def evict(self, namespace: str, name: str, uid: str, *, dry_run: bool = False) -> None:
-        self._call("evict", f"{namespace}/{name}", uid)
+        self.record("evict", f"{namespace}/{name}", uid)
 
     def set_pod_condition(self, namespace: str, name: str, condition: Mapping[str, str]) -> None:
-        self._call("condition", f"{namespace}/{name}", dict(condition))
+        self.record("condition", f"{namespace}/{name}", dict(condition))
 
     def patch_podgroup_status(
         self, namespace: str, name: str, status: Mapping[str, object]
     ) -> None:
-        self._call("status", f"{namespace}/{name}", dict(status))
-
-    def set_claim_selected_node(
-        self, namespace: str, name: str, node: str, resource_version: str
-    ) -> None:
-        self._call("selected node", f"{namespace}/{name}", node, resource_version)
-
-    def set_volume_claim_ref(
-        self, volume: str, namespace: str, name: str, uid: str, resource_version: str
-    ) -> None:
-        self._call("claim ref", volume, f"{namespace}/{name}", uid, resource_version)
+        self.record("status", f"{namespace}/{name}", dict(status))
 
     def patch_queue_status(self, name: str, status: Mapping[str, object]) -> None:
-        self._call("queue_status", name, dict(status))
+        self.record("queue_status", name, dict(status))
 
     def record_event(
         self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str
     ) -> None:
-        self._call("event", f"{ref.kind} {ref.namespace}/{ref.name}", type_, reason, message)
+        self.record("event", f"{ref.kind} {ref.namespace}/{ref.name}", type_, reason, message)
 
 
 def raw_pod(

@@ -4,7 +4,6 @@ VolumeBinding PreBind): a claim not ready for the node drops the bind, a failed 
 from __future__ import annotations
 
 import datetime as dt
-import threading
 from collections.abc import Iterator
 from typing import Any, Literal
 
@@ -22,52 +21,22 @@ from vscheduler.model.status import TaskStatus
 from vscheduler.model.volumebind import find_matching_volume
 from vscheduler.model.volumes import ClaimFacts, VolumeFacts
 from vscheduler.testing.executors import WAIT, running_executor
-from vscheduler.testing.writers import RefusingWriter
+from vscheduler.testing.writers import ScriptedWriter
 
 BIND = Bind(task_uid="uid-p1", pod="ns/p1", node="n1")
 GI = 2**30
 
 
-class Writer(RefusingWriter):
-    """Records every call in order; `fail(method, *errors)` scripts the next calls' errors."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[object, ...]] = []
-        self._lock = threading.Lock()
-        self._script: dict[str, list[Exception]] = {}
-
-    def fail(self, method: str, *errors: Exception) -> None:
-        self._script.setdefault(method, []).extend(errors)
-
-    def of(self, method: str) -> list[tuple[object, ...]]:
-        with self._lock:
-            return [c[1:] for c in self.calls if c[0] == method]
-
-    def _call(self, method: str, *args: object) -> None:
-        with self._lock:
-            self.calls.append((method, *args))
-            script = self._script.get(method)
-            error = script.pop(0) if script else None
-        if error is not None:
-            raise error
+class Writer(ScriptedWriter):
+    """Records every call in order (`ScriptedWriter`): binds, volume writes and Events."""
 
     def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
-        self._call("bind", f"{namespace}/{name}", node)
-
-    def set_claim_selected_node(
-        self, namespace: str, name: str, node: str, resource_version: str
-    ) -> None:
-        self._call("selected node", f"{namespace}/{name}", node, resource_version)
-
-    def set_volume_claim_ref(
-        self, volume: str, namespace: str, name: str, uid: str, resource_version: str
-    ) -> None:
-        self._call("claim ref", volume, f"{namespace}/{name}", uid, resource_version)
+        self.record("bind", f"{namespace}/{name}", node)
 
     def record_event(
         self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str
     ) -> None:
-        self._call("event", type_, reason, message)
+        self.record("event", type_, reason, message)
 
 
 # --- objects -----------------------------------------------------------------------------------
