@@ -9,8 +9,11 @@ queue, a job not admitted, a malformed pod, a plugin that raised about the pod) 
 are. A pod its queue refused (no room, overused, Closed) that would also find no node gets both,
 the nodes' aggregate first (kube-scheduler's words), then the queue's reason. A job's hint
 (preempt or reclaim passed over pods whose eviction was refused) ends the message after a `;`.
-A pod with a scheduling gate is not tried; its message is the API server's (`SCHEDULING_GATED`),
-and the condition the API server wrote is left as it is (`effects.status`).
+A pod pipelined on a node (waiting for room being released there: the victims preempt or reclaim
+evicted for it) gets Volcano's `Pod ns/p can possibly be assigned to n, once resource is
+released and minAvailable is satisfied` (`waiting`). A pod with a scheduling gate is not tried;
+its message is the API server's (`SCHEDULING_GATED`), and the condition the API server wrote is
+left as it is (`effects.status`).
 
 Reads the session's findings (`framework.findings`), its read view, the dispatcher (the tasks a
 plugin raised about, whether a gang is ready) and the placer (each node's reason); never the
@@ -31,6 +34,14 @@ from vscheduler.framework.placement import FitFailure, Placer
 from vscheduler.framework.state import JobState, TaskState
 from vscheduler.framework.view import SessionView
 from vscheduler.model.status import TaskStatus
+
+
+def waiting(task: TaskState) -> str:
+    """Volcano's message for a pipelined task (`TaskSchedulingReason`, reason Unschedulable)."""
+    return (
+        f"Pod {task.key} can possibly be assigned to {task.node}, "
+        "once resource is released and minAvailable is satisfied"
+    )
 
 
 def fit_error(placer: Placer, task: TaskState, failure: FitFailure) -> str:

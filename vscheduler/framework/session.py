@@ -740,11 +740,10 @@ class Session:
             for uid, i in self.nominations.items()
             if (t := self.tasks[uid]).status is TaskStatus.PENDING and uid not in self._tried
         }
-        nominated |= {
-            t.key: t.node or ""
-            for t in staged
-            if t.status is TaskStatus.PIPELINED and t.facts.node_name is None
-        }
+        waiting = [
+            t for t in staged if t.status is TaskStatus.PIPELINED and t.facts.node_name is None
+        ]
+        nominated |= {t.key: t.node or "" for t in waiting}
         statuses, plain = podgroup_statuses(
             self.podgroup_jobs, self.findings, self.uid, self._reusable_statuses()
         )
@@ -758,6 +757,7 @@ class Session:
             queue_status.allocated_by_queue(
                 self.queues, self.jobs, self.queue_totals, self._touched_jobs
             ),
+            waiting={t.key: messages.waiting(t) for t in waiting},
         )
         if not self._arrival_grace:
             return result
