@@ -685,6 +685,15 @@ class Session:
         """Why a job's tasks were not tried (not admitted, invalid, queue missing)."""
         self.findings.note_job(job.key, reason)
 
+    def hold_job(self, job: JobState, reason: str) -> None:
+        """The job's queue holds back every one of its pods, whatever they ask (it is not
+        Open), for `reason`, the note its pods carry: its gang message names it too."""
+        self.findings.hold_job(job.key, reason)
+
+    def job_hold(self, job: JobState) -> str | None:
+        """Why the job's queue holds back every one of its pods this session, if it does."""
+        return self.findings.job_hold(job.key)
+
     def hierarchy_enabled(self, plugin: str) -> bool:
         """Whether the policy entry of `plugin` (the first, by that name) sets
         `enableHierarchy: true` (Volcano's `ssn.HierarchyEnabled`)."""
