@@ -5,7 +5,8 @@ Queue a's four 1-CPU pods fill the node; queue b (same weight, so 2 CPUs deserve
 one 2-CPU pod. Reclaim evicts exactly two of a's pods for it. The victims carry a finalizer, so
 they stay Terminating (Releasing) as long as the test wants: meanwhile b-00's pod shows
 `status.nominatedNodeName`, nothing more is evicted, and b-01, a second job of queue b arriving
-then, does not take the room. Once the finalizers go, b-00 binds there and its nomination is
+then, does not take the room; b-00's PodScheduled=False condition carries Volcano's message for
+a pipelined pod, written once. Once the finalizers go, b-00 binds there and its nomination is
 cleared."""
 
 from __future__ import annotations
@@ -113,6 +114,23 @@ def test_the_reclaimer_named_in_the_evicted_events_binds_where_its_victims_were(
             lambda: nominated(cluster, "b-00") == "node-0" or None,
             TIMEOUT,
         )
+        waiting = (
+            f"Pod {namespace}/b-00 can possibly be assigned to node-0, once resource is released"
+            " and minAvailable is satisfied"
+        )
+        condition = harness.wait_for(
+            "b-00's PodScheduled condition saying it waits for node-0",
+            lambda: (
+                (
+                    (found := harness.pod_condition(cluster, "test", "b-00"))
+                    and found.get("message") == waiting
+                    and found
+                )
+                or None
+            ),
+            TIMEOUT,
+        )
+        assert (condition["status"], condition["reason"]) == ("False", "Unschedulable")
 
         # The victims stay Terminating: b-01 of the same queue arrives and must not take the room.
         harness.create(cluster, harness.podgroup("b-01", "test", min_member=1, queue="b"))
@@ -120,6 +138,11 @@ def test_the_reclaimer_named_in_the_evicted_events_binds_where_its_victims_were(
         time.sleep(SETTLE)
         assert len(reclaim_events(cluster)) == 2, harness.dump(reclaim_events(cluster))
         assert nominated(cluster, "b-00") == "node-0"
+        said = harness.events_about(cluster, "test", "Pod", "b-00", reason="FailedScheduling")
+        written = [e for e in said if e.get("message") == waiting]
+        assert len(written) == 1, harness.dump(said)  # once, not once per cycle
+        assert written[0].get("count", 1) == 1, harness.dump(said)
+        assert harness.pod_condition(cluster, "test", "b-00") == condition
         bound = harness.bound(cluster, "test")
         assert "b-00" not in bound
         assert "b-01" not in bound

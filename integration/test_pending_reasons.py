@@ -1,6 +1,6 @@
 """Pending reasons that name the real cause, on a real API server (issue 11, part 3): a node
-without allocatable, a pod larger than every node, a job in a Closed queue, and malformed
-annotations, each told on the pod in the words that send the user to the cause."""
+without allocatable, a pod larger than every node, a job in a Closed queue (on its PodGroup too),
+and malformed annotations, each told on the pod in the words that send the user to the cause."""
 
 from __future__ import annotations
 
@@ -28,6 +28,17 @@ def _message(cluster: harness.ScopedCluster, name: str, start: str) -> str:
         return message if cond.get("status") == "False" and message.startswith(start) else None
 
     return harness.wait_for(f"{name}'s message starting {start!r}", found, TIMEOUT)
+
+
+def _podgroup_condition(
+    cluster: harness.ScopedCluster, name: str, message: str
+) -> dict[str, Any] | None:
+    """The PodGroup's Unschedulable condition, once its message is `message`."""
+    status = harness.get_podgroup(cluster, "test", name).get("status") or {}
+    for cond in status.get("conditions") or []:
+        if cond.get("type") == "Unschedulable" and cond.get("message") == message:
+            return dict(cond)
+    return None
 
 
 def _unusual(cluster: harness.ScopedCluster, name: str, needle: str) -> str:
@@ -107,10 +118,24 @@ def test_pending_pods_are_told_the_real_cause(
         f"podgroup {ns}/waiting is Pending: queue shut is Closed: no job is admitted to it while"
         " its status.state is not Open"
     )
-    assert _message(cluster, "admitted-0", "queue shut") == (
+    closed = (
         "queue shut is Closed (proportion: its pods are not placed while its status.state is"
         " Closed, only when it is Open)"
     )
+    assert _message(cluster, "admitted-0", "queue shut") == closed
+    # Its PodGroup names the queue too, in its condition and its Warning Event.
+    gang = (
+        f"{closed}. 1/1 tasks in gang unschedulable: pod group is not ready, 1 Pending, 1"
+        " minAvailable; Pending: 1 Unschedulable"
+    )
+    condition = harness.wait_for(
+        "admitted's Unschedulable condition naming the queue",
+        lambda: _podgroup_condition(cluster, "admitted", gang),
+        TIMEOUT,
+    )
+    assert (condition["status"], condition["reason"]) == ("True", "NotEnoughResources")
+    said = harness.events_about(cluster, "test", "PodGroup", "admitted", reason="Unschedulable")
+    assert [e["message"] for e in said] == [gang], harness.dump(said)
 
     # Malformed annotations: read as Volcano reads them, and the pod is told.
     odd = harness.pod("odd", "test", cpu="100m")

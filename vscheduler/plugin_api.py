@@ -20,7 +20,7 @@ a plugin class are private (`_x`).
 
 `open` is handed a `PluginSession`, not the whole session: what a plugin may read (`clock`,
 `now`, `uid`, `snapshot`, `tasks`, `jobs`, `queues`, `ledger`, `queue_of`, `request_row`,
-`evictions`, `job_note`, `schedulable_count`, `hierarchy_enabled`, and from a hook
+`evictions`, `job_note`, `schedulable_count`, `job_hold`, `hierarchy_enabled`, and from a hook
 `queue_allows_progress`: whether a job's queue lets it allocate now) and the few calls it may
 make (`report_queue`, `note_queue`, `note_job`, `note_victim`, `set_job_condition`,
 `record_release`). Only actions, through Statements, change session state.
@@ -33,7 +33,8 @@ only the nodes whose accounting changed; a plugin that cannot promise this sets 
 opinion on that task's class: the session stops asking it for that class. Node arrays live on
 `session.ledger`, a read-only `LedgerView` (rows = nodes, columns = `ledger.dims`). An
 exception inside a hook is caught and counts as the conservative answer.
-`gang_shortfall(job, schedulable)` is Volcano's "N/M tasks in gang unschedulable: ..." text.
+`gang_shortfall(job, schedulable, held)` is Volcano's "N/M tasks in gang unschedulable: ..." text,
+after `held` (`session.job_hold(job)`: what held back every pod of the job at its queue) if given.
 A queue plugin keeps its queues' figures in a `QueueAccounts` (allocated, request, inqueue,
 deserved, guarantee, real capability, share, overused; a tree under a root) opened with its
 `Rules`; `QueuePlugin` maps every queue point onto them. It reports each queue's `QueueFigures`

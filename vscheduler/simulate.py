@@ -179,6 +179,7 @@ def cycle_json(result: CycleResult) -> Json:
         "evictions": [e.pod for e in result.evictions],
         "evictionDetails": [eviction_json(e) for e in result.evictions],
         "pipelined": dict(result.pipelined),
+        "waiting": dict(result.waiting),
         "nominated": dict(result.nominated),
         "podGroups": {
             key: {"phase": s.phase.value, "conditions": [_condition(c) for c in s.conditions]}
@@ -332,9 +333,10 @@ def render_table(output: Json) -> str:
 
 def _cycle_lines(n: int, cycle: Json, seconds: float) -> list[str]:
     binds, pipelined, pending = cycle["binds"], cycle["pipelined"], cycle["unschedulable"]
-    evictions, groups = cycle["evictionDetails"], cycle["podGroups"]
+    evictions, groups, waiting = cycle["evictionDetails"], cycle["podGroups"], cycle["waiting"]
     assert isinstance(binds, dict)
     assert isinstance(pipelined, dict)
+    assert isinstance(waiting, dict)
     assert isinstance(pending, dict)
     assert isinstance(evictions, list)
     assert isinstance(groups, dict)
@@ -343,7 +345,10 @@ def _cycle_lines(n: int, cycle: Json, seconds: float) -> list[str]:
         f"{len(pending)} pending ({seconds * 1000:.1f} ms)"
     ]
     lines += [f"  bind       {pod} -> {node}" for pod, node in binds.items()]
-    lines += [f"  pipeline   {pod} -> {node}" for pod, node in pipelined.items()]
+    lines += [
+        f"  pipeline   {pod} -> {node}" + (f": {waiting[pod]}" if pod in waiting else "")
+        for pod, node in pipelined.items()
+    ]
     lines += [f"  evict      {e['pod']} on {e['node']}: {e['reason']}" for e in evictions]
     lines += [f"  pending    {pod}: {msg}" for pod, msg in pending.items()]
     released = cycle["reservationsReleased"]

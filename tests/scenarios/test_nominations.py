@@ -38,6 +38,14 @@ def keys(*names: str) -> list[str]:
     return [f"default/{n}" for n in names]
 
 
+def waiting(pod: str, node: str) -> str:
+    """Volcano's message for a pipelined pod, written to its PodScheduled=False condition."""
+    return (
+        f"Pod {pod} can possibly be assigned to {node}, once resource is released and"
+        " minAvailable is satisfied"
+    )
+
+
 def borrowed() -> list[Item]:
     """One 6-CPU node; queues a and b, weights 1:1 (3 CPUs each). Queue a holds 5 CPUs (five
     one-pod-minimum pods), queue b's job b-00 (minMember 2) runs one 1-CPU pod and asks for a 2-CPU one."""
@@ -99,17 +107,21 @@ def test_the_reclaimer_named_in_the_eviction_binds_where_its_victims_were() -> N
     assert {e.reason for e in first.result.evictions} == {"reclaim by default/b-00-1 of queue b"}
     assert first.result.pipelined == {"default/b-00-1": "n1"}
     assert first.result.nominated == {"default/b-00-1": "n1"}
+    assert first.result.waiting == {"default/b-00-1": waiting("default/b-00-1", "n1")}
+    assert "default/b-00-1" not in first.unschedulable
     assert first.snapshot_after.tasks["default/b-00-1"].nominated_node == "n1"
 
     assert second.evictions == []
     assert second.binds == {}
     assert second.result.pipelined == {"default/b-00-1": "n1"}
     assert second.result.nominated == {"default/b-00-1": "n1"}
+    assert second.result.waiting == first.result.waiting
     assert "default/b-01-0" in second.unschedulable
 
     assert third.evictions == []
     assert third.binds == {"default/b-00-1": "n1"}
     assert third.result.nominated == {}
+    assert third.result.waiting == {}
     assert third.snapshot_after.tasks["default/b-00-1"].nominated_node is None
     assert "default/b-01-0" in third.unschedulable
 
@@ -259,10 +271,15 @@ def test_the_preemptor_named_in_the_eviction_binds_where_its_victims_were() -> N
     assert len(first.evictions) == 2
     assert {e.reason for e in first.result.evictions} == {"preempt by default/h-00-1"}
     assert first.result.nominated == {"default/h-00-1": "n1"}
+    assert first.result.waiting == {"default/h-00-1": waiting("default/h-00-1", "n1")}
     assert [e.reason for e in second.result.evictions] == ["preempt by default/h-01-0"] * 2
     assert not set(second.evictions) & set(first.evictions)
     assert second.binds == {}
     assert second.result.nominated == {"default/h-00-1": "n1", "default/h-01-0": "n1"}
+    assert second.result.waiting == {
+        "default/h-00-1": waiting("default/h-00-1", "n1"),
+        "default/h-01-0": waiting("default/h-01-0", "n1"),
+    }
     assert third.binds == {"default/h-00-1": "n1", "default/h-01-0": "n1"}
     assert third.evictions == []
     assert third.result.nominated == {}

@@ -1,12 +1,14 @@
 """Pending reasons that name the real cause (issue 11, part 3): when the queue's vote and the node
 fit both refuse a pod, its message says both, node fit first in kube-scheduler's words; a queue
 refusal names the limit (deserved share, capability, what the other queues' guarantees leave,
-Closed) with the numbers; a Closed queue says Closed, at admission and at allocation."""
+Closed) with the numbers; a Closed queue says Closed, at admission and at allocation, on the
+pods and on their PodGroup."""
 
 from __future__ import annotations
 
 import pytest
 
+from vscheduler.model.status import PodGroupPhase
 from vscheduler.testing.builders import Item, node, pod, podgroup, queue, snapshot
 from vscheduler.testing.scenario import run
 
@@ -148,6 +150,42 @@ def test_an_admitted_job_in_a_closed_queue_says_closed(policy: str | None, plugi
     )
     assert outcome.binds == {}
     assert outcome.unschedulable == {"default/a-0": closed, "default/b-0": closed}
+    gang = "1/1 tasks in gang unschedulable: pod group is not ready, 1 Pending, 1 minAvailable"
+    for key in ("default/a", "default/b"):  # b: admitted without minResources, as Volcano does
+        status = outcome.result.podgroups[key]
+        (condition,) = status.conditions
+        assert (status.phase, condition.type, condition.reason) == (
+            PodGroupPhase.INQUEUE,
+            "Unschedulable",
+            "NotEnoughResources",
+        )
+        assert condition.message == f"{closed}. {gang}; Pending: 1 Unschedulable"
+
+
+@pytest.mark.parametrize(("policy", "plugin"), [(None, "proportion"), (CAPACITY, "capacity")])
+def test_a_gang_in_a_closed_queue_names_the_queue_once_on_its_pods_and_its_podgroup(
+    policy: str | None, plugin: str
+) -> None:
+    """The pods of a gang carry the queue's refusal, then the gang's shortfall; the PodGroup
+    carries the same text (what its pods say, the nodes' verdict aside)."""
+    items: list[Item] = [queue("shut").state("Closed")]
+    items += [node("n1").resources(cpu="1", memory="8Gi")]
+    items += [podgroup("g").queue("shut").min_member(2).inqueue()]
+    items += [pod("g-0").group("g").requests(cpu="1"), pod("g-1").group("g").requests(cpu="2")]
+
+    (outcome,) = run(snapshot(*items), policy=policy)
+
+    gang = (
+        f"queue shut is Closed ({plugin}: its pods are not placed while its status.state is"
+        " Closed, only when it is Open). 2/2 tasks in gang unschedulable: pod group is not ready,"
+        " 2 Pending, 2 minAvailable; Pending: 2 Unschedulable"
+    )
+    assert outcome.unschedulable == {
+        "default/g-0": gang,
+        "default/g-1": f"0/1 nodes are available: 1 Insufficient cpu. {gang}",
+    }
+    (condition,) = outcome.result.podgroups["default/g"].conditions
+    assert condition.message == gang
 
 
 def test_a_closing_queue_names_its_state() -> None:

@@ -174,6 +174,7 @@ def test_output_always_has_the_documented_keys(capsys: pytest.CaptureFixture[str
         "evictions",
         "evictionDetails",
         "pipelined",
+        "waiting",
         "nominated",
         "podGroups",
         "unschedulable",

@@ -1,5 +1,6 @@
 """`simulate` replays a nomination read from a pod's `status.nominatedNodeName`: the room stays
-held for that pod while its victim terminates, and another pod does not take it."""
+held for that pod while its victim terminates, and another pod does not take it; the pod's
+condition message is Volcano's for a pipelined pod, in the JSON and the table."""
 
 from __future__ import annotations
 
@@ -70,6 +71,11 @@ spec:
 status: {phase: Pending, nominatedNodeName: n1}
 """
 
+WAITING = (
+    "Pod default/nominee can possibly be assigned to n1, once resource is released and"
+    " minAvailable is satisfied"
+)
+
 
 def test_a_nomination_read_from_the_pod_holds_the_room_in_simulate(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -82,6 +88,19 @@ def test_a_nomination_read_from_the_pod_holds_the_room_in_simulate(
     (cycle,) = json.loads(out.out)["cycles"]
 
     assert cycle["pipelined"] == {"default/nominee": "n1"}
+    assert cycle["waiting"] == {"default/nominee": WAITING}
     assert cycle["nominated"] == {"default/nominee": "n1"}
     assert cycle["binds"] == {}
     assert "default/first" in cycle["unschedulable"]
+    assert "default/nominee" not in cycle["unschedulable"]
+
+
+def test_the_table_shows_the_pipelined_pods_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(CLUSTER)
+    assert cli.main(["simulate", str(cluster), "--no-timings"]) == 0
+    table = capsys.readouterr().out.splitlines()
+
+    assert f"  pipeline   default/nominee -> n1: {WAITING}" in table

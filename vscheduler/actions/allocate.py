@@ -17,7 +17,9 @@ while placing one job discards that job's statement and reports it (`Session.con
 
 A task its queue refuses (the allocatable vote, or an overused queue) is noted with the plugin's
 `Refusal` (the limit and the numbers, or Closed), and is tried on the nodes for its message only
-(nothing is placed): when no node would take it either, its message says so first. Each task
+(nothing is placed): when no node would take it either, its message says so first. A queue that
+is not Open holds back every pod of its jobs: the job is noted held with that text
+(`Session.hold_job`), which its gang message (the PodGroup's, too) then starts with. Each task
 decided is told to `Session.decided` (with its queue's verdict) before its nodes are tried, for
 `simulate --explain`.
 """
@@ -92,9 +94,7 @@ class Allocate:
             refused = dispatch.allocation_refuser(queue, task)
             if refused is not None:
                 text = _refusal_text(session, queue, *refused)
-                session.decided(task, queue, text)
-                _check_fit(session, task, unfit, set())
-                session.note_task(task, text)
+                _refused(session, queue, job, task, text, unfit)
                 continue
             session.decided(task, queue)
             if task.class_id in failed and task.uid not in session.nominations:
@@ -125,6 +125,24 @@ class Allocate:
             if tasks and dispatch.is_job_ready(job):
                 waiting.push(job)
                 break
+
+
+def _refused(
+    session: Session,
+    queue: QueueState,
+    job: JobState,
+    task: TaskState,
+    refusal: str,
+    unfit: set[int],
+) -> None:
+    """`task`'s queue refused it (`refusal`): noted, with whether a node would take it (`unfit`:
+    see `_check_fit`); a queue that is not Open holds back every pod of the job, which its gang
+    message then names."""
+    if not queue.facts.is_open:
+        session.hold_job(job, refusal)
+    session.decided(task, queue, refusal)
+    _check_fit(session, task, unfit, set())
+    session.note_task(task, refusal)
 
 
 def _check_fit(session: Session, task: TaskState, unfit: set[int], fit: set[int]) -> None:
@@ -167,11 +185,12 @@ def _note_overused(session: Session, queue: QueueState, jobs: list[JobState]) ->
     unfit: set[int] = set()
     fit: set[int] = set()
     note = session.queue_note(queue.name)
-    tasks = (t for job in jobs for t in session.pending_tasks(job, best_effort=False))
-    for task in tasks:
+    tasks = ((j, t) for j in jobs for t in session.pending_tasks(j, best_effort=False))
+    for job, task in tasks:
         refused = session.dispatch.allocation_refuser(queue, task)
         if refused is not None and not queue.facts.is_open:
             text = _refusal_text(session, queue, *refused)
+            session.hold_job(job, text)
         else:
             why = f" ({refused[0]}: {refused[1].reason})" if refused and refused[1].reason else ""
             text = f"queue {queue.name} is overused{why}{note}"

@@ -13,7 +13,7 @@ budget's refusal puts the pod in backoff as a victim, honouring the API server's
 cycle; success a Normal `Evicted`; the evictions of one plan, `Evict.plan`, all or none: each is
 dry-run first, then the plan is counted against the PodDisruptionBudgets the cache holds (two
 victims of a budget allowing one pass their dry runs alone), and one refusal sends none of
-them), pods' PodScheduled=False conditions and
+them), pods' PodScheduled=False conditions (those left pending and those pipelined) and
 PodGroup statuses (written only when they differ from the watched objects and are not already in
 flight, with Events when they change; one queued write per object, the newest, so a backlog never
 sends what a later cycle replaced: `sent.Newest`; a PodGroup's change of counts alone waits
@@ -402,7 +402,12 @@ class EffectsExecutor:
         steps: tuple[tuple[str, Callable[[], None]], ...] = (
             ("binds", lambda: self._submit_binds(tickets, created)),
             ("evictions", lambda: self._submit_evictions(result.evictions)),
-            ("pod conditions", lambda: self._update_pods(result.unschedulable, result.arriving)),
+            (
+                "pod conditions",
+                lambda: self._update_pods(
+                    {**result.unschedulable, **result.waiting}, result.arriving
+                ),
+            ),
             ("nominations", lambda: self._update_nominations(result, snapshot)),
             (
                 "podgroup statuses",
@@ -719,7 +724,8 @@ class EffectsExecutor:
     def _update_pods(
         self, unschedulable: Mapping[str, str], arriving: AbstractSet[str] = frozenset()
     ) -> None:
-        """PodScheduled=False on each pod left pending, but those of a gang still arriving
+        """PodScheduled=False on each pod left pending (`unschedulable`: those without a node
+        and those pipelined on one, each with its message), but those of a gang still arriving
         (`CycleResult.arriving`: written once it stops growing)."""
         now = self._clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
         for key, message in unschedulable.items():

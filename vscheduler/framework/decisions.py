@@ -78,6 +78,8 @@ class Decisions:
         podgroups: dict[str, PodGroupStatus],
         unschedulable: dict[str, str],
         queue_allocated: Mapping[str, Resources] | None = None,
+        *,
+        waiting: Mapping[str, str] | None = None,
     ) -> CycleResult:
         """The cycle's result: these decisions, with the session's closing findings."""
         figures = self._queue_figures
@@ -85,6 +87,7 @@ class Decisions:
             binds=tuple(self._binds),
             evictions=tuple(self._evictions),
             pipelined=pipelined,
+            waiting=waiting or {},
             nominated=nominated,
             podgroups=podgroups,
             unschedulable=unschedulable,

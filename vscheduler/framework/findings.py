@@ -2,11 +2,12 @@
 methods.
 
 Owns: why pending tasks were not tried (`note_task`), why jobs were not (`note_job`), what else
-held a job back (`hint_job`), why a queue has less room than its figures say (`note_queue`), the
-conditions plugins set on PodGroups, each task class's latest fit failure and which tasks found
-a node, why a victim-tasks plugin proposed a victim, and the jobs an action failed on. Each
-write keeps the rule it always had (most notes: the first one stays). Reads are methods or
-read-only views; `framework.messages` turns findings into the pods' pending messages.
+held a job back (`hint_job`), what held back every pod of a job at its queue (`hold_job`), why a
+queue has less room than its figures say (`note_queue`), the conditions plugins set on PodGroups,
+each task class's latest fit failure and which tasks found a node, why a victim-tasks plugin
+proposed a victim, and the jobs an action failed on. Each write keeps the rule it always had (most
+notes: the first one stays). Reads are methods or read-only views; `framework.messages` turns
+findings into the pods' pending messages.
 Must not: decide anything, or know the session: it is told about tasks and jobs, by key.
 """
 
@@ -31,6 +32,7 @@ class Findings:
         "_fit_failures",
         "_job_conditions",
         "_job_hints",
+        "_job_holds",
         "_job_notes",
         "_queue_notes",
         "_schedulable",
@@ -42,6 +44,7 @@ class Findings:
         self._task_notes: dict[str, str] = {}
         self._job_notes: dict[str, str] = {}
         self._job_hints: dict[str, str] = {}
+        self._job_holds: dict[str, str] = {}
         self._queue_notes: dict[str, str] = {}
         self._job_conditions: dict[str, dict[str, PodGroupCondition]] = {}
         self._fit_failures: dict[int, FitFailure] = {}
@@ -105,6 +108,15 @@ class Findings:
     def job_hint(self, key: str) -> str | None:
         """The job's hint, if any."""
         return self._job_hints.get(key)
+
+    def hold_job(self, key: str, reason: str) -> None:
+        """Job `key`'s queue holds back every one of its pods, whatever they ask (it is not
+        Open), for `reason`: the note its pods carry (the first stays)."""
+        self._job_holds.setdefault(key, reason)
+
+    def job_hold(self, key: str) -> str | None:
+        """Why job `key`'s queue holds back every one of its pods, if it does."""
+        return self._job_holds.get(key)
 
     def set_job_condition(self, key: str, condition: PodGroupCondition) -> None:
         """Set (replace by type) a condition on job `key`'s PodGroup status."""

@@ -9,8 +9,11 @@ queue, a job not admitted, a malformed pod, a plugin that raised about the pod) 
 are. A pod its queue refused (no room, overused, Closed) that would also find no node gets both,
 the nodes' aggregate first (kube-scheduler's words), then the queue's reason. A job's hint
 (preempt or reclaim passed over pods whose eviction was refused) ends the message after a `;`.
-A pod with a scheduling gate is not tried; its message is the API server's (`SCHEDULING_GATED`),
-and the condition the API server wrote is left as it is (`effects.status`).
+A pod pipelined on a node (waiting for room being released there: the victims preempt or reclaim
+evicted for it) gets Volcano's `Pod ns/p can possibly be assigned to n, once resource is
+released and minAvailable is satisfied` (`waiting`). A pod with a scheduling gate is not tried;
+its message is the API server's (`SCHEDULING_GATED`), and the condition the API server wrote is
+left as it is (`effects.status`).
 
 Reads the session's findings (`framework.findings`), its read view, the dispatcher (the tasks a
 plugin raised about, whether a gang is ready) and the placer (each node's reason); never the
@@ -31,6 +34,14 @@ from vscheduler.framework.placement import FitFailure, Placer
 from vscheduler.framework.state import JobState, TaskState
 from vscheduler.framework.view import SessionView
 from vscheduler.model.status import TaskStatus
+
+
+def waiting(task: TaskState) -> str:
+    """Volcano's message for a pipelined task (`TaskSchedulingReason`, reason Unschedulable)."""
+    return (
+        f"Pod {task.key} can possibly be assigned to {task.node}, "
+        "once resource is released and minAvailable is satisfied"
+    )
 
 
 def fit_error(placer: Placer, task: TaskState, failure: FitFailure) -> str:
@@ -56,8 +67,10 @@ def fit_error(placer: Placer, task: TaskState, failure: FitFailure) -> str:
     return f"{head}: " + ", ".join(f"{n} {r}" for r, n in parts) + "."
 
 
-def gang_shortfall(job: JobState, schedulable: int) -> str:
-    """Volcano's gang message: `N/M tasks in gang unschedulable: pod group is not ready, ...`."""
+def gang_shortfall(job: JobState, schedulable: int, held: str | None = None) -> str:
+    """Volcano's gang message: `N/M tasks in gang unschedulable: pod group is not ready, ...`,
+    after `held` when given (what held back every pod of the job at its queue, as its pods'
+    messages say it: `queue q is Closed (proportion: ...). 1/1 tasks in gang ...`)."""
     unready = max(job.min_member - job.ready_num() - schedulable, 0)
     counts: Counter[str] = Counter()
     for status in TaskStatus:
@@ -76,19 +89,21 @@ def gang_shortfall(job: JobState, schedulable: int) -> str:
         if unsched:
             parts.append(f"{unsched} Unschedulable")
         detail = "; Pending: " + ", ".join(parts)
+    cause = f"{held.rstrip('.')}. " if held else ""
     return (
-        f"{unready}/{len(job.tasks)} tasks in gang unschedulable: "
+        f"{cause}{unready}/{len(job.tasks)} tasks in gang unschedulable: "
         f"pod group is not ready, {histogram}{detail}"
     )
 
 
 def gang_message(findings: Findings, job: JobState) -> str:
     """The gang shortfall for `job`: its Unschedulable condition message if a plugin set one,
-    else computed from the job's task counts."""
+    else computed from the job's task counts (after what held back all of its pods at its
+    queue, if anything did)."""
     cond = findings.conditions_of(job.key).get("Unschedulable")
     if cond is not None and cond.status == "True":
         return cond.message
-    return gang_shortfall(job, findings.schedulable_count(job))
+    return gang_shortfall(job, findings.schedulable_count(job), findings.job_hold(job.key))
 
 
 def unschedulable(
@@ -122,6 +137,21 @@ class _Sources:
         self.findings, self.dispatch, self.placer = findings, dispatch, placer
 
 
+def _own_and_gang(sources: _Sources, task: TaskState) -> tuple[str, str]:
+    """The task's own note, and its job's gang message when the job is a gang that is not
+    ready. A note that says what held back every pod of the job (its queue not Open) is left
+    to the gang message, which starts with it."""
+    findings, job = sources.findings, task.job
+    own = findings.task_note(task.uid)
+    if job is None or job.min_member <= 1 or sources.dispatch.is_job_ready(job):
+        return own, ""
+    gang = gang_message(findings, job)
+    held = findings.job_hold(job.key)
+    if held and own == held and gang.startswith(held):
+        return "", gang
+    return own, gang
+
+
 SCHEDULING_GATED: Final = "Scheduling is blocked due to non-empty scheduling gates"
 """The API server's message on a gated pod's PodScheduled condition (reason SchedulingGated),
 which is left as it is."""
@@ -141,16 +171,13 @@ def _message(sources: _Sources, task: TaskState, by_class: dict[int, str]) -> st
         note = findings.job_note(job.key)
         if note is not None:
             return note
-    own = findings.task_note(task.uid)
+    own, gang = _own_and_gang(sources, task)
     fit = findings.fit_failure(task.uid)
     if fit is not None:
         class_id, failure = fit
         if class_id not in by_class:
             by_class[class_id] = fit_error(sources.placer, task, failure)
         own = f"{by_class[class_id].rstrip('.')}. {own}" if own else by_class[class_id]
-    gang = ""
-    if job is not None and job.min_member > 1 and not dispatch.is_job_ready(job):
-        gang = gang_message(findings, job)
     if own and gang:
         return f"{own.rstrip('.')}. {gang}"
     if own or gang:

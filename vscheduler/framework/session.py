@@ -685,6 +685,15 @@ class Session:
         """Why a job's tasks were not tried (not admitted, invalid, queue missing)."""
         self.findings.note_job(job.key, reason)
 
+    def hold_job(self, job: JobState, reason: str) -> None:
+        """The job's queue holds back every one of its pods, whatever they ask (it is not
+        Open), for `reason`, the note its pods carry: its gang message names it too."""
+        self.findings.hold_job(job.key, reason)
+
+    def job_hold(self, job: JobState) -> str | None:
+        """Why the job's queue holds back every one of its pods this session, if it does."""
+        return self.findings.job_hold(job.key)
+
     def hierarchy_enabled(self, plugin: str) -> bool:
         """Whether the policy entry of `plugin` (the first, by that name) sets
         `enableHierarchy: true` (Volcano's `ssn.HierarchyEnabled`)."""
@@ -740,11 +749,10 @@ class Session:
             for uid, i in self.nominations.items()
             if (t := self.tasks[uid]).status is TaskStatus.PENDING and uid not in self._tried
         }
-        nominated |= {
-            t.key: t.node or ""
-            for t in staged
-            if t.status is TaskStatus.PIPELINED and t.facts.node_name is None
-        }
+        waiting = [
+            t for t in staged if t.status is TaskStatus.PIPELINED and t.facts.node_name is None
+        ]
+        nominated |= {t.key: t.node or "" for t in waiting}
         statuses, plain = podgroup_statuses(
             self.podgroup_jobs, self.findings, self.uid, self._reusable_statuses()
         )
@@ -758,6 +766,7 @@ class Session:
             queue_status.allocated_by_queue(
                 self.queues, self.jobs, self.queue_totals, self._touched_jobs
             ),
+            waiting={t.key: messages.waiting(t) for t in waiting},
         )
         if not self._arrival_grace:
             return result

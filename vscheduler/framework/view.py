@@ -129,6 +129,13 @@ class PluginSession(SessionView, Protocol):
         """How many of the job's pending tasks found a node this session."""
         ...
 
+    def job_hold(self, job: JobState) -> str | None:
+        """Why the job's queue held back every one of its pods this session, whatever they ask
+        (the queue is not Open), in the words of their pending messages (`queue q is Closed
+        (proportion: ...)`), if it did: the job's gang message starts with it
+        (`gang_shortfall(job, schedulable, held)`)."""
+        ...
+
     def queue_allows_progress(self, job: JobState) -> bool:
         """Whether the job's queue would let it allocate one of its pending tasks now (the
         allocatable point, as allocate asks it); True for a job without a queue or without a

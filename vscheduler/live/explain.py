@@ -83,6 +83,7 @@ def explain(
         "simulated": {
             "bind": _dict(cycle["binds"]).get(key),
             "pipelined": _dict(cycle["pipelined"]).get(key),
+            "waiting": _dict(cycle["waiting"]).get(key),
             "unschedulable": _dict(cycle["unschedulable"]).get(key),
         },
         "explain": _dict(out["explain"])[key],
@@ -146,6 +147,8 @@ def render_table(report: Json, now: dt.datetime) -> str:
         lines.append("  condition:  no PodScheduled condition")
     if sim["bind"]:
         lines.append(f"  simulated:  would bind to {sim['bind']}")
+    elif sim["waiting"]:
+        lines.append(f"  simulated:  pipelined on {sim['pipelined']}: {sim['waiting']}")
     elif sim["pipelined"]:
         lines.append(f"  simulated:  pipelined on {sim['pipelined']} (waits for it to free up)")
     elif sim["unschedulable"]:

@@ -108,6 +108,10 @@ class CycleResult:
     """The outcome of one scheduling cycle.
 
     `binds` and `evictions` are commands; `pipelined` tasks wait for resources being released;
+    `waiting` maps each pod pipelined on a node (waiting for room being released there; a pod
+    whose allocation a pipelined gang keeps is in `pipelined` too, but not here) to the message
+    written to its PodScheduled condition (Volcano's `Pod ns/p can possibly be assigned to n,
+    once resource is released and minAvailable is satisfied`);
     `nominated` maps every pending pod that should carry `status.nominatedNodeName` to that node
     (pipelined ones, and those whose nomination the session honoured; any other pod carrying
     one has it cleared);
@@ -136,6 +140,7 @@ class CycleResult:
     binds: tuple[Bind, ...] = ()
     evictions: tuple[Evict, ...] = ()
     pipelined: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    waiting: Mapping[str, str] = dataclasses.field(default_factory=dict)
     nominated: Mapping[str, str] = dataclasses.field(default_factory=dict)
     podgroups: Mapping[str, PodGroupStatus] = dataclasses.field(default_factory=dict)
     unschedulable: Mapping[str, str] = dataclasses.field(default_factory=dict)

@@ -18,8 +18,10 @@ Registers (Volcano's gang plugin):
 - `on_session_close`: writes the PodGroup condition Volcano writes (and, unlike Volcano, turns an
   earlier `Unschedulable=True` to False once the gang is ready). An admitted job that is not
   ready gets `Unschedulable` (reason `NotEnoughResources`, message "U/T tasks in gang
-  unschedulable: ..."), a ready one `Scheduled` (none when its PodGroup says so already: the
-  condition keeps the time it last changed); a job that was invalid when the session opened
+  unschedulable: ...", after what held back every one of its pods at its queue, in their words,
+  when its queue is not Open: `queue q is Closed (proportion: ...). 1/1 tasks in gang ...`), a
+  ready one `Scheduled` (none when its PodGroup says so already: the condition keeps the time it
+  last changed); a job that was invalid when the session opened
   gets `Unschedulable` with the validation reason and message, as Volcano's session open does.
   A job not admitted by enqueue (phase Pending) gets `Unschedulable` (`NotEnoughResources`)
   with the reason it was not admitted; one with no reason noted, a valid job without tasks, and
@@ -290,8 +292,13 @@ class Gang(
             return None if note is None else (UNSCHEDULABLE, NOT_ENOUGH_RESOURCES, note)
         if is_ready(job):
             return SCHEDULED, READY_REASON, ""
-        found = self._session.schedulable_count(job)
-        return UNSCHEDULABLE, NOT_ENOUGH_RESOURCES, gang_shortfall(job, found)
+        session = self._session
+        found = session.schedulable_count(job)
+        return (
+            UNSCHEDULABLE,
+            NOT_ENOUGH_RESOURCES,
+            gang_shortfall(job, found, session.job_hold(job)),
+        )
 
     def _stamp(self, kind: str, reason: str, message: str) -> PodGroupCondition:
         session = self._session

@@ -188,10 +188,13 @@ def _requirement(key_field: str = "key") -> st.SearchStrategy[Raw]:
 
 @functools.cache
 def _node_selector_term() -> st.SearchStrategy[Raw]:
+    """A node selector term as the API server accepts it: a `matchFields` requirement is on
+    `metadata.name`, In or NotIn, with exactly one value (a node that exists, or not); two of
+    them in one term must both hold (`In n0` and `NotIn n1`; `In n0` and `In n1`: no node)."""
     fields = st.builds(
-        lambda op, values: {"key": "metadata.name", "operator": op, "values": values},
+        lambda op, name: {"key": "metadata.name", "operator": op, "values": [name]},
         st.sampled_from(("In", "NotIn")),
-        st.lists(st.sampled_from(("n0", "n1", "missing")), min_size=1, max_size=2),
+        st.sampled_from(("n0", "n1", "missing")),
     )
     return st.fixed_dictionaries(
         {},
@@ -199,7 +202,7 @@ def _node_selector_term() -> st.SearchStrategy[Raw]:
             "matchExpressions": st.lists(
                 _requirement().filter(lambda r: r["operator"] in OPERATORS), max_size=3
             ),
-            "matchFields": st.lists(fields, max_size=1),
+            "matchFields": st.lists(fields, max_size=2),
         },
     )
 

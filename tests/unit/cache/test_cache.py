@@ -307,6 +307,28 @@ def test_a_malformed_pod_of_this_scheduler_is_kept_pending_with_its_problem(
     assert cache.problems() == {"Pod ns/p1": message}
 
 
+def test_a_field_selector_the_api_server_would_refuse_is_reported_on_the_pod_and_skipped(
+    cache: SchedulerCache,
+) -> None:
+    """matchFields takes exactly one value (the API server refuses more); a pod holding two
+    (an object from an older server, or a test) is told so on itself, and requests nothing."""
+    pod = raw_pod("p1", cpu="1")
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1", "n2"]}]}
+    required = {"nodeSelectorTerms": [term]}
+    pod["spec"]["affinity"] = {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}
+    }
+    cache.apply(POD, event("ADDED", pod))
+    task = cache.snapshot().tasks["uid-p1"]
+    message = (
+        "Pod ns/p1: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+        ".nodeSelectorTerms[0].matchFields[0].values: must hold exactly one value for a field"
+        " selector, got 2"
+    )
+    assert (task.status, task.resreq, task.problem) == (TaskStatus.PENDING, EMPTY, message)
+    assert cache.problems() == {"Pod ns/p1": message}
+
+
 def test_a_pods_problem_is_cleared_when_it_is_fixed_or_deleted(cache: SchedulerCache) -> None:
     cache.apply(POD, event("ADDED", raw_pod("p1", cpu="lots")))
     cache.apply(POD, event("MODIFIED", raw_pod("p1")))

@@ -24,7 +24,7 @@ from vscheduler.model.facts import (
 )
 from vscheduler.model.resources import Resources
 from vscheduler.model.status import QoSClass, TaskStatus
-from vscheduler.testing.strategies import SCHEDULER, pods
+from vscheduler.testing.strategies import SCHEDULER, affinities, pods
 
 GI = 1024**3
 MI = 1024**2
@@ -972,6 +972,24 @@ def test_a_field_selector_only_selects_by_name_with_one_value() -> None:
     fields.update(key="metadata.name", values=["a", "b"])
     with pytest.raises(InputError, match="must hold exactly one value for a field selector, got 2"):
         convert(raw_pod(affinity={"nodeAffinity": copy.deepcopy(node_affinity)}))
+
+
+@settings(max_examples=200, deadline=None)
+@given(affinities())
+def test_the_strategys_node_affinities_are_ones_the_api_server_accepts(affinity: Raw) -> None:
+    """The fuzzers' pods reach the scheduler as the API server lets them: every field selector
+    is on metadata.name, In or NotIn, with one value, and the whole node affinity reads."""
+    node_side = affinity.get("nodeAffinity", {})
+    required = node_side.get("requiredDuringSchedulingIgnoredDuringExecution", {})
+    terms = list(required.get("nodeSelectorTerms", []))
+    preferred = node_side.get("preferredDuringSchedulingIgnoredDuringExecution", [])
+    terms += [entry["preference"] for entry in preferred]
+    for term in terms:
+        for field in term.get("matchFields", []):
+            assert field["key"] == "metadata.name", field
+            assert field["operator"] in ("In", "NotIn"), field
+            assert len(field["values"]) == 1, field
+    convert(raw_pod(affinity={"nodeAffinity": node_side}))
 
 
 # --- annotations Volcano reads silently though they are likely mistakes --------------------------

@@ -338,6 +338,39 @@ def test_the_unschedulable_condition_is_written_once_with_a_warning(
     assert len(writer.of("event")) == 1
 
 
+WAITING = (
+    "Pod ns/p1 can possibly be assigned to n1, once resource is released and minAvailable is"
+    " satisfied"
+)
+
+
+def test_a_pipelined_pod_gets_volcanos_message_once_over_the_earlier_cycles_one(
+    effects: EffectsExecutor, writer: FakeWriter, cache: SchedulerCache
+) -> None:
+    """A pod that preempt pipelined (it waits for its victims) says so, replacing the message an
+    earlier cycle wrote; the cycles after, pipelined again on the same node, write nothing."""
+    earlier = {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": "0/1 nodes are available: 1 Insufficient cpu.",
+        "lastTransitionTime": "2025-12-31T23:59:00Z",
+    }
+    cache.apply(POD, WatchEvent("MODIFIED", raw_pod("p1", conditions=[earlier])))
+    result = CycleResult(pipelined={"ns/p1": "n1"}, waiting={"ns/p1": WAITING})
+    carry_out(effects, result)
+    condition = {**earlier, "message": WAITING}  # still False: the transition time stays
+    assert writer.of("condition") == [("ns/p1", condition)]
+    assert writer.of("event") == [("Pod ns/p1", "Warning", "FailedScheduling", WAITING)]
+
+    carry_out(effects, result)  # in flight
+    cache.apply(POD, WatchEvent("MODIFIED", raw_pod("p1", conditions=[condition])))
+    carry_out(effects, result)
+    carry_out(effects, result)
+    assert len(writer.of("condition")) == 1
+    assert len(writer.of("event")) == 1
+
+
 def test_a_gang_still_arriving_gets_its_condition_only_once_it_stops_arriving(
     effects: EffectsExecutor, writer: FakeWriter
 ) -> None:

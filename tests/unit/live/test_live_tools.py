@@ -315,7 +315,12 @@ def test_explain_puts_the_live_condition_and_events_beside_the_simulated_cycle()
             }
         ],
     }
-    assert report["simulated"] == {"bind": None, "pipelined": None, "unschedulable": QUEUE_FULL}
+    assert report["simulated"] == {
+        "bind": None,
+        "pipelined": None,
+        "waiting": None,
+        "unschedulable": QUEUE_FULL,
+    }
     assert (
         f"get {EVENTS_PATH}?{{'fieldSelector': 'involvedObject.kind=Pod,involvedObject.name=big'}}"
         in source.calls
@@ -338,6 +343,32 @@ def test_explain_puts_the_live_condition_and_events_beside_the_simulated_cycle()
         " this pod's cpu 8 exceed its deserved share (cpu 4))",
     ]
     assert "Insufficient cpu" in text.splitlines()[9]
+
+
+def test_explain_of_a_pod_waiting_for_its_victims_shows_the_message_its_condition_gets() -> None:
+    """A pod nominated to node-b, whose victim there is terminating: the simulated cycle
+    pipelines it there, with the message a live scheduler writes to its condition."""
+    victim = pod("victim", cpu="2", node_name="node-b")
+    victim["metadata"]["deletionTimestamp"] = "2026-05-01T11:59:00Z"
+    nominee = pod("nominee", cpu="2")
+    nominee["status"]["nominatedNodeName"] = "node-b"
+    cluster = [node("node-a", cpu="1"), node("node-b", cpu="2"), victim, nominee]
+    source = FakeSource(cluster, gets={"/api/v1/namespaces/team/pods/nominee": nominee})
+
+    report = run_explain(source, "team/nominee")
+
+    message = (
+        "Pod team/nominee can possibly be assigned to node-b, once resource is released and"
+        " minAvailable is satisfied"
+    )
+    assert report["simulated"] == {
+        "bind": None,
+        "pipelined": "node-b",
+        "waiting": message,
+        "unschedulable": None,
+    }
+    text = explain.render_table(report, NOW).splitlines()
+    assert f"  simulated:  pipelined on node-b: {message}" in text
 
 
 def test_a_bound_pod_gets_no_node_table_that_would_count_it_against_its_own_node() -> None:
