@@ -18,7 +18,8 @@ gang broken; asserted here is the exact outcome, which meets those bounds.
 **The policy** is `gangEvictConfig` without `network-topology-aware` (not provided here; with
 no HyperNodes Volcano's gives no gradients and the actions search the whole cluster, as here).
 The e2e cases with per-role minimums, sub-groups or HyperNodes (GP-R1, GP-S1, GP-T*, GR-R1,
-GR-S1, GR-T*) are not in the brief's set; GP-R1's role rule is covered by a unit case below.
+GR-S1, GR-T*) are not transcribed: the role rule (`bundles.split`) is implemented but no case
+here exercises it yet; sub-groups and HyperNodes are not modelled.
 """
 
 from __future__ import annotations
