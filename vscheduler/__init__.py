@@ -20,7 +20,8 @@ Every subpackage and top-level module (tests/unit/docs/test_front_doors.py keeps
     effects/       a cycle's decisions carried out as API calls, off the cycle thread
     framework/     Session, Ledger, Statement, the extension points: table, Protocols, combinators
     plugin_api.py  the one module plugins import
-    actions/       enqueue, allocate, backfill, preempt, reclaim, shuffle
+    actions/       enqueue, allocate, backfill, preempt, reclaim, shuffle, gangpreempt,
+                   gangreclaim
     plugins/       one module (or package) per plugin
     catalog.py     the built-in registry: every action and plugin by its Volcano name
     cycle.py       one scheduling cycle: snapshot + policy -> CycleResult

@@ -11,7 +11,16 @@ from __future__ import annotations
 import importlib
 from typing import Final
 
-from vscheduler.actions import allocate, backfill, enqueue, preempt, reclaim, shuffle
+from vscheduler.actions import (
+    allocate,
+    backfill,
+    enqueue,
+    gangpreempt,
+    gangreclaim,
+    preempt,
+    reclaim,
+    shuffle,
+)
 from vscheduler.conf.default import DEFAULT_POLICY_TEXT
 from vscheduler.conf.parse import parse_policy
 from vscheduler.conf.schema import Policy
@@ -65,6 +74,8 @@ def builtin_registry() -> Registry:
         preempt.NAME: preempt.build,
         reclaim.NAME: reclaim.build,
         shuffle.NAME: shuffle.build,
+        gangpreempt.NAME: gangpreempt.build,
+        gangreclaim.NAME: gangreclaim.build,
     }
     plugins = dict(_plugin(module) for module in PLUGINS)
     return Registry(plugins=plugins, actions=actions)

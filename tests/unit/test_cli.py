@@ -514,6 +514,11 @@ GANG_WARNING = (
     "warning: tiers: no 'gang' plugin: gangs may split (a PodGroup's pods bind one by one, "
     "whatever its minMember)"
 )
+MIXED_EVICTION_WARNING = (
+    "warning: actions: gangpreempt configured with reclaim: Volcano's design says the gang-aware"
+    " actions must not be configured together with the legacy ones (both kinds evict in the"
+    " same cycle, each by its own rules)"
+)
 TIERS_WARNING = (
     "warning: tiers: missing or empty: no plugin runs, so taints, tolerations and affinity are "
     "ignored and gangs may split"
@@ -537,6 +542,12 @@ TIERS_WARNING = (
             "actions: allocate\ntiers:\n- plugins: []\n",
             [PREDICATES_WARNING, GANG_WARNING],
             id="a tier without plugins",
+        ),
+        pytest.param(
+            'actions: "allocate, gangpreempt, reclaim"\ntiers:\n- plugins:\n'
+            "  - name: gang\n  - name: predicates\n",
+            [MIXED_EVICTION_WARNING],
+            id="gang-aware and legacy eviction together",
         ),
         pytest.param("actions: allocate\n", [TIERS_WARNING], id="no tiers"),
         pytest.param("actions: allocate\ntiers: []\n", [TIERS_WARNING], id="empty tiers"),

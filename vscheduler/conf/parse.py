@@ -28,7 +28,6 @@ from vscheduler.conf.schema import (
     CONFIGURATION_KEYS,
     ENABLE_FLAGS,
     FLAG_ALIASES,
-    INSTEAD,
     PLUGIN_KEYS,
     TIER_KEYS,
     TOP_LEVEL_KEYS,
@@ -61,11 +60,10 @@ class _Check:
     def unknown_name(self, where: str, kind: str, name: str, known: frozenset[str]) -> None:
         volcano = VOLCANO_ACTIONS if kind == "action" else VOLCANO_PLUGINS
         if name in volcano:
-            instead = f"; {INSTEAD[name]}" if name in INSTEAD else ""
             self.error(
                 where,
                 f"{kind} {name!r} is a Volcano {kind} this version of vscheduler does not "
-                f"provide yet{instead}; available: {', '.join(sorted(known))}",
+                f"provide yet; available: {', '.join(sorted(known))}",
             )
             return
         hint = did_you_mean(name, known | volcano)

@@ -74,20 +74,6 @@ VOLCANO_PLUGINS: Final[frozenset[str]] = frozenset(
     }
 )  # fmt: skip
 """Every plugin Volcano's scheduler knows (pkg/scheduler/plugins/factory.go)."""
-_WITH_GANG: Final = (
-    "instead, with the gang plugin in the tiers (victims are taken task by task, no victim job "
-    "below its minMember)"
-)
-INSTEAD: Final[Mapping[str, str]] = MappingProxyType(
-    {
-        "gangpreempt": f"use preempt {_WITH_GANG}",
-        "gangreclaim": f"use reclaim {_WITH_GANG}",
-    }
-)
-"""What to use instead of a Volcano action or plugin not provided, where something comes near.
-Volcano's gangpreempt and gangreclaim (v1.15, docs/design/gang-aware-eviction-design.md) evict
-whole victim gangs within one hyper-node."""
-
 TOP_LEVEL_KEYS: Final[tuple[str, ...]] = ("actions", "tiers", "configurations", "metrics")
 TIER_KEYS: Final[tuple[str, ...]] = ("plugins",)
 PLUGIN_KEYS: Final[tuple[str, ...]] = ("name", *ENABLE_FLAGS, "arguments")

@@ -2,8 +2,10 @@
 
 Owns: the PodGroup's gang (`minMember`, default 1; `minTaskMember`, where the key "" counts
 the pods without a task role, as in Volcano), `minResources`, queue (default `default`), priority
-(from `priorityClassName`, as for pods), phase (default Pending) and conditions (any `type`, as
-the CRD allows), with Volcano's field names; whether a controller owns it (`controlled`).
+(from `priorityClassName`, as for pods), whether it opts out of the gang-aware actions'
+evictions (`volcano.sh/preemptable`, annotation else label, as on a pod), phase (default
+Pending) and conditions (any `type`, as the CRD allows), with Volcano's field names; whether a
+controller owns it (`controlled`).
 Must not: look at the PodGroup's pods or check that its queue exists (the scheduler reports it).
 """
 
@@ -32,6 +34,7 @@ from vscheduler.convert.fields import (
     timestamp,
 )
 from vscheduler.convert.misc import resolve_priority
+from vscheduler.convert.pod import preemptable_flags
 from vscheduler.model.facts import (
     UNUSUAL_VALUE,
     FieldWarning,
@@ -74,6 +77,7 @@ def convert_podgroup(
         conditions=_conditions(status, label),
         created=meta.created,
         annotations=meta.annotations,
+        preemption_opt_out=preemptable_flags(meta.annotations, meta.labels)[1],
         controlled=bool(controller_owner(obj, label)),
         warnings=tuple(warnings),
     )

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Final, Protocol
 
 from vscheduler.framework import points
+from vscheduler.framework.protocols import EvictionContext
 from vscheduler.framework.results import ABSTAIN, Abstain, Code, Refusal, Status, Vote
 from vscheduler.framework.state import JobState, QueueState, TaskState
 
@@ -414,6 +415,13 @@ class Dispatcher:
     ) -> tuple[TaskState, ...]:
         """Victims every non-abstaining plugin of the deciding tier agrees on."""
         return self._tier_intersect("reclaimable", reclaimer, candidates)
+
+    def select_gang_victims(
+        self, context: EvictionContext, candidates: Sequence[TaskState]
+    ) -> tuple[TaskState, ...]:
+        """Victims every non-abstaining plugin of the deciding tier agrees on (Volcano's
+        `UnifiedEvictable`: no flag switches a plugin's answer off)."""
+        return self._tier_intersect("unifiedEvictable", context, candidates)
 
     def propose_victims(self, candidates: Sequence[TaskState]) -> tuple[TaskState, ...]:
         """The union of the first tier that proposes anything."""

@@ -29,6 +29,7 @@ jobOrder -> `JobOrder`, eventHandlers -> `AllocateEvent` / `DeallocateEvent`, ..
 | preemptive | allows_reclaim | enablePreemptive | all must agree |
 | preemptable | select_preemptees | enablePreemptable | tier intersection (see below) |
 | reclaimable | select_reclaimees | enableReclaimable | tier intersection |
+| unifiedEvictable | select_gang_victims | (none) | tier intersection (gangpreempt, gangreclaim) |
 | victimTasks | propose_victims | enabledVictim | per tier union; first non-empty tier wins |
 | victimFilter | filter_victims | enabledVictim | every plugin narrows the list, in order |
 | eventHandlers | on_allocate / on_deallocate | (none) | every plugin, in order |
@@ -100,6 +101,7 @@ POINTS: Final[tuple[Point, ...]] = (
     Point("preemptive", "allows_reclaim", "enablePreemptive", hooks.Preemptive),
     Point("preemptable", "select_preemptees", "enablePreemptable", hooks.Preemptable),
     Point("reclaimable", "select_reclaimees", "enableReclaimable", hooks.Reclaimable),
+    Point("unifiedEvictable", "select_gang_victims", None, hooks.UnifiedEvictable),
     Point("victimTasks", "propose_victims", "enabledVictim", hooks.VictimTasks),
     Point("victimFilter", "filter_victims", "enabledVictim", hooks.VictimFilter),
     Point("allocateEvent", "on_allocate", None, hooks.AllocateEvent),

@@ -13,8 +13,9 @@ implementing its interface, not by the accident of a method name.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from vscheduler.framework.ledger import BoolArray, FloatArray, IntArray
 from vscheduler.framework.results import Abstain, Refusal, Status, Vote
@@ -166,6 +167,32 @@ class Reclaimable(Protocol):
 
     def select_reclaimees(
         self, reclaimer: TaskState, candidates: Sequence[TaskState], /
+    ) -> Sequence[TaskState] | Abstain: ...
+
+
+EvictionKind = Literal["gangpreempt", "gangreclaim"]
+"""Which gang-aware action asks the unifiedEvictable point (Volcano's `EvictionKind`)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class EvictionContext:
+    """What a gang-aware eviction is for (Volcano's `EvictionContext`): the action asking, the
+    job that needs the room, and the domain searched (always the whole cluster here:
+    `<cluster-top-hypernode>`, Volcano's name for it when no topology plugin narrows it)."""
+
+    kind: EvictionKind
+    job: JobState
+    domain: str
+
+
+class UnifiedEvictable(Protocol):
+    """unifiedEvictable: of `candidates` (every task of the domain's victim bundles, cheapest
+    bundle first), those gangpreempt or gangreclaim may evict for `context.job`, or ABSTAIN.
+    Asked once per job and domain with the whole ordered list, so a plugin that spends an
+    allowance (a queue's room above its guarantee) spends it in bundle order."""
+
+    def select_gang_victims(
+        self, context: EvictionContext, candidates: Sequence[TaskState], /
     ) -> Sequence[TaskState] | Abstain: ...
 
 

@@ -754,6 +754,25 @@ class QueueAccounts:
                 victims.append(task)
         return tuple(victims)
 
+    def gang_reclaimees(self, candidates: Sequence[TaskState]) -> tuple[TaskState, ...]:
+        """gangreclaim's candidates (Volcano capacity's gang-level evictable function), in the
+        order given: one whose eviction keeps its queue at or above its guarantee, while the
+        queue (less the victims already chosen) is above its deserved by `above_deserved`. Only
+        the leaf queue's figures count, with or without hierarchy, as in Volcano."""
+        left: dict[str, Resources] = {}
+        victims: list[TaskState] = []
+        for task in candidates:
+            account = self.of_task(task)
+            if account is None:
+                continue
+            allocated = left.get(account.name, account.allocated)
+            if account.guarantee.fits_in(allocated - task.resreq) and quota.above_deserved(
+                allocated, account.deserved, task.resreq
+            ):
+                left[account.name] = allocated - task.resreq
+                victims.append(task)
+        return tuple(victims)
+
     def _victim_queue_order(
         self, reclaimer: TaskState, candidates: Sequence[TaskState]
     ) -> list[TaskState]:

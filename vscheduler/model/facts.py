@@ -350,6 +350,10 @@ class JobFacts:
     conditions: tuple[PodGroupCondition, ...] = ()
     created: dt.datetime = EPOCH
     annotations: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    preemption_opt_out: bool = False
+    """The PodGroup's `volcano.sh/preemptable` (annotation, else label) is set and does not read
+    true: gangpreempt and gangreclaim take none of its pods (Volcano's
+    `IsJobPreemptableForGangEviction`; unset allows). Preempt and reclaim read the pods' own."""
     synthetic: bool = False
     """True for a pod without a PodGroup: no PodGroup object exists to update."""
     controlled: bool = False

@@ -57,8 +57,11 @@ BIND_BUCKETS_S: Final = exponential_buckets(0.001, 2, 15)
 SESSION_STEPS: Final = frozenset({"openSession", "closeSession"})
 """Entries of `CycleReport.action_seconds` that are not actions (Volcano times actions only)."""
 PREEMPTING_ACTIONS: Final = ("preempt", "reclaim")
-"""Evictions by these actions are preemption victims (Volcano counts reclaim's too), and make
-its eviction transactions."""
+"""Evictions by these actions are preemption victims and attempts (Volcano counts reclaim's
+too, not its gang-aware actions')."""
+TRANSACTION_ACTIONS: Final = (*PREEMPTING_ACTIONS, "gangpreempt", "gangreclaim")
+"""The actions whose committed evictions count as eviction transactions (Volcano's
+`RegisterEvictionTransaction` labels)."""
 ATTEMPT_RESULTS: Final = ("scheduled", "unschedulable", "error")
 CYCLE_RESULTS: Final = ("success", "plugin_error", "error")
 RELOAD_RESULTS: Final = ("success", "failure")
@@ -221,7 +224,7 @@ class _VolcanoMetrics:
         self.job_retries = _gauge(r, "job_retry_counts")
         for result in ATTEMPT_RESULTS:
             self.attempts.labels(result)
-        for action in PREEMPTING_ACTIONS:
+        for action in TRANSACTION_ACTIONS:
             self.eviction_transactions.labels(action)
 
 
@@ -327,9 +330,10 @@ class SchedulerMetrics:
         if victims:  # one attempt per preemptor: the reason names it ("preempt by ns/pod")
             v.preemptions.inc(len({e.reason for e in victims}))
             v.victims.set(len(victims))
-            # one transaction per plan (the preemptor's job) an action evicted for
-            for action, _ in sorted({(e.action, e.plan or e.reason) for e in victims}):
-                v.eviction_transactions.labels(action).inc()
+        evicted = [e for e in report.result.evictions if e.action in TRANSACTION_ACTIONS]
+        # one transaction per plan (the asking job) an action evicted for
+        for action, _ in sorted({(e.action, e.plan or e.reason) for e in evicted}):
+            v.eviction_transactions.labels(action).inc()
         contained = report.plugin_errors or report.action_errors
         self._own.cycles.labels("plugin_error" if contained else "success").inc()
         self._queues.observe(report.result.queues)

@@ -33,6 +33,13 @@ Registers (Volcano's capacity plugin; flat queues, the default):
                         queue (less the victims already chosen) is above its deserved in a
                         resource both the candidate requests and the queue deserves; a candidate
                         requesting nothing the queue deserves is always a victim
+    select_gang_victims (unifiedEvictable) gangpreempt: every candidate; gangreclaim: in the
+                        order given, a candidate whose eviction keeps its queue at or above its
+                        guarantee, while its queue (less the victims already chosen) is above
+                        its deserved in a resource both the candidate requests and the queue
+                        deserves (or the candidate requests nothing the queue deserves): as
+                        select_reclaimees without the shared-resource test and, with hierarchy,
+                        without the ancestor checks (Volcano's gang-level evictable function)
     on_allocate / on_deallocate keep allocated and share in step
     on_session_close    reports every queue's figures (`session.report_queue`) for the queue
                         metrics: allocated, request, deserved, capability, realCapability, share,
@@ -88,23 +95,26 @@ Differences from Volcano, on purpose:
   Capacity's hierarchical victim queue order sorts the candidates it returns, but the reclaim
   action's evictor still takes victims cheapest first in reverse queue order.
 - Not modelled: DRA quotas, the queue-admission scheduling gate's reserved tasks, scheduling-gated
-  resources in minResources, the simulation hooks and the gang-level evictable function.
+  resources in minResources and the simulation hooks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 from vscheduler.plugin_api import (
     ArgumentReader,
     Deserved,
+    EvictionContext,
     Limit,
     PluginSession,
     QueueAccounts,
     QueuePlugin,
     Reclaim,
     Rules,
+    TaskState,
+    UnifiedEvictable,
 )
 
 NAME: Final = "capacity"
@@ -118,7 +128,7 @@ RULES: Final = Rules(
 """Volcano capacity's rules for the queue accounts."""
 
 
-class Capacity(QueuePlugin):
+class Capacity(QueuePlugin, UnifiedEvictable):
     """The per-session plugin: the queue accounts under capacity's rules, every point theirs;
     a queue tree when the policy's capacity entry sets `enableHierarchy`."""
 
@@ -131,6 +141,14 @@ class Capacity(QueuePlugin):
             hierarchy=session.hierarchy_enabled(NAME),
             reclaim_level=reclaim_level,
         )
+
+    def select_gang_victims(
+        self, context: EvictionContext, candidates: Sequence[TaskState]
+    ) -> tuple[TaskState, ...]:
+        """gangpreempt: every candidate; gangreclaim: those above guarantee and deserved."""
+        if context.kind == "gangpreempt":
+            return tuple(candidates)
+        return self.accounts.gang_reclaimees(candidates)
 
 
 class Factory:

@@ -1,6 +1,7 @@
 """conformance: critical pods are never victims.
 
-Registers `select_preemptees` and `select_reclaimees`: from the candidates it keeps every pod
+Registers `select_preemptees`, `select_reclaimees` and `select_gang_victims` (unifiedEvictable,
+for gangpreempt and gangreclaim): from the candidates it keeps every pod
 except those of priority class `system-cluster-critical` or `system-node-critical` and those in
 namespace `kube-system` (Volcano's conformance plugin). It takes no arguments.
 """
@@ -12,10 +13,12 @@ from typing import Final
 
 from vscheduler.plugin_api import (
     ArgumentReader,
+    EvictionContext,
     PluginSession,
     Preemptable,
     Reclaimable,
     TaskState,
+    UnifiedEvictable,
 )
 
 NAME: Final = "conformance"
@@ -29,7 +32,7 @@ def is_critical(task: TaskState) -> bool:
     return facts.priority_class_name in CRITICAL_CLASSES or facts.namespace == SYSTEM_NAMESPACE
 
 
-class Conformance(Preemptable, Reclaimable):
+class Conformance(Preemptable, Reclaimable, UnifiedEvictable):
     """The per-session plugin."""
 
     def select_preemptees(
@@ -40,6 +43,12 @@ class Conformance(Preemptable, Reclaimable):
 
     def select_reclaimees(
         self, reclaimer: TaskState, candidates: Sequence[TaskState]
+    ) -> tuple[TaskState, ...]:
+        """Every candidate but the critical ones."""
+        return tuple(t for t in candidates if not is_critical(t))
+
+    def select_gang_victims(
+        self, context: EvictionContext, candidates: Sequence[TaskState]
     ) -> tuple[TaskState, ...]:
         """Every candidate but the critical ones."""
         return tuple(t for t in candidates if not is_critical(t))

@@ -15,6 +15,8 @@ Registers (Volcano's gang plugin):
 - `is_job_starving`: placed plus pipelined tasks fall short of minMember.
 - `select_preemptees` / `select_reclaimees`: never take a job below minMember: a job with R
   ready tasks gives at most R - minMember victims, in candidate order. Always answers.
+- `select_gang_victims` (unifiedEvictable, gangpreempt and gangreclaim): every candidate. Those
+  actions keep gangs whole themselves (their safe and whole bundles), as in Volcano.
 - `on_session_close`: writes the PodGroup condition Volcano writes (and, unlike Volcano, turns an
   earlier `Unschedulable=True` to False once the gang is ready). An admitted job that is not
   ready gets `Unschedulable` (reason `NotEnoughResources`, message "U/T tasks in gang
@@ -44,6 +46,7 @@ from typing import Final
 
 from vscheduler.plugin_api import (
     ArgumentReader,
+    EvictionContext,
     JobOrder,
     JobOrderKey,
     JobPipelined,
@@ -60,6 +63,7 @@ from vscheduler.plugin_api import (
     Status,
     TaskState,
     TaskStatus,
+    UnifiedEvictable,
     Vote,
     gang_shortfall,
     says_unschedulable,
@@ -187,6 +191,7 @@ class Gang(
     JobStarving,
     Preemptable,
     Reclaimable,
+    UnifiedEvictable,
     SessionClose,
 ):
     """The per-session plugin."""
@@ -241,6 +246,12 @@ class Gang(
     ) -> tuple[TaskState, ...]:
         """Victims that keep every victim job at minMember."""
         return keep_gangs(candidates)
+
+    def select_gang_victims(
+        self, context: EvictionContext, candidates: Sequence[TaskState]
+    ) -> tuple[TaskState, ...]:
+        """Every candidate: the gang-aware actions' bundles keep gangs whole."""
+        return tuple(candidates)
 
     def on_session_close(self) -> None:
         """Write each PodGroup's gang condition (a lone pod's implicit job has no PodGroup to

@@ -8,6 +8,9 @@ Registers (Volcano's priority plugin):
 - `select_preemptees`: a candidate of another job is a victim only if its job's priority is lower
   than the preemptor's job's; a candidate of the preemptor's own job only if its pod priority is
   lower than the preemptor's. It always answers (never abstains), as Volcano's always permits.
+- `select_gang_victims` (unifiedEvictable, gangpreempt and gangreclaim): for gangpreempt, the
+  candidates whose job's priority is lower than the preemptor job's; for gangreclaim, every
+  candidate (reclaim is decided by fairness, not priority), as Volcano's.
 - `is_job_starving`: a job is starving while fewer of its tasks are placed (ready or pipelined)
   than it has tasks.
 
@@ -22,6 +25,7 @@ from typing import Final
 
 from vscheduler.plugin_api import (
     ArgumentReader,
+    EvictionContext,
     JobOrder,
     JobOrderKey,
     JobStarving,
@@ -30,6 +34,7 @@ from vscheduler.plugin_api import (
     Preemptable,
     TaskOrder,
     TaskState,
+    UnifiedEvictable,
 )
 
 NAME: Final = "priority"
@@ -53,7 +58,7 @@ def may_preempt(preemptor: TaskState, preemptee: TaskState) -> bool:
     return preemptee.priority < preemptor.priority
 
 
-class Priority(JobOrder, JobOrderKey, TaskOrder, JobStarving, Preemptable):
+class Priority(JobOrder, JobOrderKey, TaskOrder, JobStarving, Preemptable, UnifiedEvictable):
     """The per-session plugin."""
 
     def compare_jobs(self, a: JobState, b: JobState) -> int:
@@ -73,6 +78,16 @@ class Priority(JobOrder, JobOrderKey, TaskOrder, JobStarving, Preemptable):
     ) -> tuple[TaskState, ...]:
         """The candidates `preemptor` outranks."""
         return tuple(t for t in candidates if may_preempt(preemptor, t))
+
+    def select_gang_victims(
+        self, context: EvictionContext, candidates: Sequence[TaskState]
+    ) -> tuple[TaskState, ...]:
+        """gangpreempt: the candidates of jobs of lower priority than `context.job`;
+        gangreclaim: every candidate."""
+        if context.kind == "gangreclaim":
+            return tuple(candidates)
+        ceiling = context.job.priority
+        return tuple(t for t in candidates if t.job is not None and t.job.priority < ceiling)
 
     def is_job_starving(self, job: JobState) -> bool:
         """Fewer tasks placed (ready or pipelined) than the job has."""

@@ -369,8 +369,9 @@ class PodGroupBuilder(_Builder[JobFacts]):
         return self
 
     def annotate(self, key: str, value: str) -> PodGroupBuilder:
-        """Adds an annotation."""
-        self._set(annotations={**self._facts.annotations, key: value})
+        """Adds an annotation (`volcano.sh/preemptable` is read as the converter reads it)."""
+        annotations = {**self._facts.annotations, key: value}
+        self._set(annotations=annotations, preemption_opt_out=preemptable_flags(annotations, {})[1])
         return self
 
     def controlled(self) -> PodGroupBuilder:

@@ -8,6 +8,8 @@ import pytest
 import yaml
 from hypothesis import given, settings, strategies as st
 
+from vscheduler import catalog
+from vscheduler.actions.gangevict import Arguments
 from vscheduler.conf.default import DEFAULT_POLICY_TEXT
 from vscheduler.conf.parse import parse_policy
 from vscheduler.conf.schema import (
@@ -612,18 +614,23 @@ def test_a_name_with_no_close_match_lists_the_known_names() -> None:
     )
 
 
-def test_volcano_gang_eviction_actions_are_named_as_not_provided_with_what_to_use_instead() -> None:
+def test_volcano_gang_eviction_actions_are_accepted_with_their_arguments() -> None:
     # Volcano v1.15's gangpreempt and gangreclaim (pkg/scheduler/actions/factory.go), in the
-    # action list or in configurations.
-    text = 'actions: "enqueue, allocate, gangpreempt"\nconfigurations:\n- name: gangreclaim\n'
-    available = "available: allocate, backfill, enqueue, preempt, reclaim, shuffle"
+    # action list and in configurations, against the built-in registry.
+    text = (
+        'actions: "enqueue, allocate, gangpreempt, gangreclaim"\nconfigurations:\n'
+        "- name: gangreclaim\n  arguments:\n    maxDomains: 2\n    allowWholeBundle: false\n"
+    )
+    actions = catalog.load_pipeline(text).actions
+    assert [a.name for a in actions] == ["enqueue", "allocate", "gangpreempt", "gangreclaim"]
+    assert actions[3].arguments == Arguments(max_domains=2, allow_whole_bundle=False)  # type: ignore[attr-defined]
+
+
+def test_a_volcano_action_missing_from_the_registry_is_named_as_not_provided() -> None:
+    text = 'actions: "enqueue, allocate, gangpreempt"\n'
     assert errors_of(text) == (
         "actions: action 'gangpreempt' is a Volcano action this version of vscheduler does not"
-        " provide yet; use preempt instead, with the gang plugin in the tiers (victims are taken"
-        f" task by task, no victim job below its minMember); {available}",
-        "configurations[0].name: action 'gangreclaim' is a Volcano action this version of"
-        " vscheduler does not provide yet; use reclaim instead, with the gang plugin in the tiers"
-        f" (victims are taken task by task, no victim job below its minMember); {available}",
+        " provide yet; available: allocate, backfill, enqueue, preempt, reclaim, shuffle",
     )
 
 

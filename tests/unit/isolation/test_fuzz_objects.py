@@ -94,6 +94,20 @@ tiers:
       sra: {enable: true, resources: "nvidia.com/gpu, pods", weight: 2}
       proportional: {enable: true, resources: nvidia.com/gpu}
 """
+GANG_EVICT = """\
+actions: "enqueue, allocate, gangreclaim, gangpreempt, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}, {name: capacity}]
+- plugins: [{name: drf}, {name: predicates}, {name: nodeorder}]
+configurations:
+- {name: gangreclaim, arguments: {allowWholeBundle: false}}
+"""
+GANG_EVICT_PROPORTION = """\
+actions: "enqueue, allocate, gangpreempt, gangreclaim, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}, {name: pdb}]
+- plugins: [{name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder}]
+"""
 POLICIES: dict[str, str | None] = {
     "default": None,
     "preempting": PREEMPTING,
@@ -102,6 +116,8 @@ POLICIES: dict[str, str | None] = {
     "guarded": GUARDED,
     "nodegroup": NODEGROUP,
     "strategy-fit": STRATEGY_FIT,
+    "gang-evict": GANG_EVICT,
+    "gang-evict-proportion": GANG_EVICT_PROPORTION,
 }
 PIPELINES: dict[str, Pipeline] = {k: catalog.load_pipeline(v) for k, v in POLICIES.items()}
 KEPT_PIPELINES: dict[str, Pipeline] = {k: catalog.load_pipeline(v) for k, v in POLICIES.items()}

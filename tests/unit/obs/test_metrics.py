@@ -105,6 +105,8 @@ def test_eviction_transactions_count_one_per_action_and_preemptor_job(
 
     assert value(registry, "vscheduler_eviction_transactions_total", action="preempt") == 0
     assert value(registry, "vscheduler_eviction_transactions_total", action="reclaim") == 0
+    assert value(registry, "vscheduler_eviction_transactions_total", action="gangpreempt") == 0
+    assert value(registry, "vscheduler_eviction_transactions_total", action="gangreclaim") == 0
     metrics.observe_cycle(
         report(
             CycleResult(
@@ -114,6 +116,9 @@ def test_eviction_transactions_count_one_per_action_and_preemptor_job(
                     evict("c", "preempt", "default/other"),
                     evict("d", "reclaim", "default/q"),
                     evict("e", "shuffle", ""),
+                    evict("g", "gangpreempt", "gangpreempt default/hi"),
+                    evict("h", "gangpreempt", "gangpreempt default/hi"),
+                    evict("i", "gangreclaim", "gangreclaim default/r"),
                 )
             )
         )
@@ -122,6 +127,8 @@ def test_eviction_transactions_count_one_per_action_and_preemptor_job(
 
     assert value(registry, "vscheduler_eviction_transactions_total", action="preempt") == 3
     assert value(registry, "vscheduler_eviction_transactions_total", action="reclaim") == 1
+    assert value(registry, "vscheduler_eviction_transactions_total", action="gangpreempt") == 1
+    assert value(registry, "vscheduler_eviction_transactions_total", action="gangreclaim") == 1
     assert value(registry, "vscheduler_eviction_transactions_total", action="shuffle") is None
 
 
