@@ -672,7 +672,7 @@ class EffectsExecutor:
         self._outcome("bind", "error")
         message = f'running PreBind plugin "VolumeBinding": binding volumes: {reason}'
         logger.warning(
-            "bind %s to %s not sent after waiting up to %.0fs for its volumes: %s",
+            "bind %s to %s not sent: its volumes were not bound (timeout %.0fs): %s",
             bind.pod,
             bind.node,
             waiting.timeout,
