@@ -1,11 +1,14 @@
 """Volume binding on a real API server, with kube-controller-manager's PV controller: a pod's
 claims are bound where the pod goes, as kube-scheduler's VolumeBinding plugin binds them.
 
-A WaitForFirstConsumer claim of a class that provisions is annotated with the pod's node before
-the pod is bound (the provisioner makes its volume there); one of a class of pre-made local
-volumes gets the volume on the pod's node claimed for it (the PV controller completes the
-binding); a claim the PV controller bound at once keeps its pod to its volume's node; a pod
-whose claim does not exist stays pending, told so in kube-scheduler's words."""
+A WaitForFirstConsumer claim of a class that provisions is annotated with the pod's node, and
+the pod is bound only once its claim is (the test plays the provisioner: it makes the volume for
+that node, claimed for the claim, and the PV controller binds them); a provisioning that fails
+(the provisioner removes the annotation) leaves the pod unbound, told so in kube-scheduler's
+words; a claim of a class of pre-made local volumes gets the volume on the pod's node claimed
+for it (the PV controller completes the binding, then the pod is bound); a claim the PV
+controller bound at once keeps its pod to its volume's node; a pod whose claim does not exist
+stays pending, told so in kube-scheduler's words."""
 
 from __future__ import annotations
 
@@ -75,6 +78,34 @@ def claim_path(name: str) -> str:
     return f"/api/v1/namespaces/test/persistentvolumeclaims/{name}"
 
 
+def selected_node(cluster: harness.ScopedCluster, name: str) -> str | None:
+    annotations = get(cluster, claim_path(name))["metadata"].get("annotations") or {}
+    node = annotations.get(SELECTED_NODE)
+    return str(node) if node else None
+
+
+def provision(cluster: harness.ScopedCluster, name: str, storage_class: str, node: str) -> None:
+    """What an external provisioner does for claim `name`, annotated for `node`: a volume on
+    that node, claimed for the claim (the PV controller then binds them)."""
+    made = get(cluster, claim_path(name))
+    volume = local_volume(f"pv-{name}", storage_class, node)
+    volume["spec"]["claimRef"] = {
+        "kind": "PersistentVolumeClaim",
+        "apiVersion": "v1",
+        "namespace": harness.namespace_of(cluster),
+        "name": name,
+        "uid": made["metadata"]["uid"],
+    }
+    cluster.request("POST", "/api/v1/persistentvolumes", volume)
+
+
+def fail_provisioning(cluster: harness.ScopedCluster, name: str) -> None:
+    """What an external provisioner does when it gives up on claim `name`: it removes the
+    selected-node annotation (kube-scheduler then tries the pod again)."""
+    patch = {"metadata": {"annotations": {SELECTED_NODE: None}}}
+    cluster.request("PATCH", claim_path(name), patch, content_type="application/merge-patch+json")
+
+
 def bound_node(cluster: harness.ScopedCluster, name: str) -> str:
     return harness.wait_for(
         f"{name} bound", lambda: harness.bound(cluster, "test").get(name), TIMEOUT
@@ -105,6 +136,7 @@ def test_pods_bind_where_their_claims_can_be_bound_and_bind_them_there(
         cluster.request("POST", "/api/v1/persistentvolumes", obj)
     for obj in (
         claim("provisioned", "fake"),
+        claim("failing", "fake"),
         claim("pre-made", "local"),
         claim("early", "at-once"),
     ):
@@ -117,11 +149,35 @@ def test_pods_bind_where_their_claims_can_be_bound_and_bind_them_there(
     scheduler = start_scheduler()
     scheduler.wait_ready(TIMEOUT)
 
-    # (a) A class that provisions: the claim names the pod's node before the pod is bound.
+    # (a) A class that provisions: the claim names the pod's node, and the pod is bound there
+    # only once the claim is bound (the test provisions its volume).
     harness.create(cluster, pod_using("provisioned", "provisioned"))
-    node = bound_node(cluster, "provisioned")
-    annotations = get(cluster, claim_path("provisioned"))["metadata"].get("annotations", {})
-    assert annotations.get(SELECTED_NODE) == node
+    node = harness.wait_for(
+        "provisioned's claim annotated", lambda: selected_node(cluster, "provisioned"), TIMEOUT
+    )
+    assert "provisioned" not in harness.bound(cluster, "test")
+    provision(cluster, "provisioned", "fake", node)
+    assert bound_node(cluster, "provisioned") == node
+    made = get(cluster, claim_path("provisioned"))
+    assert made["spec"].get("volumeName") == "pv-provisioned"
+
+    # (a') The provisioning fails (the annotation is removed): the pod is not bound, and is
+    # told so in kube-scheduler's words.
+    harness.create(cluster, pod_using("failing", "failing"))
+    harness.wait_for(
+        "failing's claim annotated", lambda: selected_node(cluster, "failing"), TIMEOUT
+    )
+    fail_provisioning(cluster, "failing")
+
+    def failure() -> str | None:
+        cond = harness.pod_condition(cluster, "test", "failing") or {}
+        return str(cond.get("message")) if cond.get("reason") == "SchedulerError" else None
+
+    assert harness.wait_for("failing's PodScheduled=False", failure, TIMEOUT) == (
+        'running PreBind plugin "VolumeBinding": binding volumes: provisioning failed for PVC'
+        ' "failing"'
+    )
+    assert "failing" not in harness.bound(cluster, "test")
 
     # (b) Pre-made local volumes: the pod goes to the volume's node, which is claimed for it,
     # and the PV controller completes the binding.

@@ -42,6 +42,7 @@ from vscheduler.clock import Clock, SystemClock
 from vscheduler.effects.executor import EffectsExecutor
 from vscheduler.effects.ports import ObjectRef
 from vscheduler.effects.retry import RetryPolicy
+from vscheduler.effects.volume_wait import DEFAULT_BIND_TIMEOUT
 from vscheduler.election import LeaderElector, LeaseRecord, default_identity
 from vscheduler.errors import ClusterError, InputError, PolicyError
 from vscheduler.informer.informer import Informer
@@ -276,8 +277,10 @@ class App:
             may_write=self.is_leading,
             config_maps=self.writer,
             nominations=self.writer,
+            volume_bind_timeout=self._volume_bind_timeout,
         )
         self.cache.on_node_deleted(self.effects.node_deleted)
+        self.cache.on_volumes_changed(self.effects.volumes_changed)
         self.elector = self._elector()
         if self.elector is None and not dry_run:  # without election this replica schedules
             self.metrics.set_leader(True)  # (a dry run schedules nothing: it reports 0)
@@ -374,6 +377,12 @@ class App:
     def events(self) -> EventWriter:
         """Where the scheduler's own Events go: the API server, or the log of a dry run."""
         return self._dry_run_events if self.settings.dry_run else self.writer
+
+    def _volume_bind_timeout(self) -> float:
+        """Seconds a bind waits for its pod's volumes: the policy's (`volumebinding.
+        bindTimeoutSeconds` of predicates), else kube's default."""
+        timeout = self.policy.current.volume_bind_timeout
+        return DEFAULT_BIND_TIMEOUT if timeout is None else timeout
 
     def is_leading(self) -> bool:
         """Whether this replica may schedule now."""

@@ -12,9 +12,10 @@ from every pod, held or not: such a PodGroup is left out of snapshots and proble
 `generation` counter and the `changed` event that tell the loop something relevant changed (a
 reservation expiring included); snapshots; the checks a write passes just before it is sent
 (`bind_problem`, `evict_problem`, `condition_problem`, `pod_problem`: does the decision still hold
-against the latest watched objects?), what binding a pod's volumes reads (`pod_volumes`), and
-telling listeners (`on_node_deleted`, the effects) of each node deleted, after its lock is
-released.
+against the latest watched objects?), what binding a pod's volumes reads (`pod_volumes`) and
+what its Binding waits for (`held_binding`), and telling listeners (`on_node_deleted`,
+`on_volumes_changed`: the effects) of each node deleted and each change of a claim or a
+volume, after its lock is released.
 Must not: talk to the API server (no `kube`, no `kubernetes`), raise on bad input, or hold its
 lock for long: a relist converts outside it, and a snapshot copies dicts of immutable facts,
 never the facts (structural sharing).
@@ -94,7 +95,7 @@ from vscheduler.model.facts import (
 )
 from vscheduler.model.selector import spend
 from vscheduler.model.status import TaskStatus
-from vscheduler.model.volumebind import HeldVolume, PodClaim, PodVolumes
+from vscheduler.model.volumebind import HeldBinding, HeldClaim, HeldVolume, PodClaim, PodVolumes
 
 logger = logging.getLogger(__name__)
 
@@ -176,6 +177,7 @@ class SchedulerCache:
         self._books = ReservationBooks()
         self._slots: dict[str, _Slot[Any]] = {slot.name: slot for slot in slots}
         self._node_listeners: list[Callable[[str], None]] = []
+        self._volume_listeners: list[Callable[[], None]] = []
 
     # --- Sink ---------------------------------------------------------------------------------
     def replace(self, kind: Kind, items: Iterable[Raw]) -> None:
@@ -214,6 +216,8 @@ class SchedulerCache:
                 self._touch()
         if slot.table is self._nodes:
             self._nodes_deleted(gone)
+        if changed and slot.name in _VOLUME_EVENTS:
+            self._volumes_changed()
 
     def _convert_all(
         self,
@@ -280,6 +284,8 @@ class SchedulerCache:
                     self._complete.set()
         if gone and slot.table is self._nodes:
             self._nodes_deleted([key])
+        if changed and slot.name in _VOLUME_EVENTS:
+            self._volumes_changed()
 
     def on_node_deleted(self, listener: Callable[[str], None]) -> None:
         """Call `listener(node name)` for every node deleted (a DELETED event, or left out of a
@@ -293,6 +299,18 @@ class SchedulerCache:
                     listener(name)
                 except Exception:
                     logger.exception("a listener of node %s's deletion failed", name)
+
+    def on_volumes_changed(self, listener: Callable[[], None]) -> None:
+        """Call `listener()` after every change of a PersistentVolumeClaim or a PersistentVolume
+        (an event or a relist), outside the cache's lock; one that raises is logged."""
+        self._volume_listeners.append(listener)
+
+    def _volumes_changed(self) -> None:
+        for listener in self._volume_listeners:
+            try:
+                listener()
+            except Exception:
+                logger.exception("a listener of volume changes failed")
 
     def set_usage(self, usage: Mapping[str, NodeUsage]) -> None:
         """The node-usage collector's latest measurements (node name -> usage)."""
@@ -560,6 +578,38 @@ class SchedulerCache:
             claims=claims,
             classes={c.name: c for c in classes if c.name in wanted},
             volumes=volumes,
+        )
+
+    def held_binding(
+        self, claims: Iterable[str], volumes: Iterable[str], node: str
+    ) -> HeldBinding | None:
+        """The claims (`namespace/name`) and volumes (by name: those given and those the claims
+        name) a pod's Binding to `node` waits for, as held now, each with its resourceVersion
+        (None: the node is not held)."""
+        with self._lock:
+            held = self._nodes.facts.get(node)
+            claims_raw = self._slots[CLAIM].table.raw
+            volumes_raw = self._slots[VOLUME].table.raw
+            found = {key: raw for key in claims if (raw := claims_raw.get(key)) is not None}
+            claim_facts = {
+                key: HeldClaim(facts=guarded_claim(raw), resource_version=_version(raw))
+                for key, raw in found.items()
+            }
+            named = {c.facts.volume_name for c in claim_facts.values() if c.facts.volume_name}
+            raw_volumes = {
+                name: raw
+                for name in {*volumes, *named}
+                if (raw := volumes_raw.get(name)) is not None
+            }
+        if held is None:
+            return None
+        return HeldBinding(
+            claims=claim_facts,
+            volumes={
+                name: HeldVolume(facts=guarded_volume(raw), resource_version=_version(raw))
+                for name, raw in raw_volumes.items()
+            },
+            node_labels=held.labels,
         )
 
     def snapshot(self) -> ClusterSnapshot:
@@ -853,6 +903,8 @@ _VOLUME_KINDS: Final[dict[str, Callable[[Raw], Any]]] = {
     CLASS: guarded_class,
 }
 """The kinds volume binding reads, kept raw and converted by a `FactsMemo` for each snapshot."""
+_VOLUME_EVENTS: Final = frozenset({CLAIM, VOLUME})
+"""The kinds whose changes `on_volumes_changed` listeners hear of (a Binding waits on them)."""
 
 
 def _kept_volume(kind: str, guard: Callable[[Raw], Any]) -> ConvertFn[Raw]:

@@ -37,7 +37,16 @@ Before a pod's Binding, the writes that bind its volumes to the node (`effects.v
 a WaitForFirstConsumer claim annotated with the node to provision for, or a pre-made volume's
 claimRef set), each checked and retried as the bind; a claim not ready for the node drops the
 bind (outcome `dropped`), a write that fails fails it (`conflict`, or `error` with a Warning
-`FailedScheduling`), and the Binding is not sent.
+`FailedScheduling`), and the Binding is not sent. Then, as kube's PreBind waits for the PV
+controller, the Binding waits until the cache shows the pod's claims bound (`effects.volume_wait`:
+a waiting set, not a pool: the bind leaves its worker, stays assumed on its node, and is checked
+on the dispatcher when a claim or volume changes, `volumes_changed`, and every `volume_poll`
+seconds; once bound its Binding is queued on the pool like any bind). A wait that fails (the
+selected-node annotation removed, a claim or volume gone, a volume bound elsewhere, past the
+policy's `volume_bind_timeout`) sends no Binding, forgets the assumption (outcome `error`) and
+tells the pod as kube-scheduler does: PodScheduled=False `SchedulerError` and a Warning
+`FailedScheduling`, `running PreBind plugin "VolumeBinding": binding volumes: ...`. A node
+deletion, a step-down, a pod gone drop a waiting bind (`dropped`).
 
 Checked just before sending, not when queued: every bind, eviction and status write is checked
 against the cache before each attempt and, through `check_send` (which the composition root
@@ -53,7 +62,8 @@ conflict or no answer) keeps its assumption, its TTL starting then (outcome `unc
 watch shows it bound, or the TTL expires and it is decided again. Failures of an unreachable API
 server are logged at info level (the client reports the outage once). `shutdown(grace)` sends
 queued binds and evictions first (status writes not started are skipped, Events wait), then as
-many Events as the grace leaves time for, and logs what was not sent.
+many Events as the grace leaves time for, and logs what was not sent (the binds still waiting
+for their volumes among them: they are not sent, and the next leader decides those pods).
 Must not: raise out of a worker or out of `submit`, retry anything but through `retry`, import
 `kube` (the writer is a port), or report the cache's `problems()` (the runtime's reporter does).
 
@@ -88,7 +98,24 @@ from vscheduler.effects.ports import ClusterWriter, ConfigMapWriter, NominationW
 from vscheduler.effects.retry import RetryPolicy, call_with_retry
 from vscheduler.effects.sent import Newest, SentLog
 from vscheduler.effects.terms import Check, QueuedBind, Terms
-from vscheduler.effects.volumes import Refusal, SelectNode, VolumeWrite, volume_writes
+from vscheduler.effects.volume_wait import (
+    DEADLINE_EXCEEDED,
+    DEFAULT_BIND_TIMEOUT,
+    VOLUME_POLL,
+    Bound,
+    Failed,
+    VolumeWaits,
+    WaitingBind,
+    check,
+)
+from vscheduler.effects.volumes import (
+    Claimed,
+    Plan,
+    Refusal,
+    SelectNode,
+    VolumeWrite,
+    volume_writes,
+)
 from vscheduler.errors import (
     ConflictError,
     DisruptionBudgetError,
@@ -181,6 +208,8 @@ class EffectsExecutor:
         config_maps: ConfigMapWriter | None = None,
         nominations: NominationWriter | None = None,
         queue_hold: float = QUEUE_HOLD,
+        volume_bind_timeout: Callable[[], float] = lambda: DEFAULT_BIND_TIMEOUT,
+        volume_poll: float = VOLUME_POLL,
     ) -> None:
         self._writer, self._cache, self._clock = writer, cache, clock
         self._on_outcome = on_outcome
@@ -254,6 +283,10 @@ class EffectsExecutor:
         self._pending: collections.Counter[str] = collections.Counter()
         """Calls queued or running, by kind (`_KINDS`; "" for the dispatcher's), under `_idle`."""
         self._queue_warnings = qw.QueueWarnings()  # the dispatcher's only
+        # seconds a bind waits for its volumes (read as it begins to wait: the policy's), and
+        # between two checks of the waiting binds
+        self._bind_timeout, self._volume_poll = volume_bind_timeout, volume_poll
+        self._waits = VolumeWaits()
         self._streamed: tuple[ClusterSnapshot | None, set[str]] = (None, set())
         """The snapshot of the cycle `stream` last queued binds for, and their pods (the loop
         thread's only): a cycle that failed or lost the lease never submits, and the binds it
@@ -303,12 +336,14 @@ class EffectsExecutor:
         assumptions forgotten, so the next cycle places those pods again); a bind already being
         sent is stopped by its check right before it leaves."""
         self._drop_queued(self._terms.drop_node(node), f"node {node} was deleted")
+        self._drop_waiting(self._waits.drop_node(node), f"node {node} was deleted")
 
     def step_down(self) -> None:
         """This replica stopped leading: every queued bind is dropped now, and any other work
         queued before this moment is dropped when a worker reaches it, even if this replica
         leads again by then (the decisions of an earlier term are not sent)."""
         self._drop_queued(self._terms.step_down(), "this replica stopped leading")
+        self._drop_waiting(self._waits.drop_all(), "this replica stopped leading")
 
     def check_send(self) -> None:
         """Raise `NotSentError` when the write the calling worker thread is about to send must
@@ -344,6 +379,7 @@ class EffectsExecutor:
         timer = self._queue_timer
         if timer is not None:
             timer.cancel()
+        self._waits.close()
         for pool in pools:  # queued work first, so none starts once retries are cut short
             pool.shutdown(wait=False, cancel_futures=True)
         self._stop.set()
@@ -352,6 +388,18 @@ class EffectsExecutor:
             self._turns.notify_all()
         for pool in pools:
             pool.shutdown(wait=True)
+        self._unsent_waits()
+
+    def _unsent_waits(self) -> None:
+        """The binds still waiting for their volumes are not sent: their assumptions go and
+        they count as binds not sent (the volume writes made stay: the next leader finds the
+        claims annotated, or bound, and places the pods again)."""
+        dropped = self._waits.drop_all()
+        for waiting in dropped:
+            self._cache.forget_bind(waiting.bind.task_uid)
+        if dropped:
+            with self._idle:
+                self._not_sent["binds"] += len(dropped)
 
     def shutdown(self, grace: float) -> dict[str, int]:
         """Stop within `grace` seconds (SIGTERM): binds and evictions first (status writes not
@@ -359,6 +407,7 @@ class EffectsExecutor:
         then `close`. Logs, and returns, how many of each kind were not sent."""
         deadline = self._clock.monotonic() + grace
         self._draining = True
+        self._unsent_waits()  # waiting up to their bind timeout would outlast any grace
         self._events_go.clear()
         try:
             with self._idle:
@@ -444,8 +493,20 @@ class EffectsExecutor:
         bind = ticket.bind
         ref = st.pod_ref(bind.pod, bind.task_uid)
         what = f"bind {bind.pod} to {bind.node}"
-        if not self._terms.take(ticket) or not self._bind_volumes(bind, ref, what):
+        if not self._terms.take(ticket):
             return
+        plan = self._bind_volumes(bind, ref, what)
+        if plan is None:
+            return
+        if plan.waits:
+            self._wait_for_volumes(bind, plan, created, what)
+            return
+        self._send_binding(bind, created)
+
+    def _send_binding(self, bind: Bind, created: dt.datetime | None = None) -> None:
+        """POST the pod's Binding (its volumes bound, or none to bind)."""
+        ref = st.pod_ref(bind.pod, bind.task_uid)
+        what = f"bind {bind.pod} to {bind.node}"
         lost: list[TransientClusterError] = []
 
         def send() -> None:
@@ -498,22 +559,23 @@ class EffectsExecutor:
             self._event_pool,
         )
 
-    def _bind_volumes(self, bind: Bind, ref: ObjectRef, what: str) -> bool:
+    def _bind_volumes(self, bind: Bind, ref: ObjectRef, what: str) -> Plan | None:
         """The writes that bind the pod's volumes to the bind's node, sent before its Binding
-        (kube-scheduler's VolumeBinding PreBind, `effects.volumes`): True when the Binding may
-        go. Else its assumption is forgotten and the pod is placed again next cycle: a claim
-        not ready for this node (outcome `dropped`), a write that failed (`conflict`, `error`
-        with a Warning `FailedScheduling`, as a failed Binding)."""
+        (kube-scheduler's VolumeBinding PreBind, `effects.volumes`): the plan, whose `waits`
+        the Binding then waits for, once they are sent. Else (None) its assumption is forgotten
+        and the pod is placed again next cycle: a claim not ready for this node (outcome
+        `dropped`), a write that failed (`conflict`, `error` with a Warning `FailedScheduling`,
+        as a failed Binding)."""
         pod = self._cache.pod_volumes(bind.task_uid, bind.node)
         if pod is None:
-            return True
-        writes = volume_writes(pod)
-        if isinstance(writes, Refusal):
+            return Plan()
+        plan = volume_writes(pod)
+        if isinstance(plan, Refusal):
             self._cache.forget_bind(bind.task_uid)
             self._outcome("bind", "dropped")
-            logger.info("%s not sent: %s", what, writes.reason)
-            return False
-        for write in writes:
+            logger.info("%s not sent: %s", what, plan.reason)
+            return None
+        for write in plan.writes:
             try:
                 self._call(
                     f"{what}: {write}",
@@ -523,9 +585,122 @@ class EffectsExecutor:
             except Exception as err:
                 self._cache.forget_bind(bind.task_uid)
                 self._volume_write_failed(ref, f"{what} not sent: {write}", err)
-                return False
+                return None
             logger.info("%s: %s", what, write)
-        return True
+        return plan
+
+    # --- binds waiting for their volumes (`effects.volume_wait`) ------------------------------
+    def volumes_changed(self) -> None:
+        """The cache saw a claim or a volume change (its `on_volumes_changed` listener): the
+        binds waiting for their volumes are checked (never raises)."""
+        if len(self._waits):
+            self._queue_wait_check()
+
+    def _wait_for_volumes(
+        self, bind: Bind, plan: Plan, created: dt.datetime | None, what: str
+    ) -> None:
+        """The volume writes of `bind` are sent: it waits, off the workers and still assumed
+        on its node, until the cache shows its claims bound (`_check_volume_waits`)."""
+        timeout = self._bind_timeout()
+        term = self._terms.thread_term()
+        self._waits.add(
+            WaitingBind(
+                bind=bind,
+                waits=plan.waits,
+                deadline=self._clock.monotonic() + timeout,
+                timeout=timeout,
+                term=self._terms.current if term is None else term,
+                created=created,
+            )
+        )
+        claims = ", ".join(w.key for w in plan.waits)
+        logger.info("%s: waiting for its volumes to be bound (%s)", what, claims)
+        self._queue_wait_check()
+
+    def _queue_wait_check(self) -> None:
+        """One dispatcher turn checking the waiting binds (none queued twice)."""
+        if self._waits.want_check() and not self._queue(
+            "dispatch volume waits", self._check_volume_waits, self._dispatcher
+        ):
+            self._waits.check_begins()
+
+    def _check_volume_waits(self) -> None:
+        """The dispatcher's turn: each waiting bind checked against the cache (kube's
+        `checkBindings`): its Binding queued once its claims are bound, failed when they cannot
+        be, or at its deadline; dropped when the decision no longer holds."""
+        self._waits.check_begins()
+        now = self._clock.monotonic()
+        for waiting in self._waits.all():
+            try:
+                self._check_wait(waiting, now)
+            except Exception:
+                logger.exception("checking the volumes of %s failed", waiting.bind.pod)
+        # the next poll (the timeouts; a pod or node gone), while some bind waits
+        self._waits.arm(self._volume_poll, self._queue_wait_check)
+
+    def _check_wait(self, waiting: WaitingBind, now: float) -> None:
+        bind = waiting.bind
+        what = f"bind {bind.pod} to {bind.node}"
+        problem = self._cache.bind_problem(bind.task_uid, bind.node)
+        if waiting.term != self._terms.current:
+            problem = "this replica stopped leading"
+        if problem is not None:
+            if self._waits.take(waiting):
+                self._cache.forget_bind(bind.task_uid)
+                self._outcome("bind", "dropped")
+                logger.info("%s not sent: %s", what, problem)
+            return
+        claims = [w.key for w in waiting.waits]
+        volumes = [w.volume for w in waiting.waits if isinstance(w, Claimed)]
+        held = self._cache.held_binding(claims, volumes, bind.node)
+        verdict = check(waiting.waits, held, bind.node) if held is not None else None
+        if isinstance(verdict, Bound):
+            if self._waits.take(waiting):
+                logger.info("%s: its volumes are bound", what)
+                queued = self._spawn(what, self._send_binding, bind, waiting.created)
+                if not queued:
+                    self._cache.forget_bind(bind.task_uid)
+        elif isinstance(verdict, Failed):
+            self._volumes_failed(waiting, verdict.reason)
+        elif now >= waiting.deadline:
+            self._volumes_failed(waiting, DEADLINE_EXCEEDED)
+
+    def _volumes_failed(self, waiting: WaitingBind, reason: str) -> None:
+        """The pod's volumes will not be bound (or not in time): its Binding is not sent, its
+        assumption goes (the next cycle places it again), and it is told as kube-scheduler
+        tells a failed PreBind: PodScheduled=False (SchedulerError) and a Warning
+        `FailedScheduling`, in kube's words."""
+        if not self._waits.take(waiting):
+            return
+        bind = waiting.bind
+        self._cache.forget_bind(bind.task_uid)
+        self._outcome("bind", "error")
+        message = f'running PreBind plugin "VolumeBinding": binding volumes: {reason}'
+        logger.warning(
+            "bind %s to %s not sent: its volumes were not bound (timeout %.0fs): %s",
+            bind.pod,
+            bind.node,
+            waiting.timeout,
+            message,
+        )
+        raw = self._cache.object_raw("Pod", bind.pod)
+        now = self._clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+        condition = (
+            None
+            if raw is None
+            else st.pod_scheduled_condition(message, raw, now, reason=st.SCHEDULER_ERROR)
+        )
+        if raw is not None and condition is not None:
+            self._spawn_status(
+                f"condition of {bind.pod}", self._write_condition, bind.pod, raw, condition
+            )
+
+    def _drop_waiting(self, dropped: list[WaitingBind], why: str) -> None:
+        for waiting in dropped:
+            self._cache.forget_bind(waiting.bind.task_uid)
+            self._outcome("bind", "dropped")
+        if dropped:
+            logger.info("%d binds waiting for their volumes dropped: %s", len(dropped), why)
 
     def _send_volume_write(self, write: VolumeWrite) -> None:
         if isinstance(write, SelectNode):

@@ -33,6 +33,9 @@ Event = tuple[EventType, str, str]
 
 POD_SCHEDULED: Final = "PodScheduled"
 UNSCHEDULABLE: Final = "Unschedulable"
+SCHEDULER_ERROR: Final = "SchedulerError"
+"""The reason kube-scheduler gives a PodScheduled=False for an error, not a lack of fit (a
+failed PreBind)."""
 _COUNTS: Final = ("running", "succeeded", "failed")
 COUNTS: Final = frozenset(_COUNTS)
 """The count fields of a PodGroup's status."""
@@ -52,8 +55,11 @@ def cause(message: str) -> str:
     return _COUNT.sub("#", message)
 
 
-def pod_scheduled_condition(message: str, pod: Raw, now: str) -> dict[str, str] | None:
-    """The PodScheduled=False (Unschedulable) condition to write on `pod`, or None when the pod
+def pod_scheduled_condition(
+    message: str, pod: Raw, now: str, *, reason: str = UNSCHEDULABLE
+) -> dict[str, str] | None:
+    """The PodScheduled=False condition (`reason`: Unschedulable, or SchedulerError) to write
+    on `pod`, or None when the pod
     already carries it with a message of this cause (`cause`: only counts differ), has been
     placed meanwhile, or has a scheduling gate (the API server's SchedulingGated condition
     stays, as kube-scheduler leaves it). `lastTransitionTime` moves only when the condition's
@@ -61,7 +67,7 @@ def pod_scheduled_condition(message: str, pod: Raw, now: str) -> dict[str, str] 
     spec = pod.get("spec")
     if isinstance(spec, Mapping) and (spec.get("nodeName") or spec.get("schedulingGates")):
         return None  # placed meanwhile, or gated: the API server's SchedulingGated stays
-    wanted = {"type": POD_SCHEDULED, "status": "False", "reason": UNSCHEDULABLE, "message": message}
+    wanted = {"type": POD_SCHEDULED, "status": "False", "reason": reason, "message": message}
     current = _find(_status(pod).get("conditions"), POD_SCHEDULED)
     if current is not None and _same_cause(current, wanted):
         return None

@@ -9,9 +9,13 @@ claimed for it (`ClaimVolume`: a class without a provisioner, the volume `choose
 chooses, as kube's `GetBindVolumeToClaim` writes it; the PV controller completes the binding);
 or why the bind must not go (`Refusal`: a claim missing or unreadable, or not its pod's own
 ephemeral claim, provisioned for another node, or no volume left for it on the node). Each
-write carries the resourceVersion the cache held, a precondition (kube sends an Update).
-Must not: do I/O (the executor sends the writes), or wait for the PV controller (kube waits up
-to its bind timeout; here the kubelet waits for the claim to be bound before it mounts).
+write carries the resourceVersion the cache held, a precondition (kube sends an Update). With
+the writes, what the Binding then waits for (kube's `checkBindings` reads the same two lists):
+each claim to be provisioned for the node (`Provisioned`, written now or annotated for it
+already) and each pre-made volume chosen (`Claimed`), with the resourceVersion a write was
+preconditioned on (the cache's object still at that version has not shown the write yet).
+Must not: do I/O (the executor sends the writes), or decide when the claims are bound
+(`effects.volume_wait` does).
 """
 
 from __future__ import annotations
@@ -56,16 +60,60 @@ VolumeWrite = SelectNode | ClaimVolume
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class Provisioned:
+    """The claim `namespace/name`, to be provisioned for the pod's node: the Binding waits until
+    the provisioner made its volume and the PV controller bound them. `written`: the
+    resourceVersion the annotation was written on (None: the claim named the node already)."""
+
+    namespace: str
+    name: str
+    written: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Claimed:
+    """The claim `namespace/name` and the pre-made volume chosen for it: the Binding waits until
+    the PV controller bound them. `written`: the volume's resourceVersion its claimRef was
+    written on (None: the volume named the claim already)."""
+
+    namespace: str
+    name: str
+    volume: str
+    written: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+ClaimWait = Provisioned | Claimed
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Plan:
+    """The writes to send before the pod's Binding, then the claims it waits for (none: it goes
+    at once)."""
+
+    writes: tuple[VolumeWrite, ...] = ()
+    waits: tuple[ClaimWait, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class Refusal:
     """Why the pod's Binding must not be sent now (the pod is placed again next cycle)."""
 
     reason: str
 
 
-def volume_writes(pod: PodVolumes) -> tuple[VolumeWrite, ...] | Refusal:
-    """The writes that bind the volumes of `pod` to its node, in the order of its claims, or
-    why the bind must not go."""
+def volume_writes(pod: PodVolumes) -> Plan | Refusal:
+    """The writes that bind the volumes of `pod` to its node, in the order of its claims, and
+    the claims the Binding then waits for; or why the bind must not go."""
     writes: list[VolumeWrite] = []
+    waits: list[ClaimWait] = []
     premade: list[PodClaim] = []
     for held in pod.claims:
         refusal = _claim_refusal(pod, held)
@@ -88,10 +136,12 @@ def volume_writes(pod: PodVolumes) -> tuple[VolumeWrite, ...] | Refusal:
             return write
         if write is not None:
             writes.append(write)
+        written = None if write is None else write.resource_version
+        waits.append(Provisioned(claim.namespace, claim.name, written))
     claimed = _pre_made(pod, premade)
     if isinstance(claimed, Refusal):
         return claimed
-    return (*writes, *claimed)
+    return Plan((*writes, *claimed[0]), (*waits, *claimed[1]))
 
 
 def _claim_refusal(pod: PodVolumes, held: PodClaim) -> Refusal | None:
@@ -118,12 +168,14 @@ def _provision(pod: PodVolumes, held: PodClaim, claim: ClaimFacts) -> SelectNode
     return SelectNode(claim.namespace, claim.name, pod.node, held.resource_version)
 
 
-def _pre_made(pod: PodVolumes, premade: list[PodClaim]) -> list[ClaimVolume] | Refusal:
+def _pre_made(
+    pod: PodVolumes, premade: list[PodClaim]
+) -> tuple[list[ClaimVolume], list[Claimed]] | Refusal:
     """The claims of a class of pre-made volumes: the volumes kube would choose for them on the
     node (`choose_volumes`), each claimed for its claim (nothing to write for a volume whose
-    claimRef names the claim already)."""
+    claimRef names the claim already), and each pair to wait for."""
     if not premade:
-        return []
+        return [], []
     claims = [held.facts for held in premade if held.facts is not None]
     volumes = [v.facts for v in pod.volumes]
     chosen = choose_volumes(claims, volumes, pod.node_labels)
@@ -135,11 +187,13 @@ def _pre_made(pod: PodVolumes, premade: list[PodClaim]) -> list[ClaimVolume] | R
         )
     versions = {v.facts.name: v.resource_version for v in pod.volumes}
     writes = []
+    waits = []
     for claim in claims:
         volume = chosen[claim.key]
         if volume.claim == claim.key and volume.claim_uid == claim.uid:
+            waits.append(Claimed(claim.namespace, claim.name, volume.name))
             continue  # claimed for it already: the PV controller binds them
-        writes.append(
-            ClaimVolume(volume.name, claim.namespace, claim.name, claim.uid, versions[volume.name])
-        )
-    return writes
+        version = versions[volume.name]
+        writes.append(ClaimVolume(volume.name, claim.namespace, claim.name, claim.uid, version))
+        waits.append(Claimed(claim.namespace, claim.name, volume.name, version))
+    return writes, waits

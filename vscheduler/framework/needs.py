@@ -2,7 +2,8 @@
 
 Owns `Needs` (an optional `needs` attribute of a plugin factory, read with `needs_of`) and the
 rules it can declare: the node-usage periods the plugin reads, the ConfigMaps it reads from the
-snapshot, and the plugins it conflicts with in one tier when one of its flags is on.
+snapshot, the plugins it conflicts with in one tier when one of its flags is on, and how long a
+bind waits for its pod's volumes.
 `framework.registry.build` collects every factory's needs in one place, so the config layer
 never names a plugin. Must not know any plugin by name: each plugin declares its own needs.
 """
@@ -33,12 +34,15 @@ class Needs:
     each; one that is not a PromQL duration is left out: the plugin reports its own argument
     error, or finds no value). `config_maps`: the (namespace, name) of every ConfigMap the plugin
     reads from the snapshot (the runtime watches them, `snapshot` and `simulate` load them).
-    `conflicts`: rules checked once per tier by `registry.build`.
+    `conflicts`: rules checked once per tier by `registry.build`. `volume_bind_timeout`: the
+    seconds a bind waits for its pod's volumes to be bound (the effects read it from the
+    `Pipeline`; the first plugin declaring one sets it; None: no opinion).
     """
 
     usage_periods: tuple[str, ...] = ()
     config_maps: tuple[tuple[str, str], ...] = ()
     conflicts: tuple[TierConflict, ...] = ()
+    volume_bind_timeout: float | None = None
 
 
 NOTHING: Final = Needs()

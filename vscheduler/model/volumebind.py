@@ -1,7 +1,8 @@
 """What binding a pod's volumes reads at bind time, and kube's choice of a pre-made volume.
 
 Owns: `PodVolumes` (the pod's claims, their classes, the volumes and the node, as the cache held
-them at one moment, each claim and volume with the resourceVersion it was read at) and
+them at one moment, each claim and volume with the resourceVersion it was read at),
+`HeldBinding` (the claims and volumes a pod's Binding waits for, as the cache holds them now) and
 `find_matching_volume`, kube's `FindMatchingVolume` on the scheduler's path (component-helpers
 `storage/volume`): a volume already claimed by the claim wins (or none, if its node affinity
 does not match the node); else the smallest available volume that fits, by name on a tie.
@@ -57,6 +58,24 @@ class PodVolumes:
     """The StorageClasses the claims name and the cache holds, by name."""
     volumes: tuple[HeldVolume, ...]
     """Every PersistentVolume held, by name."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class HeldClaim:
+    """A PersistentVolumeClaim with the resourceVersion its facts were read at."""
+
+    facts: ClaimFacts
+    resource_version: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class HeldBinding:
+    """The claims (by `namespace/name`) and volumes (by name) a pod's Binding waits for, as the
+    cache holds them now: one not held is absent."""
+
+    claims: Mapping[str, HeldClaim]
+    volumes: Mapping[str, HeldVolume]
+    node_labels: Mapping[str, str]
 
 
 def choose_volumes(

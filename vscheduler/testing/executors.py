@@ -5,8 +5,9 @@
         carry_out(effects, CycleResult(binds=(bind,)))
         assert status_of(cache, "uid-p1") == (TaskStatus.BOUND, "n1")
 
-Its outcomes go to a list, each write is tried a given number of times without backoff, it is
-closed when the test is done with it, and a test waits for its workers at most `WAIT` seconds.
+Its outcomes go to a list, each write is tried a given number of times without backoff, it hears
+of the cache's claim and volume changes (as the composition root wires it), it is closed when
+the test is done with it, and a test waits for its workers at most `WAIT` seconds.
 Builds no cluster objects and fakes no writer: each test keeps its own cache contents and fake.
 """
 
@@ -36,6 +37,8 @@ class ExecutorOptions(TypedDict, total=False):
     config_maps: ConfigMapWriter | None
     nominations: NominationWriter | None
     queue_hold: float
+    volume_bind_timeout: Callable[[], float]
+    volume_poll: float
 
 
 @contextmanager
@@ -60,6 +63,7 @@ def running_executor(
         retry=RetryPolicy(initial_backoff=0, max_attempts=attempts),
         **options,
     )
+    cache.on_volumes_changed(effects.volumes_changed)
     try:
         yield effects
     finally:

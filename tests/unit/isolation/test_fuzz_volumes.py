@@ -1,6 +1,7 @@
-"""Fuzzing volume binding: any mapping through the lenient volume converters, and whole cycles
+"""Fuzzing volume binding: any mapping through the lenient volume converters, whole cycles
 over generated clusters whose pods use claims, checked against the predicates plugin's rules
-(`vscheduler/plugins/predicates/volumes.py`).
+(`vscheduler/plugins/predicates/volumes.py`), and the bind-time plan of each pod bound, whose
+wait for its claims must begin waiting, not failing (`effects.volume_wait`).
 
 25 examples per test by default, 500 with `HYPOTHESIS_PROFILE=nightly` (bench/README.md).
 """
@@ -27,6 +28,8 @@ from vscheduler.convert.volumes import (
     guarded_class,
     guarded_volume,
 )
+from vscheduler.effects.volume_wait import Failed, Waiting, check
+from vscheduler.effects.volumes import Claimed, Plan, Refusal, volume_writes
 from vscheduler.errors import InputError
 from vscheduler.informer.kinds import CLUSTER_KINDS
 from vscheduler.model.cluster import ClusterSnapshot
@@ -135,11 +138,15 @@ def test_the_lenient_volume_converters_never_raise_and_carry_the_strict_ones_com
 
 
 # --- whole cycles ---------------------------------------------------------------------------------
-def through_cache(objects: list[Raw]) -> ClusterSnapshot:
+def filled_cache(objects: list[Raw]) -> SchedulerCache:
     cache = SchedulerCache(clock=FixedClock(NOW), scheduler_name=SCHEDULER)
     for kind in CLUSTER_KINDS:
         cache.replace(kind, [o for o in objects if o["kind"] == kind.name])
-    return cache.snapshot()
+    return cache
+
+
+def through_cache(objects: list[Raw]) -> ClusterSnapshot:
+    return filled_cache(objects).snapshot()
 
 
 def placements(result: CycleResult) -> dict[str, str]:
@@ -262,3 +269,30 @@ def test_pods_go_only_where_their_claims_and_volumes_let_them(
         check_pods_of_missing_claims(snap, result)
         snap = cycle.next_snapshot(snap, result)
         clock.advance(1.0)
+
+
+@FUZZ
+@given(volumes.volume_clusters())
+def test_a_bind_begins_to_wait_for_its_volumes_without_failing_before_anything_changed(
+    objects: list[Raw],
+) -> None:
+    """For each pod a cycle binds, the bind-time plan's wait (`effects.volume_wait.check`), on
+    the objects as they were before its writes were seen, waits or is done: a write the cache
+    has not shown yet is never read as a failure (the selected-node annotation "removed", a
+    claimRef "reset"), and a claim the plan waits for is one not bound yet."""
+    cache = filled_cache(objects)
+    snap = cache.snapshot()
+    result = cycle.run_cycle(snap, PIPELINES["default"], clock=FixedClock(NOW), uid="c1").result
+    for bind in result.binds:
+        pod = cache.pod_volumes(bind.task_uid, bind.node)
+        plan = Plan() if pod is None else volume_writes(pod)
+        if isinstance(plan, Refusal):
+            continue
+        claims = [w.key for w in plan.waits]
+        named = [w.volume for w in plan.waits if isinstance(w, Claimed)]
+        held = cache.held_binding(claims, named, bind.node)
+        assert held is not None
+        assert all(not snap.claims[key].fully_bound for key in claims), (bind, claims)
+        verdict = check(plan.waits, held, bind.node)
+        assert not isinstance(verdict, Failed), (bind, plan, verdict)
+        assert isinstance(verdict, Waiting) or not plan.writes, (bind, plan)

@@ -514,6 +514,14 @@ def test_every_documented_argument_is_accepted() -> None:
     }
 
 
+def test_the_bind_timeout_for_volumes_is_volcanos_argument_600_seconds_by_default() -> None:
+    assert pipeline().volume_bind_timeout == 600.0
+    timed = POLICY + "    arguments:\n      volumebinding.bindTimeoutSeconds: 45\n"
+    assert pipeline(timed).volume_bind_timeout == 45.0
+    with pytest.raises(PolicyError, match="bindTimeoutSeconds"):
+        pipeline(POLICY + "    arguments:\n      volumebinding.bindTimeoutSeconds: -1\n")
+
+
 def test_unknown_and_mistyped_arguments_are_errors_with_a_suggestion() -> None:
     with pytest.raises(PolicyError) as caught:
         pipeline(

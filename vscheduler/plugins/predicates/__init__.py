@@ -62,8 +62,11 @@ Arguments (Volcano's names and defaults):
   `predicate.DynamicResourceAllocationEnable`, `predicate.GPUSharingEnable`,
   `predicate.GPUNumberEnable`, and the old `predicate.MemoryPressureEnable`,
   `predicate.DiskPressureEnable`, `predicate.PIDPressureEnable` (all false),
-  `volumebinding.weight` (1), `volumebinding.bindTimeoutSeconds` (30), `volumebinding.shape`,
-  `dynamicresources.filterTimeoutSeconds` (10).
+  `volumebinding.weight` (1), `volumebinding.shape`, `dynamicresources.filterTimeoutSeconds`
+  (10).
+- `volumebinding.bindTimeoutSeconds` (600, Volcano's and kube's default; not negative): how long
+  a bind waits for its pod's volumes to be bound before it fails (declared as
+  `Needs.volume_bind_timeout`; the effects wait, `effects.volume_wait`).
 
 `checks` holds the per-node checks, `vectorised` the all-nodes forms, `interpod`, `spread` and
 `proportional` the checks 7-9, `plugin` the adapter.

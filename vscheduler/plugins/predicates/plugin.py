@@ -27,6 +27,7 @@ from vscheduler.plugin_api import (
     DeallocateEvent,
     HostPort,
     IntArray,
+    Needs,
     NodeFacts,
     NodeMemo,
     PluginSession,
@@ -379,8 +380,9 @@ class Factory:
     name = NAME
     plugin = Predicates
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, bind_timeout: float) -> None:
         self.config = config
+        self.needs = Needs(volume_bind_timeout=bind_timeout)
         self._views = NodeMemo(NodeViews)
 
     def open(self, session: PluginSession) -> Predicates:
@@ -416,9 +418,12 @@ ACCEPTED_FLAGS: Final = (
 """Flags Volcano documents for checks vscheduler does not have: read, checked, no effect."""
 ACCEPTED_INTS: Final = (
     ("volumebinding.weight", 1),
-    ("volumebinding.bindTimeoutSeconds", 30),
     ("dynamicresources.filterTimeoutSeconds", 10),
 )
+BIND_TIMEOUT: Final = "volumebinding.bindTimeoutSeconds"
+"""Seconds a bind waits for its pod's volumes to be bound (Volcano's key and default, 600: kube's
+VolumeBindingArgs); the effects read it through `Needs.volume_bind_timeout`."""
+DEFAULT_BIND_TIMEOUT: Final = 600
 RESOURCES: Final = "predicate.resources"
 
 
@@ -440,9 +445,10 @@ def build(arguments: Mapping[str, object]) -> Factory:
         reader.bool(key, flag)
     for key, number in ACCEPTED_INTS:
         reader.int(key, number)
+    bind_timeout = reader.int(BIND_TIMEOUT, DEFAULT_BIND_TIMEOUT, minimum=0)
     reader.raw("volumebinding.shape")
     reader.finish()
-    return Factory(config)
+    return Factory(config, float(bind_timeout))
 
 
 def _proportional_resources(reader: ArgumentReader) -> dict[str, tuple[float, float]]:
