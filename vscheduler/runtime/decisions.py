@@ -3,7 +3,8 @@
 `DecisionRecorder` takes the place of the effects executor: each cycle's binds, evictions,
 pipelined and pending pods are logged and, with `--decisions-file`, appended to it as one JSON
 line (`{"cycle", "time", "binds": {"ns/pod": "node"}, "evictions": [{"pod", "node", "reason"}],
-"pipelined": {"ns/pod": "node"}, "pending": {"ns/pod": "message"}}`), which `vscheduler
+"pipelined": {"ns/pod": "node"}, "waiting": {"ns/pod": "message"}, "pending": {"ns/pod":
+"message"}}`: `waiting` is the message a pipelined pod's condition would carry), which `vscheduler
 compare-decisions` reads. `DryRunEvents` takes the place of the Event writer: an Event the
 scheduler would record is logged instead. Nothing reaches the cache either: a pod decided stays
 pending in the scheduler's view, and the next cycle (on the next change) decides it again.
@@ -78,6 +79,7 @@ def decisions_line(cycle: int, time: str, result: CycleResult) -> dict[str, obje
         "binds": {b.pod: b.node for b in result.binds},
         "evictions": [{"pod": e.pod, "node": e.node, "reason": e.reason} for e in result.evictions],
         "pipelined": dict(result.pipelined),
+        "waiting": dict(result.waiting),
         "pending": dict(result.unschedulable),
     }
 

@@ -17,10 +17,15 @@ from vscheduler.model.commands import Bind, CycleResult, Evict
 from vscheduler.runtime.decisions import DecisionRecorder, DryRunEvents
 
 NOW = dt.datetime(2026, 5, 1, 12, 0, 0, tzinfo=dt.UTC)
+WAITING = (
+    "Pod team/c can possibly be assigned to node-a, once resource is released and minAvailable"
+    " is satisfied"
+)
 RESULT = CycleResult(
     binds=(Bind(task_uid="u1", pod="team/a", node="node-a"),),
     evictions=(Evict(task_uid="u2", pod="team/b", node="node-b", reason="preempted by team/a"),),
     pipelined={"team/c": "node-a"},
+    waiting={"team/c": WAITING},
     unschedulable={"team/d": "0/2 nodes are available: 2 Insufficient cpu."},
 )
 
@@ -42,6 +47,7 @@ def test_each_cycle_is_one_json_line_of_the_decisions_file(
             "binds": {"team/a": "node-a"},
             "evictions": [{"pod": "team/b", "node": "node-b", "reason": "preempted by team/a"}],
             "pipelined": {"team/c": "node-a"},
+            "waiting": {"team/c": WAITING},
             "pending": {"team/d": "0/2 nodes are available: 2 Insufficient cpu."},
         },
         {
@@ -50,6 +56,7 @@ def test_each_cycle_is_one_json_line_of_the_decisions_file(
             "binds": {},
             "evictions": [],
             "pipelined": {},
+            "waiting": {},
             "pending": {},
         },
     ]
