@@ -103,8 +103,8 @@ def test_a_queue_without_affinity_fits_no_node_in_strict_mode() -> None:
     [outcome] = run(snapshot(*one_pod("q-no-affinity", queue("q-no-affinity"))), policy=policy())
     assert outcome.binds == {}
     assert outcome.unschedulable == {
-        "c1/p": "0/5 nodes are available: 4 node group affinity not specified,"
-        " 1 node group label not found."
+        "c1/p": "0/5 nodes are available: 1 node group label not found,"
+        " 4 node group affinity not specified."
     }
 
 

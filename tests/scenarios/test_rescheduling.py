@@ -255,8 +255,8 @@ def test_a_replacement_that_fits_only_the_node_it_left_waits_and_says_why() -> N
     )
 
     waiting = (
-        "0/3 nodes are available: 2 node(s) didn't match Pod's node affinity/selector, "
-        "1 node(s) gave up a pod of this workload to the rescheduling plugin recently."
+        "0/3 nodes are available: 1 node(s) gave up a pod of this workload to the rescheduling "
+        "plugin recently, 2 node(s) didn't match Pod's node affinity/selector."
     )
     assert [o.unschedulable.get("default/web-new") for o in outcomes] == [
         None,

@@ -142,7 +142,7 @@ def test_a_zone_the_pods_cannot_use_does_not_count_unless_node_affinity_is_ignor
     [outcome] = run(snapshot(*nodes, *ignoring), policy=POLICY)
     assert outcome.binds == {"default/web-0": "n0", "default/web-1": "n1"}
     reason = (
-        f"0/3 nodes are available: 2 {SKEW}, 1 node(s) didn't match Pod's node affinity/selector."
+        f"0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 2 {SKEW}."
     )
     assert outcome.unschedulable == {"default/web-2": reason, "default/web-3": reason}
 

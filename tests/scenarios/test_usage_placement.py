@@ -109,8 +109,8 @@ def test_a_pod_with_every_node_overloaded_stays_pending_with_volcanos_reasons() 
     assert outcome.binds == {}
     assert outcome.unschedulable == {
         "default/p": "0/3 nodes are available: "
-        "2 the CPU load of the node exceeds the upper limit., "
-        "1 the memory load of the node exceeds the upper limit.."
+        "1 the memory load of the node exceeds the upper limit., "
+        "2 the CPU load of the node exceeds the upper limit.."
     }
 
 

@@ -1,8 +1,8 @@
 """Pending reasons: the message each unscheduled pod carries in its PodScheduled condition.
 
 A pod that found no node gets kube-scheduler's aggregate of its nodes' failures
-("0/5 nodes are available: 3 Insufficient cpu, 2 node(s) had untolerated taint {k: v}."),
-with reasons ordered by how many nodes gave them (then alphabetically), and, when its job is a
+("0/5 nodes are available: 2 node(s) had untolerated taint {k: v}, 3 Insufficient cpu."),
+each `<count> <reason>` sorted as a string as kube-scheduler sorts them, and, when its job is a
 gang that is not ready, the gang's shortfall. A pod that found a node but whose gang could not
 start gets the gang's shortfall alone. Reasons found outside node fitting (missing PodGroup or
 queue, a job not admitted, a malformed pod, a plugin that raised about the pod) are given as they
@@ -63,8 +63,8 @@ def fit_error(placer: Placer, task: TaskState, failure: FitFailure) -> str:
             reasons[f"Insufficient {name}"] += count
     if not reasons:
         return f"{head}."
-    parts = sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))
-    return f"{head}: " + ", ".join(f"{n} {r}" for r, n in parts) + "."
+    # kube-scheduler's order: the "<count> <reason>" strings sorted as strings (Go's sort.Strings)
+    return f"{head}: " + ", ".join(sorted(f"{n} {r}" for r, n in reasons.items())) + "."
 
 
 def gang_shortfall(job: JobState, schedulable: int, held: str | None = None) -> str:

@@ -460,8 +460,8 @@ def test_a_cycle_aggregates_reasons_kube_style() -> None:
     nodes += [node("c").unschedulable(), node("x").not_ready()]
     outcome = run_once(snapshot(*nodes, pod("p").requests(cpu="1")))
     assert outcome == {
-        "default/p": "0/5 nodes are available: 3 node(s) had untolerated taint {k: v}, "
-        "1 node(s) were not ready, 1 node(s) were unschedulable."
+        "default/p": "0/5 nodes are available: 1 node(s) were not ready, "
+        "1 node(s) were unschedulable, 3 node(s) had untolerated taint {k: v}."
     }
 
 
