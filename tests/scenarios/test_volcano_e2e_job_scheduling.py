@@ -26,7 +26,7 @@ Deployment's Request change" (Volcano's PodGroup controller replacing a ReplicaS
 scheduling decision).
 
 The package's other files: `sla.go` and `drf.go` are `test_volcano_e2e_sla.py` and
-`test_volcano_e2e_drf.py`; `volume_binding.go` is not transcribed (vscheduler binds no volumes).
+`test_volcano_e2e_drf.py`; `volume_binding.go` is `test_volcano_e2e_volume_binding.py`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Volcano's gang-aware eviction e2e tests, transcribed from `test/e2e/gangevict/gangevict.go`
-(GP-1..GP-8 "GangPreempt E2E Test", GR-1..GR-7 "GangReclaim E2E Test"), and the unit cases of
-`actions/gangpreempt/gangpreempt_test.go` and `actions/gangreclaim/gangreclaim_test.go` that
-say something the e2e cases do not.
+(GP-1..GP-8 and GP-R1 "GangPreempt E2E Test", GR-1..GR-7 and GR-R1 "GangReclaim E2E Test"),
+and the unit cases of `actions/gangpreempt/gangpreempt_test.go` and
+`actions/gangreclaim/gangreclaim_test.go` that say something the e2e cases do not.
 
 **The cluster** is the e2e's kind cluster (`vscheduler.testing.kind_e2e`) with
 `InitTestContext`'s placeholders for `NodesNumLimit: 4` and `NodesResourceLimit: CPU1Mem1`
@@ -10,23 +10,27 @@ say something the e2e cases do not.
 **The jobs** are `createGangJob`'s (`kind_e2e.vcjob`): `rep` pods of CPU1Mem1, `minMember` the
 given `minAvail`, victims labelled `volcano.sh/preemptable: "true"` (the askers carry no
 label), the priority class's value (gp-high-pri 100, gp-med-pri 50, gp-low-pri and gr-low-pri
-10). Every queue deserves `deservedCPU(n)`: n cpu and n Gi. "Create, then wait" is a few cycles
+10); GP-R1's and GR-R1's victim is `createMultiRoleGangJob`'s (`roles_gang`: roles ps and
+worker with their own minimums, `minTaskMember` on the PodGroup). Every queue deserves `deservedCPU(n)`: n cpu and n Gi. "Create, then wait" is a few cycles
 (`KindCluster.settle`), evicted pods recreated Pending by the job controller. The e2e's
 `WaitTasksReady(job, n)` waits for *at least* n Running pods and GP-3/GR-2 accept either victim
 gang broken; asserted here is the exact outcome, which meets those bounds.
 
 **The policy** is `gangEvictConfig` without `network-topology-aware` (not provided here; with
 no HyperNodes Volcano's gives no gradients and the actions search the whole cluster, as here).
-The e2e cases with per-role minimums, sub-groups or HyperNodes (GP-R1, GP-S1, GP-T*, GR-R1,
-GR-S1, GR-T*) are not transcribed: the role rule (`bundles.split`) is implemented but no case
-here exercises it yet; sub-groups and HyperNodes are not modelled.
+The e2e cases with sub-groups or HyperNodes are not transcribed: GP-S1 and GR-S1 ("sub-group
+group-slack caps safe") make a job of `partitionPolicy` sub-groups (`MinPartitions` of them to
+stay ready) placed under a hard network topology, and vscheduler models neither sub-groups (a
+PodGroup's `subGroupPolicy`, the bundles' group slack) nor HyperNodes; GP-T1..T4 and GR-T1..T4
+are the HyperNode tiers.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from vscheduler.testing.builders import Item, QueueBuilder, queue
+from vscheduler.model.status import TaskStatus
+from vscheduler.testing.builders import Item, QueueBuilder, pod, podgroup, queue
 from vscheduler.testing.kind_e2e import PREEMPTABLE, KindCluster, placeholders, vcjob
 from vscheduler.testing.scenario import run
 
@@ -76,6 +80,42 @@ def gang(
         mebibytes=1024,
         labels=labels,
     )
+
+
+def roles_gang(name: str, q: str, priority: int) -> list[Item]:
+    """`createMultiRoleGangJob(ctx, name, q, pri, CPU1Mem1, [ps: 1 rep min 1, worker: 3 reps
+    min 2], jobMin 3, preemptable)`: the PodGroup (`minMember` 3, `minTaskMember` {ps: 1,
+    worker: 2}, `minResources` three pods' requests) and pods `<job>-ps-0`,
+    `<job>-worker-0..2`, labelled preemptable."""
+    group = (
+        podgroup(name)
+        .controlled()
+        .queue(q)
+        .priority(priority)
+        .min_member(3)
+        .min_task_member(ps=1, worker=2)
+        .min_resources(cpu=3, memory="3Gi")
+    )
+    pods: list[Item] = []
+    for role, replicas in (("ps", 1), ("worker", 3)):
+        for i in range(replicas):
+            built = pod(f"{name}-{role}-{i}").group(name).role(role).priority(priority)
+            built = built.requests(cpu=1, memory="1Gi").labels(**{PREEMPTABLE: "true"})
+            pods.append(built)
+    return [group, *pods]
+
+
+def running_roles(on: KindCluster, job: str) -> dict[str, int]:
+    """`countReadyTasksByRole`: Running pods of `job` per role."""
+    tasks = on.snap.tasks.values()
+    return {
+        role: sum(
+            1
+            for t in tasks
+            if t.group_name == job and t.task_role == role and t.status is TaskStatus.RUNNING
+        )
+        for role in ("ps", "worker")
+    }
 
 
 def cluster(*queues: Item, policy: str = GANG_EVICT_POLICY) -> KindCluster:
@@ -217,6 +257,21 @@ def test_gp8_a_medium_preemptor_cannot_take_a_high_priority_gang() -> None:
     assert on.evicted == []
 
 
+def test_gpr1_the_per_role_gate_keeps_the_role_tight_task_and_takes_a_surplus_worker() -> None:
+    """GP-R1: victim-gpr1 (low; ps 1 pod minimum 1, worker 3 pods minimum 2, minMember 3)
+    fills the four slots; preemptor-gpr1 (1 pod, high) runs. The job can lose one pod, and ps
+    (first by uid) is at its role minimum: the safe bundle is worker-0, and the victim keeps 3
+    Running, ps among them."""
+    on = cluster(deserved(GP_Q, 4))
+    steps(on, roles_gang("victim-gpr1", GP_Q, LOW))
+    assert on.running("victim-gpr1") == 4
+    steps(on, gang("preemptor-gpr1", GP_Q, HIGH, 1, 1, victim=False))
+
+    assert on.running("preemptor-gpr1") == 1
+    assert on.evicted_of("victim-gpr1") == ["default/victim-gpr1-worker-0"]
+    assert running_roles(on, "victim-gpr1") == {"ps": 1, "worker": 2}
+
+
 # --- gangreclaim ------------------------------------------------------------------------------
 def two_queues(q1: int = 2, q2: int = 2) -> KindCluster:
     """`gr-q1` and `gr-q2` deserving `q1` and `q2` cpu."""
@@ -330,6 +385,22 @@ def test_gr7_an_overused_queue_does_not_reclaim() -> None:
     assert on.running("reclaimer-gr7") == 0
     assert (on.running("job-gr7-q1"), on.running("job-gr7-q2")) == (2, 2)
     assert on.evicted == []
+
+
+def test_grr1_the_per_role_gate_keeps_the_role_tight_task_and_reclaims_a_surplus_worker() -> None:
+    """GR-R1: victim-grr1 (GP-R1's roles) fills the cluster from gr-q2 (deserving 3, so
+    overusing by one); reclaimer-grr1 (1 pod) of gr-q1 (deserving 1) runs on worker-0, the
+    victim's one safe pod: ps, at its role minimum, stays."""
+    on = two_queues(1, 3)
+    steps(
+        on,
+        roles_gang("victim-grr1", "gr-q2", LOW),
+        gang("reclaimer-grr1", "gr-q1", LOW, 1, 1, victim=False),
+    )
+
+    assert on.running("reclaimer-grr1") == 1
+    assert on.evicted_of("victim-grr1") == ["default/victim-grr1-worker-0"]
+    assert running_roles(on, "victim-grr1") == {"ps": 1, "worker": 2}
 
 
 # --- the unit cases of gangpreempt_test.go and gangreclaim_test.go ------------------------------
