@@ -5,7 +5,8 @@ capability, guarantee, deserved share, reclaimable flag (default true), parent, 
 state (default Open), with Volcano's field names; its node-group affinity (`spec.affinity`) and
 the per-node-group limits of its `volcano.sh/nodegroup-resource-limits` annotation (a malformed
 annotation is a warning on the queue and kept as `node_group_limits_problem`: only the nodegroup
-plugin reads it, and it then keeps the queue's pods off every node, as Volcano's does).
+plugin reads it, and it then keeps the queue's pods off every node, as Volcano's does); its
+place in hierarchical drf's tree (`convert.queue_hierarchy`).
 Must not: check the queue hierarchy (parents that exist, cycles): that is the scheduler's.
 """
 
@@ -26,6 +27,7 @@ from vscheduler.convert.fields import (
     string,
     string_list,
 )
+from vscheduler.convert.queue_hierarchy import hierarchy_levels
 from vscheduler.errors import QuantityError
 from vscheduler.model.facts import (
     NODE_GROUP_LIMITS,
@@ -50,6 +52,7 @@ def convert_queue(obj: Mapping[str, object]) -> QueueFacts:
     warnings: list[FieldWarning] = []
     weight = _weight(spec, label, warnings)
     limits, limits_problem = node_group_limits(meta.annotations, label, warnings)
+    levels = hierarchy_levels(meta.annotations, label, warnings)
     return QueueFacts(
         name=meta.name,
         uid=meta.uid,
@@ -68,6 +71,7 @@ def convert_queue(obj: Mapping[str, object]) -> QueueFacts:
         node_group_affinity=_node_group_affinity(spec, label),
         node_group_limits=limits,
         node_group_limits_problem=limits_problem,
+        hierarchy=levels,
         created=meta.created,
         warnings=tuple(warnings),
     )

@@ -377,6 +377,23 @@ NODE_GROUP_LIMITS = "volcano.sh/nodegroup-resource-limits"
 ResourceList; Volcano's `NodeGroupResourceLimitsAnnotationKey`)."""
 
 
+HIERARCHY = "volcano.sh/hierarchy"
+"""The Queue annotation placing it in hierarchical drf's tree: the names of the levels from the
+root down, `/`-separated (`root/eng/prod`; Volcano's `KubeHierarchyAnnotationKey`)."""
+HIERARCHY_WEIGHTS = "volcano.sh/hierarchy-weights"
+"""The weights of those levels, `/`-separated (`1/2/8`; Volcano's
+`KubeHierarchyWeightAnnotationKey`)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class HierarchyLevel:
+    """One level below the root of a queue's place in hierarchical drf's tree."""
+
+    name: str
+    weight: float
+    """At least 1 (Volcano's drf reads a smaller or unreadable weight as 1)."""
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class NodeGroupAffinity:
     """A Queue's `spec.affinity`: the node groups its jobs must, may or must not use. Each list
@@ -428,6 +445,10 @@ class QueueFacts:
     node_group_limits_problem: str = ""
     """Why that annotation could not be read, or empty (the nodegroup plugin then keeps the
     queue's pods off every node, as Volcano does)."""
+    hierarchy: tuple[HierarchyLevel, ...] = ()
+    """The `volcano.sh/hierarchy` and `volcano.sh/hierarchy-weights` annotations: the levels
+    below the root, top first (none: the queue's jobs hang from the root). Read by drf with
+    `enableHierarchy`."""
     created: dt.datetime = EPOCH
     problem: str = ""
     """Why this queue cannot take jobs (a malformed Queue field), or empty."""

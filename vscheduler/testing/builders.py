@@ -19,6 +19,7 @@ from typing import Generic, TypeVar
 
 from vscheduler.convert.pod import PREEMPTABLE_KEY, TASK_SPEC_KEY, preemptable_flags, task_role
 from vscheduler.convert.queue import node_group_limits
+from vscheduler.convert.queue_hierarchy import hierarchy_levels
 from vscheduler.convert.resourcequota import convert_resource_quota
 from vscheduler.convert.scoring import scoring_override
 from vscheduler.model import quantity
@@ -29,6 +30,8 @@ from vscheduler.model.cluster import (
     default_queues,
 )
 from vscheduler.model.facts import (
+    HIERARCHY,
+    HIERARCHY_WEIGHTS,
     NODE_GROUP_LIMITS,
     FieldWarning,
     HostPort,
@@ -460,6 +463,15 @@ class QueueBuilder(_Builder[QueueFacts]):
             node_group_limits_problem=problem,
             warnings=(*self._facts.warnings, *warnings),
         )
+        return self
+
+    def hierarchy(self, path: str, weights: str) -> QueueBuilder:
+        """The `volcano.sh/hierarchy` and `volcano.sh/hierarchy-weights` annotations, read as a
+        Queue's are (as Volcano's `BuildQueueWithAnnos` writes them)."""
+        warnings: list[FieldWarning] = []
+        annotations = {HIERARCHY: path, HIERARCHY_WEIGHTS: weights}
+        levels = hierarchy_levels(annotations, f"Queue {self._facts.name}", warnings)
+        self._set(hierarchy=levels, warnings=(*self._facts.warnings, *warnings))
         return self
 
 

@@ -542,12 +542,31 @@ def node_group_limits() -> st.SearchStrategy[str]:
 
 
 @functools.cache
+def hierarchy_paths() -> st.SearchStrategy[str]:
+    """The `volcano.sh/hierarchy` annotation: one to three levels below `root` (or without it;
+    an empty level; a level some other queue names too)."""
+    names = st.lists(st.sampled_from(("sci", "eng", "dev", "prod", "")), min_size=0, max_size=3)
+    top = st.sampled_from(("root", "root", "sci", ""))
+    return st.builds(lambda head, rest: "/".join((head, *rest)), top, names)
+
+
+@functools.cache
+def hierarchy_weights() -> st.SearchStrategy[str]:
+    """The `volcano.sh/hierarchy-weights` annotation: one to four weights, sound or not (a
+    fraction, 0, negative, no number, not finite), or empty."""
+    weight = st.sampled_from(("1", "2", "8", "100", "2.5", "0.5", "0", "-1", "x", "NaN", "inf"))
+    weights = st.lists(weight, min_size=1, max_size=4).map("/".join)
+    return st.one_of(weights, st.just(""))
+
+
+@functools.cache
 def queues() -> st.SearchStrategy[Raw]:
     """A Queue (named by `clusters`): capability missing, empty, huge, negative or naming odd
     resources; odd weights, 0 included (Volcano's admission writes 1 over it; older CRDs let it
     through); node-group affinity and limits (the limits annotation malformed too); a parent
     that is another queue, itself, `root`, missing or empty (hierarchical queues: cycles and
-    dangling parents included)."""
+    dangling parents included); hierarchical drf's path and weights annotations, sound or
+    not."""
     spec = st.fixed_dictionaries(
         {},
         optional={
@@ -562,7 +581,12 @@ def queues() -> st.SearchStrategy[Raw]:
         },
     )
     annotations = st.fixed_dictionaries(
-        {}, optional={"volcano.sh/nodegroup-resource-limits": node_group_limits()}
+        {},
+        optional={
+            "volcano.sh/nodegroup-resource-limits": node_group_limits(),
+            "volcano.sh/hierarchy": hierarchy_paths(),
+            "volcano.sh/hierarchy-weights": hierarchy_weights(),
+        },
     )
     return st.builds(
         lambda sp, ann, state: {
