@@ -17,12 +17,16 @@ How the Go setup maps to ours:
   first tier and proportion the second: the same order of consultation (drf's queue and job
   orders first, proportion's only on their ties), and no other point is on.
 
+The queues carry `volcano.sh/hierarchy` and `volcano.sh/hierarchy-weights` as the Go test writes
+them (`.hierarchy(path, weights)`), so drf's hierarchical queue order decides first and
+proportion's (all queues of weight 1) only breaks its ties, as in Volcano's one tier. The
+"blocking nodes" table comes from the hierarchy alone: drf with hierarchy and no proportion gives
+it too, and flat drf does not (`test_blocking_nodes_needs_the_hierarchy_not_proportion`). The
+"rescaling" table also needs the tie-break: at the ties between sci and eng, Volcano's
+proportion (and ours) picks the queue of lower share; without it the order falls to queue names,
+eng's subtree gets ahead one step at a time, and sci ends with 4 pods to eng's 6 and 6.
+
 Divergences:
-- The queues' `volcano.sh/hierarchy` and `volcano.sh/hierarchy-weights` annotations are not
-  transcribed: vscheduler does not read them, and drf's `enableHierarchy` is accepted and
-  switches nothing (docs/policy.md 5.4, "Differences from Volcano"). The queues are told apart
-  by proportion's queue order (all of weight 1) and jobs by drf's; both cases still come out
-  as Volcano's table says, so they pass, but they do not exercise a hierarchical queue order.
 - `TestHDRF`'s check never fires: it compares the whole `expected` map with one job's
   `*api.Resource` (`equality.Semantic.DeepEqual(test.expected, job.Allocated)`, always false)
   and fails only when they are equal, so Volcano's run does not check its table. Run at
@@ -95,9 +99,9 @@ def test_rescaling_shares_the_node_evenly_between_the_three_queues() -> None:
     outcome = run(
         snapshot(
             node("n").resources(cpu="10", memory="10G", pods=50),
-            queue("root-sci"),
-            queue("root-eng-dev"),
-            queue("root-eng-prod"),
+            queue("root-sci").hierarchy("root/sci", "100/50"),
+            queue("root-eng-dev").hierarchy("root/eng/dev", "100/50/50"),
+            queue("root-eng-prod").hierarchy("root/eng/prod", "100/50/50"),
             build_podgroup("pg1", "root-sci"),
             build_podgroup("pg21", "root-eng-dev"),
             build_podgroup("pg22", "root-eng-prod"),
@@ -120,10 +124,13 @@ def blocking_nodes_cluster() -> list[Item]:
     """The "blocking nodes test" cluster: one node of 30 cpu and 30G; root/pg1, root/pg2 and
     root/pg4 of weight 25, root/pg3 (25) with pg31 and pg32 (50 each) below it; pg1, pg2, pg31
     ask 1 cpu a pod, pg32 and pg4 1G, thirty pods each."""
-    queues = ("root-pg1", "root-pg2", "root-pg3-pg31", "root-pg3-pg32", "root-pg4")
     return [
         node("n").resources(cpu="30", memory="30G", pods=500),
-        *(queue(name) for name in queues),
+        queue("root-pg1").hierarchy("root/pg1", "100/25"),
+        queue("root-pg2").hierarchy("root/pg2", "100/25"),
+        queue("root-pg3-pg31").hierarchy("root/pg3/pg31", "100/25/50"),
+        queue("root-pg3-pg32").hierarchy("root/pg3/pg32", "100/25/50"),
+        queue("root-pg4").hierarchy("root/pg4", "100/25"),
         build_podgroup("pg1", "root-pg1"),
         build_podgroup("pg2", "root-pg2"),
         build_podgroup("pg31", "root-pg3-pg31"),
@@ -137,6 +144,15 @@ def blocking_nodes_cluster() -> list[Item]:
     ]
 
 
+BLOCKING_TABLE = {
+    "pg1": (10000, 0, 10),
+    "pg2": (10000, 0, 10),
+    "pg31": (10000, 0, 10),
+    "pg32": (0, 15 * GIGA, 15),
+    "pg4": (0, 15 * GIGA, 15),
+}
+
+
 def test_blocking_nodes_the_cpu_users_split_the_cpu_and_the_memory_users_the_memory() -> None:
     """TestHDRF "blocking nodes test": three jobs want only cpu and two only memory, more of each
     than the node has. Volcano expects the cpu split evenly between pg1, pg2 and pg31 (10 cpu
@@ -145,10 +161,23 @@ def test_blocking_nodes_the_cpu_users_split_the_cpu_and_the_memory_users_the_mem
 
     cpu, memory = (1000, 0), (0, GIGA)
     requests = {"pg1": cpu, "pg2": cpu, "pg31": cpu, "pg32": memory, "pg4": memory}
-    assert allocated(outcome, requests) == {
-        "pg1": (10000, 0, 10),
-        "pg2": (10000, 0, 10),
-        "pg31": (10000, 0, 10),
-        "pg32": (0, 15 * GIGA, 15),
-        "pg4": (0, 15 * GIGA, 15),
+    assert allocated(outcome, requests) == BLOCKING_TABLE
+
+
+def test_blocking_nodes_needs_the_hierarchy_not_proportion() -> None:
+    """With drf alone in the policy, hierarchy on gives Volcano's table; off, the queues go by
+    name and root-pg1 and root-pg3-pg31 take everything."""
+    cpu, memory = (1000, 0), (0, GIGA)
+    requests = {"pg1": cpu, "pg2": cpu, "pg31": cpu, "pg32": memory, "pg4": memory}
+    outcomes = {
+        hierarchy: run(
+            snapshot(*blocking_nodes_cluster()),
+            policy=go_tiers(
+                "allocate", {"drf": ("enableQueueOrder", "enableJobOrder", *hierarchy)}
+            ),
+        )[0]
+        for hierarchy in ((), ("enableHierarchy",))
     }
+
+    assert allocated(outcomes[("enableHierarchy",)], requests) == BLOCKING_TABLE
+    assert allocated(outcomes[()], requests) == {"pg1": (30000, 0, 30), "pg32": (0, 30 * GIGA, 30)}

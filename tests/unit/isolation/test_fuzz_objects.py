@@ -108,11 +108,18 @@ tiers:
 - plugins: [{name: priority}, {name: gang}, {name: conformance}, {name: pdb}]
 - plugins: [{name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder}]
 """
+HDRF = """\
+actions: "enqueue, allocate, preempt, reclaim, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}, {name: drf, enableHierarchy: true}]
+- plugins: [{name: predicates}, {name: proportion}, {name: nodeorder}]
+"""
 POLICIES: dict[str, str | None] = {
     "default": None,
     "preempting": PREEMPTING,
     "capacity": CAPACITY,
     "hierarchy": HIERARCHY,
+    "hdrf": HDRF,
     "guarded": GUARDED,
     "nodegroup": NODEGROUP,
     "strategy-fit": STRATEGY_FIT,

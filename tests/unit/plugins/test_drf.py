@@ -5,9 +5,9 @@ import pytest
 from vscheduler.errors import PluginArgsError
 from vscheduler.framework.session import Session
 from vscheduler.plugins import drf
-from vscheduler.plugins.drf import Drf
+from vscheduler.plugins.drf import Drf, HierarchicalDrf
 from vscheduler.testing import scenario, sessions
-from vscheduler.testing.builders import Buildable, node, pod, podgroup, res, snapshot
+from vscheduler.testing.builders import Buildable, node, pod, podgroup, queue, res, snapshot
 
 POLICY = """\
 actions: "enqueue, allocate"
@@ -139,13 +139,33 @@ def test_drf_orders_jobs_and_chooses_preemptees_but_orders_no_queues() -> None:
     assert not session.dispatch.has("reclaimable")
 
 
-def test_enable_hierarchy_is_accepted_and_drf_behaves_as_without_it() -> None:
+def test_enable_hierarchy_adds_a_queue_order_reclaim_and_event_handlers() -> None:
     session, plugin = open_session(
         cluster(), *job("a", running=1), *job("b", running=2), policy=HIERARCHICAL
     )
 
-    assert not session.dispatch.has("queueOrder")
+    assert isinstance(plugin, HierarchicalDrf)
+    assert session.dispatch.has("queueOrder")
+    assert session.dispatch.has("reclaimable")
     assert plugin.compare_jobs(session.jobs["default/a"], session.jobs["default/b"]) == -1
+
+
+def test_without_hierarchy_annotations_every_queue_ties() -> None:
+    """Every queue's jobs hang from the root (Volcano's queue without the annotations): the
+    root is the only level two such queues share, so drf leaves their order to the next rule."""
+    session, plugin = open_session(
+        cluster(),
+        queue("q1"),
+        queue("q2"),
+        podgroup("a").queue("q1").inqueue(),
+        pod("a-0").group("a").requests(cpu="4").on("n1"),
+        podgroup("b").queue("q2").inqueue(),
+        pod("b-0").group("b").requests(cpu="1"),
+        policy=HIERARCHICAL,
+    )
+
+    assert isinstance(plugin, HierarchicalDrf)
+    assert plugin.compare_queues(session.queues["q1"], session.queues["q2"]) == 0
 
 
 def test_drf_takes_no_arguments() -> None:

@@ -6,17 +6,22 @@ cluster total (the allocatable of the Ready nodes), where `allocated` is what it
 in step with every allocation, pipelining and eviction (Volcano's drf follows them with event
 handlers; reading the job's own figure gives the same share without a per-job map).
 
-Registers (Volcano's drf plugin, without hierarchy):
+Registers (Volcano's drf plugin):
     compare_jobs        the job of lower share first
     job_order_key       the same as a key: the dominant share (jobOrderKey, ours)
     select_preemptees   the candidates whose job, after losing them (one after another, per job),
                         keeps a share at least the preemptor job's share once it holds the
                         preemptor (within 1e-6); the tasks of jobs that would drop below it are kept
+and with `enableHierarchy: true` (hierarchical DRF, `HierarchicalDrf`, over the tree of the
+queues' `volcano.sh/hierarchy` annotations: `drf.tree`):
+    compare_queues      Volcano's `compareQueues` on the tree as the session stands
+    select_reclaimees   the candidates whose queue, once the candidate is gone and the reclaimer
+                        placed, stands after the reclaimer's queue in that order
+    on_allocate / on_deallocate
+                        keep the cluster's total allocation current and mark the tree stale (it
+                        is evaluated again, from the jobs' allocations, when next compared)
 
 It takes no arguments. Not supported, and said so:
-- `enableHierarchy: true` (hierarchical DRF: Volcano then also registers a queue order and a
-  reclaim function over the queue tree of `volcano.sh/hierarchy` annotations) is accepted, but drf
-  behaves as without it.
 - `enableNamespaceOrder` (namespace fair share weighted by `volcano.sh/namespace.weight` quotas,
   also applied first when choosing preemptees) is accepted and switches nothing: vscheduler has no
   namespace-order extension point.
@@ -24,23 +29,29 @@ It takes no arguments. Not supported, and said so:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 from vscheduler.plugin_api import (
     EMPTY,
+    AllocateEvent,
     ArgumentReader,
+    DeallocateEvent,
     JobOrder,
     JobOrderKey,
     JobState,
     Needs,
     PluginSession,
     Preemptable,
+    QueueOrder,
+    QueueState,
+    Reclaimable,
     Resources,
     TaskState,
     TierConflict,
     cluster_total,
 )
+from vscheduler.plugins.drf.tree import Divisors, Leaf, NodeShare, Path, Tree
 
 NAME: Final = "drf"
 SHARE_DELTA: Final = 0.000001
@@ -50,10 +61,6 @@ SHARE_DELTA: Final = 0.000001
 def dominant_share(allocated: Resources, total: Resources) -> float:
     """The largest allocated/total ratio over the cluster's resources (0 when it has none)."""
     return _share(allocated, _divisors(total))
-
-
-Divisors = tuple[tuple[str, int], ...]
-"""The cluster's resources with a positive total, and the totals."""
 
 
 def _divisors(total: Resources) -> Divisors:
@@ -121,16 +128,126 @@ def _allocated(task: TaskState) -> Resources:
     return EMPTY if task.job is None else task.job.allocated
 
 
+class HierarchicalDrf(Drf, QueueOrder, Reclaimable, AllocateEvent, DeallocateEvent):
+    """drf with `enableHierarchy: true`: also the queues' order and reclaim by hierarchical
+    share. The tree holds every job of a queue with a path; a node's weight comes from the
+    first queue, by name, whose annotations name it (Volcano takes the first job's queue it
+    meets, in no set order)."""
+
+    def __init__(self, session: PluginSession) -> None:
+        super().__init__(session)
+        self._session = session
+        weights: dict[Path, float] = {}
+        for name in sorted(session.queues):
+            levels = session.queues[name].facts.hierarchy
+            for depth in range(1, len(levels) + 1):
+                weights.setdefault(
+                    tuple(level.name for level in levels[:depth]), levels[depth - 1].weight
+                )
+        leaves: list[Leaf] = []
+        total = EMPTY
+        for job in session.jobs.values():
+            queue = session.queue_of(job)
+            if queue is None:
+                continue
+            total = total + job.allocated
+            if queue.facts.hierarchy:
+                leaves.append(Leaf(job.key, _path(queue), _total_request(job)))
+        self._tree = Tree(leaves, weights, self._divisors)
+        self._total_allocated = total
+        self._standings: dict[Path, NodeShare] | None = None
+
+    def compare_queues(self, a: QueueState, b: QueueState) -> int:
+        """The queue of lower hierarchical share (per weight), level by level, first; a
+        saturated level after one that is not."""
+        if not self._tree:
+            return 0
+        ret = self._tree.compare(self._standing(), _path(a), _path(b))
+        return (ret > 0) - (ret < 0)
+
+    def select_reclaimees(
+        self, reclaimer: TaskState, candidates: Sequence[TaskState]
+    ) -> tuple[TaskState, ...]:
+        """The candidates whose queue, with the reclaimer placed and the candidate gone,
+        would come after the reclaimer's queue (Volcano's reclaim function of hdrf)."""
+        job = reclaimer.job
+        queue = None if job is None else self._session.queue_of(job)
+        if job is None or queue is None:
+            return ()
+        own, grown = job.key, job.allocated + reclaimer.resreq
+        total = self._total_allocated + reclaimer.resreq
+        left = _path(queue)
+        verdicts: dict[tuple[str, Resources], bool] = {}
+        victims: list[TaskState] = []
+        for task in candidates:
+            other = task.job
+            other_queue = None if other is None else self._session.queue_of(other)
+            if other is None or other_queue is None:
+                continue
+            memo = (other.key, task.resreq)
+            if memo not in verdicts:
+                changed = {own: grown, other.key: other.allocated - task.resreq}
+                shares = self._tree.evaluate(self._reader(changed), total - task.resreq)
+                verdicts[memo] = self._tree.compare(shares, left, _path(other_queue)) < 0
+            if verdicts[memo]:
+                victims.append(task)
+        return tuple(victims)
+
+    def on_allocate(self, task: TaskState) -> None:
+        """The task holds its request now: the tree is stale."""
+        if task.job is not None and self._session.queue_of(task.job) is not None:
+            self._total_allocated = self._total_allocated + task.resreq
+            self._standings = None
+
+    def on_deallocate(self, task: TaskState) -> None:
+        """The task gave its request back: the tree is stale."""
+        if task.job is not None and self._session.queue_of(task.job) is not None:
+            self._total_allocated = self._total_allocated - task.resreq
+            self._standings = None
+
+    def _reader(self, changed: Mapping[str, Resources]) -> Callable[[str], Resources]:
+        """Each job's allocation, those of `changed` as given there."""
+        jobs = self._session.jobs
+
+        def allocated(key: str) -> Resources:
+            held = changed.get(key)
+            return jobs[key].allocated if held is None else held
+
+        return allocated
+
+    def _standing(self) -> dict[Path, NodeShare]:
+        if self._standings is None:
+            jobs = self._session.jobs
+            self._standings = self._tree.evaluate(
+                lambda key: jobs[key].allocated, self._total_allocated
+            )
+        return self._standings
+
+
+def _path(queue: QueueState) -> Path:
+    return tuple(level.name for level in queue.facts.hierarchy)
+
+
+def _total_request(job: JobState) -> Resources:
+    """Everything the job's tasks ask, whatever their status (Volcano's `TotalRequest`)."""
+    total = EMPTY
+    for task in job.tasks.values():
+        total = total + task.resreq
+    return total
+
+
 class Factory:
     """Lives as long as the policy; holds nothing across cycles. Hierarchical drf and
     proportion both divide the cluster among queues: one tier holds one of them."""
 
     name = NAME
-    plugin = Drf
+    plugin = (Drf, HierarchicalDrf)
     needs = Needs(conflicts=(TierConflict(flag="enableHierarchy", plugin="proportion"),))
 
     def open(self, session: PluginSession) -> Drf:
-        """A fresh plugin for `session`."""
+        """A fresh plugin for `session`: hierarchical when drf's entry enables hierarchy."""
+        if session.hierarchy_enabled(NAME):
+            return HierarchicalDrf(session)
         return Drf(session)
 
 
