@@ -45,6 +45,7 @@ PLUGINS: Final = (
     "binpack",
     "usage",
     "pdb",
+    "cdp",
     "rescheduling",
     "resourcequota",
     "sla",

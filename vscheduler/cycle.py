@@ -6,6 +6,7 @@ Pure apart from the injected clock; the runtime and `simulate` both call `run_cy
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from collections.abc import Callable, Mapping
 
 from vscheduler.clock import Clock, perf_counter
@@ -117,9 +118,12 @@ def run_cycle(
     return report
 
 
-def next_snapshot(snapshot: ClusterSnapshot, result: CycleResult) -> ClusterSnapshot:
+def next_snapshot(
+    snapshot: ClusterSnapshot, result: CycleResult, *, now: dt.datetime | None = None
+) -> ClusterSnapshot:
     """The cluster after `result` took effect, as `simulate` assumes between cycles: bound pods
-    run on their node, evicted pods are gone, pending pods carry the nominations
+    run on their node (scheduled at `now`, the cycle's time, when given: their PodScheduled
+    condition's time, which cdp reads), evicted pods are gone, pending pods carry the nominations
     `result.nominated` names (others none, as the effects write `status.nominatedNodeName`),
     PodGroup phases and conditions carry over, released reservations are gone from their
     ConfigMap."""
@@ -131,7 +135,11 @@ def next_snapshot(snapshot: ClusterSnapshot, result: CycleResult) -> ClusterSnap
     for bind in result.binds:
         task = tasks[bind.task_uid]
         tasks[bind.task_uid] = dataclasses.replace(
-            task, node_name=bind.node, status=TaskStatus.RUNNING, nominated_node=None
+            task,
+            node_name=bind.node,
+            status=TaskStatus.RUNNING,
+            nominated_node=None,
+            scheduled_at=now if now is not None else task.scheduled_at,
         )
     for evict in result.evictions:
         tasks.pop(evict.task_uid, None)

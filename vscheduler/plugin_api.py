@@ -23,7 +23,8 @@ a plugin class are private (`_x`).
 `evictions`, `job_note`, `schedulable_count`, `job_hold`, `hierarchy_enabled`, and from a hook
 `queue_allows_progress`: whether a job's queue lets it allocate now) and the few calls it may
 make (`report_queue`, `note_queue`, `note_job`, `note_victim`, `set_job_condition`,
-`record_release`). Only actions, through Statements, change session state.
+`record_release`, and `revisit(at)`: an answer changes by itself then, so the cycle asks for
+another at that time). Only actions, through Statements, change session state.
 
 Contracts. Hooks are pure functions of the session (no I/O, time only from `session.clock` /
 `session.now`). Predicates and nodeOrder scores must depend only on the task's template (its

@@ -140,7 +140,7 @@ def simulate(request: Request) -> Json:
         all_evictions.extend(e.pod for e in report.result.evictions)
         all_details.extend(eviction_json(e) for e in report.result.evictions)
         all_released.extend(release_json(r) for r in report.result.reservations_released)
-        snap = cycle.next_snapshot(snap, report.result)
+        snap = cycle.next_snapshot(snap, report.result, now=clock.now())
         clock.advance(1.0)
     return {
         "cycles": cycles,

@@ -323,6 +323,7 @@ def test_an_invalid_policy_for_simulate_lists_every_error(
 
 # --- validate-config ----------------------------------------------------------------------------
 AVAILABLE = [
+    "volcano-cdp.yaml",
     "volcano-default.yaml",
     "volcano-helm.yaml",
     "volcano-helm-ci.yaml",

@@ -110,6 +110,7 @@ ConvertFn = Callable[[Converters, Raw, Identity], Converted[F]]
 
 
 _KEPT_STATUS: Final = ("phase", "startTime", "nominatedNodeName")
+_SCHEDULED: Final = "PodScheduled"
 
 
 def kept_pod(obj: Raw) -> Raw:
@@ -117,12 +118,12 @@ def kept_pod(obj: Raw) -> Raw:
 
     Its metadata but `managedFields` and its spec (both for `PodConverter.restatused`, and the
     metadata for references); of its status what `PodConverter.convert` reads (`phase`,
-    `startTime`, `nominatedNodeName`: pods are converted again from what is kept when priority
-    classes change) and, while it is not placed, `conditions` (the effects compare with them
-    before writing PodScheduled). The rest of the status and the managed fields were most of a
-    placed pod's containers: held for every pod, they were scanned by the cyclic collector
-    again and again. An object whose metadata or status is not an object is kept whole (its
-    problem is read from it)."""
+    `startTime`, `nominatedNodeName`, and the PodScheduled conditions, whose time cdp reads:
+    pods are converted again from what is kept when priority classes change) and, while it is
+    not placed, every condition (the effects compare with them before writing PodScheduled).
+    The rest of the status and the managed fields were most of a placed pod's containers: held for
+    every pod, they were scanned by the cyclic collector again and again. An object whose metadata
+    or status is not an object is kept whole (its problem is read from it)."""
     meta, status, spec = obj.get("metadata"), obj.get("status", {}), obj.get("spec")
     if type(meta) is not dict or type(status) is not dict:
         return obj
@@ -130,8 +131,14 @@ def kept_pod(obj: Raw) -> Raw:
         meta = meta.copy()  # a copy and a del: a seventh of a comprehension's time
         del meta["managedFields"]
     kept = {k: status[k] for k in _KEPT_STATUS if k in status}
-    if "conditions" in status and not (type(spec) is dict and spec.get("nodeName")):
-        kept["conditions"] = status["conditions"]
+    conditions = status.get("conditions")
+    if conditions is not None:
+        if not (type(spec) is dict and spec.get("nodeName")):
+            kept["conditions"] = conditions
+        elif type(conditions) is list:
+            scheduled = [c for c in conditions if type(c) is dict and c.get("type") == _SCHEDULED]
+            if scheduled:
+                kept["conditions"] = scheduled
     return {
         "apiVersion": obj.get("apiVersion"),
         "kind": obj.get("kind"),

@@ -5,6 +5,7 @@ Owns: which pods matter to this scheduler; a pod's task status (Volcano's mappin
 else the global default's), preemptability (`volcano.sh/preemptable`), its own
 `spec.preemptionPolicy`, index and task role (`volcano.sh/task-spec`, annotation then label),
 its own resource-strategy-fit scoring (`scoring`: the two annotations and their warning);
+its cooldown and PodScheduled time (`cooldown`: cdp's facts, and the cooldown's warning);
 the warning a request above the scheduler's ceiling gets (`quantity.CEILING`); the warnings of
 a malformed `volcano.sh/preemptable` or an empty group-name annotation (`unusual_annotations`);
 `pod_request` and `qos_class` over a bare spec (the arithmetic is in `podresources`; node
@@ -27,6 +28,7 @@ from typing import Final
 import orjson
 
 from vscheduler.convert import placement, podaffinity
+from vscheduler.convert.cooldown import cooldown, scheduled_at
 from vscheduler.convert.fields import (
     INT32_MAX,
     Meta,
@@ -185,6 +187,7 @@ class PodConverter:
         read = self._spec(spec, meta.namespace, label)
         preemptable, opt_out = preemptable_flags(meta.annotations, meta.labels)
         scoring, scoring_warnings = scoring_override(meta.annotations, label)
+        protection, cooldown_warnings = cooldown(meta.annotations, meta.labels, label)
         job, group_name = _job(meta) if ours else ("", None)
         spread = podaffinity.topology_spread(spec, meta.labels, label)
         task = TaskFacts(
@@ -220,12 +223,15 @@ class PodConverter:
             task_role=task_role(meta.annotations, meta.labels),
             owner=controller_owner(obj, label),
             started=_started(status, label),
+            cooldown=protection,
+            scheduled_at=scheduled_at(status, label),
             nominated_node=_nominated(status) if ours else None,
             problem=read.problem,
             warnings=(
                 *read.warnings,
                 *scoring_warnings,
                 *(unusual_annotations(meta, label) if ours else ()),
+                *(cooldown_warnings if ours else ()),
             ),
         )
         if (
@@ -289,8 +295,9 @@ class PodConverter:
         resourceVersion, managedFields): most watch events of a placed pod are its kubelet's
         (here kwok's) status writes. `UNREAD` when anything else differs, or the status reads
         oddly: the caller then converts `obj` in full. Of the status, `convert` reads the
-        phase, `startTime` and `nominatedNodeName` only: a status field it comes to read must
-        be read here too (`tests/unit/cache/test_status_events.py` compares the two)."""
+        phase, `startTime`, `nominatedNodeName` and the PodScheduled condition's time only: a
+        status field it comes to read must be read here too
+        (`tests/unit/cache/test_status_events.py` compares the two)."""
         if held.get("spec") != obj.get("spec") or not _same_meta(held, obj):
             return UNREAD
         status = obj.get("status")
@@ -307,12 +314,23 @@ class PodConverter:
         )
         if task_status is None:
             return None
-        started = _started(status, f"Pod {facts.namespace}/{facts.name}")
+        label = f"Pod {facts.namespace}/{facts.name}"
+        started = _started(status, label)
         nominated = _nominated(status) if ours else None
-        if (task_status, started, nominated) == (facts.status, facts.started, facts.nominated_node):
+        scheduled = scheduled_at(status, label)
+        if (task_status, started, nominated, scheduled) == (
+            facts.status,
+            facts.started,
+            facts.nominated_node,
+            facts.scheduled_at,
+        ):
             return facts
         return dataclasses.replace(
-            facts, status=task_status, started=started, nominated_node=nominated
+            facts,
+            status=task_status,
+            started=started,
+            nominated_node=nominated,
+            scheduled_at=scheduled,
         )
 
     def _read_tolerations(self, spec: Raw, label: str) -> tuple[Toleration, ...]:

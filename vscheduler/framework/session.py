@@ -111,6 +111,10 @@ _NOTHING_HELD: contextlib.nullcontext[None] = contextlib.nullcontext()
 class Session:
     """One cycle: the snapshot's tasks, jobs, queues and nodes, and the plugins' hooks."""
 
+    _revisit: dt.datetime | None = None
+    """When an answer of this session changes by itself (`revisit`), the earliest (set on the
+    session when asked; the class's None until then)."""
+
     def __init__(
         self,
         snapshot: ClusterSnapshot,
@@ -738,6 +742,13 @@ class Session:
         """The session's clock as RFC3339 (for condition timestamps)."""
         return self._now_text
 
+    def revisit(self, at: dt.datetime) -> None:
+        """An answer of this session changes by itself at `at` (cdp's protection ends): the
+        result's `revisit_at` is the earliest such time (or an arriving gang's, sooner). A time
+        not after the session's is ignored: the answer already changed."""
+        if at > self.now and (self._revisit is None or at < self._revisit):
+            self._revisit = at
+
     # --- closing ------------------------------------------------------------------------------
     def close(self) -> CycleResult:
         """Let plugins report, then gather the cycle's decisions and findings."""
@@ -768,16 +779,16 @@ class Session:
             ),
             waiting={t.key: messages.waiting(t) for t in waiting},
         )
-        if not self._arrival_grace:
+        if self._arrival_grace:
+            arriving, groups, phased, soonest = self._arriving(pending, result.unschedulable)
+            if soonest is not None:
+                self.revisit(soonest)
+            result = dataclasses.replace(
+                result, arriving=arriving, arriving_groups=groups, phased_groups=phased
+            )
+        if self._revisit is None:
             return result
-        arriving, groups, phased, revisit = self._arriving(pending, result.unschedulable)
-        return dataclasses.replace(
-            result,
-            arriving=arriving,
-            arriving_groups=groups,
-            phased_groups=phased,
-            revisit_at=revisit,
-        )
+        return dataclasses.replace(result, revisit_at=self._revisit)
 
     def _arriving(
         self, pending: Iterable[TaskState], unschedulable: Mapping[str, str]

@@ -4,9 +4,10 @@ Owns: `SessionView` (the cycle's clock, snapshot, tasks, jobs, queues and ledger
 `PluginSession` (that, plus the findings plugins read, whether a plugin's entry enables
 hierarchy, a queue's verdict on whether a job can progress, and the few calls they may make:
 report a queue's figures, note a queue, a job or a proposed victim, set a PodGroup condition,
-release a reservation). `framework.session.Session` satisfies both; a plugin annotates with
-`PluginSession`, so mypy stops it calling the Statement-only mutators (`apply_allocate`, ...)
-or writing the findings behind the session's back.
+release a reservation, ask for a cycle when an answer changes with time).
+`framework.session.Session` satisfies both; a plugin annotates with `PluginSession`, so mypy
+stops it calling the Statement-only mutators (`apply_allocate`, ...) or writing the findings
+behind the session's back.
 Must not: import the session (it is what breaks the session <-> statement <-> messages circle).
 """
 
@@ -170,4 +171,10 @@ class PluginSession(SessionView, Protocol):
 
     def record_release(self, release: ReservationRelease) -> None:
         """A reservation is done: its ConfigMap key goes."""
+        ...
+
+    def revisit(self, at: dt.datetime) -> None:
+        """An answer of this session changes by itself at `at`, nothing else changing (a
+        protection that ends): the cycle's result asks for a cycle then (`revisit_at`, the
+        earliest asked), so what waited for it is tried again at once."""
         ...

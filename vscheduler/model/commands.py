@@ -118,16 +118,16 @@ class CycleResult:
     `podgroups` holds the status of every real PodGroup the session saw; `unschedulable` maps
     every pod left pending to the message written to its PodScheduled condition, but for the
     pods in `arriving` (members of a gang still being created, see `Session.close`): their
-    message is written once the gang stops arriving, and `revisit_at` is when the first of them
-    falls due (a cycle then runs even if nothing changed); the PodGroups of those gangs, and
-    those made under the grace ago with no pod yet (`arriving_groups`), have nothing of their
-    status written meanwhile, but those among them in `phased_groups` have a move of their
-    phase written, without their conditions: a PodGroup with no pod yet and a controller
-    (Pending to Inqueue: a Volcano Job's controller, or a Kubeflow one, creates the pods only
-    then; one without a controller has its pods on the way, and a gang that starts at once goes
-    Pending to Running, as in a Volcano session that enqueues and allocates it) and one with
-    minResources (its Inqueue phase is what holds its admission budget from one cycle to the
-    next);
+    message is written once the gang stops arriving; `revisit_at` is when the first of them falls
+    due, or an answer of a plugin changes by itself (cdp's protection of a victim ends), whichever
+    comes first (a cycle then runs even if nothing changed); the PodGroups of those gangs, and those
+    made under the grace ago with no pod yet (`arriving_groups`), have nothing of their status
+    written meanwhile, but those among them in `phased_groups` have a move of their phase written,
+    without their conditions: a PodGroup with no pod yet and a controller (Pending to Inqueue: a
+    Volcano Job's controller, or a Kubeflow one, creates the pods only then; one without a
+    controller has its pods on the way, and a gang that starts at once goes Pending to Running, as
+    in a Volcano session that enqueues and allocates it) and one with minResources (its Inqueue
+    phase is what holds its admission budget from one cycle to the next);
     `reservations_released` are reservations to remove from their ConfigMap (the reservation
     plugin's); `queues` holds the figures a queue plugin reported for each queue, by name;
     `queue_allocated` holds, for every queue of the session, by name, what its tasks hold at

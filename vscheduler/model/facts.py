@@ -215,6 +215,12 @@ class TaskFacts:
     pod nothing recreates."""
     started: dt.datetime | None = None
     """`status.startTime`: when the kubelet accepted the pod, or None if not started."""
+    cooldown: dt.timedelta | None = None
+    """`volcano.sh/cooldown-time` (label, else annotation; a Go duration): how long after it
+    was scheduled the cdp plugin keeps a running pod from preempt and reclaim; None without
+    one, or when it does not parse (a warning says so)."""
+    scheduled_at: dt.datetime | None = None
+    """The `lastTransitionTime` of the pod's PodScheduled=True condition, or None."""
     nominated_node: str | None = None
     """`status.nominatedNodeName` of a pod of this scheduler: the node preempt or reclaim freed
     room on for it (written by this scheduler, read back so a restarted one keeps the

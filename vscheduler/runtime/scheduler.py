@@ -190,7 +190,8 @@ class Scheduler:
         self._carried: Carried | None = None
         self._arrival_grace = arrival_grace
         self._revisit_at: dt.datetime | None = None
-        """When the messages a gang still arriving kept back fall due (a cycle then runs)."""
+        """When the messages a gang still arriving kept back fall due, or a plugin's answer
+        changes by itself (cdp's protection ends): a cycle then runs."""
         self._arrival_seen: dt.datetime | None = None
         """The cache's `gang_arrival` as the last cycle saw it."""
 
@@ -259,9 +260,10 @@ class Scheduler:
 
     def _due(self, arrival: dt.datetime | None) -> bool:
         """Whether a cycle must run though nothing it is woken for changed: the messages a gang
-        still arriving kept back fall due (`revisit_at`), or a pod of a gang short of its
-        minMember came since the last cycle (a quiet change) and the arrival grace has passed
-        since: the gang stopped growing, and its pods and PodGroup say why it waits."""
+        still arriving kept back fall due or a victim's cooldown ends (`revisit_at`), or a pod of
+        a gang short of its minMember came since the last cycle (a quiet change) and the arrival
+        grace has passed since: the gang stopped growing, and its pods and PodGroup say why it
+        waits."""
         now = self._clock.now()
         if self._revisit_at is not None and now >= self._revisit_at:
             return True

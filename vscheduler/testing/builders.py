@@ -17,6 +17,7 @@ import dataclasses
 import datetime as dt
 from typing import Generic, TypeVar
 
+from vscheduler.convert.cooldown import COOLDOWN_KEY, cooldown
 from vscheduler.convert.pod import PREEMPTABLE_KEY, TASK_SPEC_KEY, preemptable_flags, task_role
 from vscheduler.convert.queue import node_group_limits
 from vscheduler.convert.queue_hierarchy import hierarchy_levels
@@ -173,6 +174,11 @@ class PodBuilder(_Builder[TaskFacts]):
         self._set(node_name=node, status=status)
         return self
 
+    def scheduled(self, when: dt.datetime) -> PodBuilder:
+        """Its PodScheduled=True condition's `lastTransitionTime` (cdp reads it)."""
+        self._set(scheduled_at=when)
+        return self
+
     def nominated(self, node: str) -> PodBuilder:
         """`status.nominatedNodeName`: room freed on `node` for this pending pod."""
         self._set(nominated_node=node)
@@ -264,8 +270,9 @@ class PodBuilder(_Builder[TaskFacts]):
         return self.annotate(TASK_SPEC_KEY, name)
 
     def annotate(self, key: str, value: str) -> PodBuilder:
-        """Adds an annotation (`volcano.sh/preemptable`, `volcano.sh/task-spec` and the
-        resource-strategy-fit scoring pair are read as the converter reads them)."""
+        """Adds an annotation (`volcano.sh/preemptable`, `volcano.sh/task-spec`,
+        `volcano.sh/cooldown-time` and the resource-strategy-fit scoring pair are read as the
+        converter reads them, labels too)."""
         self._set(annotations={**self._facts.annotations, key: value})
         return self._read_keys()
 
@@ -281,8 +288,11 @@ class PodBuilder(_Builder[TaskFacts]):
             self._set(preemptable=preemptable, preemption_opt_out=opt_out)
         if TASK_SPEC_KEY in facts.annotations or TASK_SPEC_KEY in facts.labels:
             self._set(task_role=task_role(facts.annotations, facts.labels))
-        scoring, _ = scoring_override(facts.annotations, f"Pod {facts.namespace}/{facts.name}")
+        label = f"Pod {facts.namespace}/{facts.name}"
+        scoring, _ = scoring_override(facts.annotations, label)
         self._set(scoring=scoring)
+        if COOLDOWN_KEY in facts.annotations or COOLDOWN_KEY in facts.labels:
+            self._set(cooldown=cooldown(facts.annotations, facts.labels, label)[0])
         return self
 
     def label(self, key: str, value: str) -> PodBuilder:

@@ -77,7 +77,7 @@ def run(
             snap = between(i, snap)
         report = cycle.run_cycle(snap, pipeline, clock=clock, uid=f"cycle-{i + 1}", carried=carried)
         carried = report.carried
-        snap = cycle.next_snapshot(snap, report.result)
+        snap = cycle.next_snapshot(snap, report.result, now=clock.now())
         out.append(Outcome(report.result, snap))
         clock.advance(step)
     return out

@@ -3,7 +3,8 @@
 Owns: raw (JSON-shaped) Nodes, Pods, PodGroups, Queues and PriorityClasses as a user or a
 controller could create them: extreme and odd quantities (`1e3`, `0.0001`, `9Ei`, `1e18`,
 extended resources), empty and garbage annotations (on the keys vscheduler reads too, the
-resource-strategy-fit pair among them), task
+resource-strategy-fit pair among them), a cooldown (label or annotation, a Go duration or not)
+and a PodScheduled condition's time, task
 roles by label, pods' own preemptionPolicy, odd affinity terms, tolerations and spread
 constraints, PodGroups whose minMember exceeds their pods or whose minResources name unknown
 resources, what Volcano's CRDs let through (minTaskMember's "" key and negative minima, a
@@ -98,6 +99,7 @@ ANNOTATION_KEYS: Final = (
     "volcano.sh/sla-waiting-time",
     "sla-waiting-time",
     "volcano.sh/revocable-zone",
+    "volcano.sh/cooldown-time",
     "batch.kubernetes.io/job-completion-index",
     "example.com/anything",
 )
@@ -118,6 +120,19 @@ SCORING_WEIGHTS: Final = (
     '"cpu"',
 )
 """Values of a pod's resource-strategy-fit weights: well formed, odd, and malformed JSON."""
+COOLDOWN_KEY: Final = "volcano.sh/cooldown-time"
+COOLDOWNS: Final = ("60s", "10m", "1h30m", "0", "1.5m", "3us", "600abcde", "10-minutes")
+"""Values of `volcano.sh/cooldown-time` a label can hold (a label value: alphanumerics, `-`, `_`,
+`.`, starting and ending alphanumeric): Go durations and not."""
+ANNOTATED_COOLDOWNS: Final = (
+    *COOLDOWNS,
+    "-5m",
+    ".5s",
+    "10 minutes",
+    "",
+    "2562047h47m16.854775807s",
+)
+"""And those only an annotation can hold."""
 OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 
 
@@ -159,6 +174,37 @@ def scoring_annotations() -> st.SearchStrategy[dict[str, str]]:
     kind = st.sampled_from(("MostAllocated", "LeastAllocated", "mostallocated", *GARBAGE[:3]))
     weights = st.one_of(st.sampled_from(SCORING_WEIGHTS), st.text(max_size=20))
     return st.fixed_dictionaries({}, optional={SCORING_TYPE_KEY: kind, SCORING_WEIGHT_KEY: weights})
+
+
+@functools.cache
+def cooldowns() -> st.SearchStrategy[tuple[dict[str, str], dict[str, str]]]:
+    """A pod's `volcano.sh/cooldown-time`: (labels, annotations) holding none, one or both, a
+    Go duration or not."""
+    label = st.fixed_dictionaries({}, optional={COOLDOWN_KEY: st.sampled_from(COOLDOWNS)})
+    annotation = st.fixed_dictionaries(
+        {}, optional={COOLDOWN_KEY: st.sampled_from(ANNOTATED_COOLDOWNS)}
+    )
+    return st.tuples(label, annotation)
+
+
+@functools.cache
+def pod_scheduled_conditions() -> st.SearchStrategy[list[Raw]]:
+    """A pod's `status.conditions`: none, or a PodScheduled one (True at a time of the first
+    minutes of 2026, or without a time; or False), after a Ready one or not."""
+    scheduled = st.builds(
+        lambda status, when: {"type": "PodScheduled", "status": status, "lastTransitionTime": when},
+        st.sampled_from(("True", "True", "False")),
+        st.one_of(
+            st.none(),
+            st.builds("2026-01-01T00:{:02d}:{:02d}Z".format, st.integers(0, 9), st.integers(0, 59)),
+        ),
+    )
+    ready = {"type": "Ready", "status": "True", "lastTransitionTime": None}
+    return st.one_of(
+        st.just([]),
+        st.lists(scheduled, min_size=1, max_size=2),
+        scheduled.map(lambda c: [ready, c]),
+    )
 
 
 @functools.cache
@@ -430,18 +476,19 @@ def pods() -> st.SearchStrategy[Raw]:
         st.just({"nominatedNodeName": 7}),
     )
     return st.builds(
-        lambda lbls, role, ann, scoring, grp, que, sp, phase, ts, nom: {
+        lambda lbls, role, ann, scoring, grp, que, sp, phase, ts, nom, cool, conds: {
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": {
                 "creationTimestamp": f"2026-01-01T00:00:{ts:02d}Z",
-                "labels": {**lbls, **role},
-                "annotations": {**ann, **scoring, **grp, **que},
+                "labels": {**lbls, **role, **cool[0]},
+                "annotations": {**ann, **scoring, **grp, **que, **cool[1]},
             },
             "spec": sp,
             "status": {
                 "phase": "Running" if sp.get("nodeName") and phase == "Pending" else phase,
                 **nom,
+                **({"conditions": conds} if conds else {}),
             },
         },
         labels(),
@@ -454,6 +501,8 @@ def pods() -> st.SearchStrategy[Raw]:
         st.sampled_from(("Pending", "Pending", "Running", "Succeeded", "Failed")),
         st.integers(0, 59),
         nominated,
+        cooldowns(),
+        pod_scheduled_conditions(),
     )
 
 

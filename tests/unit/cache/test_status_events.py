@@ -23,7 +23,21 @@ STATUS_CHANGES = st.fixed_dictionaries(
         "phase": st.sampled_from(("Pending", "Running", "Succeeded", "Failed", "Unknown", "Odd")),
         "startTime": st.sampled_from(("2026-01-01T00:01:00Z", "not a time", None)),
         "nominatedNodeName": st.sampled_from(("n0", "n1", "", 7)),
-        "conditions": st.just([{"type": "Ready", "status": "True"}]),
+        "conditions": st.sampled_from(
+            (
+                [{"type": "Ready", "status": "True"}],
+                [
+                    {"type": "Ready", "status": "True"},
+                    {
+                        "type": "PodScheduled",
+                        "status": "True",
+                        "lastTransitionTime": "2026-01-01T00:00:30Z",
+                    },
+                ],
+                [{"type": "PodScheduled", "status": "True", "lastTransitionTime": None}],
+                [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}],
+            )
+        ),
         "podIP": st.just("10.0.0.7"),
     },
 )
@@ -89,7 +103,8 @@ def test_what_the_cache_keeps_of_a_pod_reads_as_the_whole_pod_does(
     pod["metadata"]["managedFields"] = [{"manager": "kwok", "fieldsV1": {"f:status": {}}}]
     pod["status"] = {**pod["status"], **status}
     pod["status"]["conditions"] = [
-        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "m"}
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "m"},
+        {"type": "Ready", "status": "False"},
     ]
     if placed:
         pod["spec"]["nodeName"] = "n1"
@@ -110,7 +125,8 @@ def test_what_the_cache_keeps_of_a_pod_reads_as_the_whole_pod_does(
     assert isinstance(meta, dict)
     assert isinstance(kept_status, dict)
     assert "managedFields" not in meta
-    assert bool(pod["spec"].get("nodeName")) is ("conditions" not in kept_status)
+    kinds = [c["type"] for c in kept_status["conditions"]]
+    assert kinds == (["PodScheduled"] if pod["spec"].get("nodeName") else ["PodScheduled", "Ready"])
 
 
 def test_a_status_event_reuses_the_facts_it_does_not_change() -> None:

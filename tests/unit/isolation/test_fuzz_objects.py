@@ -114,6 +114,12 @@ tiers:
 - plugins: [{name: priority}, {name: gang}, {name: conformance}, {name: drf, enableHierarchy: true}]
 - plugins: [{name: predicates}, {name: proportion}, {name: nodeorder}]
 """
+COOLDOWN = """\
+actions: "enqueue, allocate, preempt, reclaim, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}, {name: cdp}]
+- plugins: [{name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder}]
+"""
 POLICIES: dict[str, str | None] = {
     "default": None,
     "preempting": PREEMPTING,
@@ -125,6 +131,7 @@ POLICIES: dict[str, str | None] = {
     "strategy-fit": STRATEGY_FIT,
     "gang-evict": GANG_EVICT,
     "gang-evict-proportion": GANG_EVICT_PROPORTION,
+    "cooldown": COOLDOWN,
 }
 PIPELINES: dict[str, Pipeline] = {k: catalog.load_pipeline(v) for k, v in POLICIES.items()}
 KEPT_PIPELINES: dict[str, Pipeline] = {k: catalog.load_pipeline(v) for k, v in POLICIES.items()}

@@ -102,3 +102,50 @@ def test_simulate_prints_each_unusual_value_and_schedules_the_gang(
     ]
     for pod in ("g-0", "g-1", "solo-0"):
         assert f"bind       default/{pod} -> n1" in out.out
+
+
+COOLDOWN_NOT_A_DURATION = (
+    "Pod default/cooling: metadata.annotations[volcano.sh/cooldown-time]: '10 minutes' is not a"
+    " duration like '600s', '10m' or '1h30m'; it is read as absent, as Volcano reads it: cdp does"
+    " not protect the pod from preempt or reclaim"
+)
+COOLDOWN_NEGATIVE = (
+    "Pod default/cooling: metadata.labels[volcano.sh/cooldown-time]: '-5m' is negative; it is"
+    " read as written, as Volcano reads it: cdp protects the pod only while its PodScheduled time"
+    " is further ahead of the scheduler's clock than that"
+)
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "warning"),
+    [
+        ("annotations", "10 minutes", COOLDOWN_NOT_A_DURATION),
+        ("labels", "-5m", COOLDOWN_NEGATIVE),
+    ],
+)
+def test_simulate_prints_an_odd_cooldown_and_schedules_the_pod(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str, value: str, warning: str
+) -> None:
+    node, *_ = objects()
+    cooling = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "cooling",
+            "namespace": "default",
+            where: {"volcano.sh/cooldown-time": value},
+        },
+        "spec": {
+            "schedulerName": "vscheduler",
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+        },
+    }
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(yaml.safe_dump_all([node, cooling]))
+
+    code = cli.main(["simulate", str(cluster), "-o", "table"])
+
+    out = capsys.readouterr()
+    assert code == 0
+    assert out.err.splitlines() == [f"vscheduler: warning: {warning}"]
+    assert "bind       default/cooling -> n1" in out.out

@@ -459,3 +459,50 @@ def test_an_idle_loop_waits_out_its_period_in_slices_of_at_most_a_second(
 
     assert scheduler._wait(threading.Event()) is False
     assert cache.changed.waits == pytest.approx(waits)
+
+
+CDP_POLICY = """\
+actions: "enqueue, allocate, preempt"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: cdp
+"""
+
+
+def test_the_loop_runs_a_cycle_when_a_victims_cooldown_ends_and_the_preemptor_gets_its_room() -> (
+    None
+):
+    cooling = (
+        pod("low")
+        .group("low")
+        .requests(cpu="1")
+        .on("n1")
+        .annotate("volcano.sh/cooldown-time", "30s")
+        .scheduled(at(0))
+    )
+    cluster = snapshot(
+        node("n1").resources(cpu="1", memory="1Gi"),
+        podgroup("low").min_member(1).priority(1).inqueue(),
+        cooling,
+        podgroup("high").min_member(1).priority(100).inqueue(),
+        pod("high").group("high").requests(cpu="1").priority(100),
+    )
+    clock, effects, policy = FixedClock(at(10)), FakeEffects(), PolicyHolder()
+    assert policy.offer(CDP_POLICY, "test")
+    scheduler = Scheduler(
+        cache=FakeCache(cluster),
+        policy=policy,
+        effects=effects,
+        clock=clock,
+        observer=FakeObserver(),
+        is_synced=lambda: True,
+    )
+    assert scheduler.run_once() is not None
+    assert (effects.submitted[-1].evictions, effects.submitted[-1].revisit_at) == ((), at(30))
+    clock.advance(19.9)
+    assert scheduler.run_once() is None  # nothing changed, the cooldown not over
+    clock.advance(0.1)
+    assert scheduler.run_once() is not None  # due: a cycle although nothing changed
+    assert [e.pod for e in effects.submitted[-1].evictions] == ["default/low"]
