@@ -88,12 +88,13 @@ import functools
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Set as AbstractSet
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Final, ParamSpec
+from concurrent.futures import ThreadPoolExecutor
+from typing import Final
 
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import Clock
 from vscheduler.effects import queue_status as qs, queue_warnings as qw, status as st
+from vscheduler.effects.outcomes import Outcomes, log_failure
 from vscheduler.effects.ports import ClusterWriter, ConfigMapWriter, NominationWriter, ObjectRef
 from vscheduler.effects.retry import RetryPolicy, call_with_retry
 from vscheduler.effects.sent import Newest, SentLog
@@ -116,14 +117,13 @@ from vscheduler.effects.volumes import (
     VolumeWrite,
     volume_writes,
 )
+from vscheduler.effects.workers import Workers
 from vscheduler.errors import (
     ConflictError,
     DisruptionBudgetError,
-    FencedError,
     NotFoundError,
     NotSentError,
     TransientClusterError,
-    UnreachableError,
 )
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import (
@@ -134,13 +134,11 @@ from vscheduler.model.commands import (
     QueueFigures,
     ReservationRelease,
 )
-from vscheduler.model.facts import EPOCH
 from vscheduler.model.resources import Resources
 from vscheduler.model.status import PodGroupPhase
 
 logger = logging.getLogger(__name__)
 
-P = ParamSpec("P")
 RESEND_AFTER: Final = 30.0
 """Seconds after which a condition or status write still not seen by the watch is sent again."""
 COUNT_HOLD: Final = 1.0
@@ -166,16 +164,6 @@ when the binds are done."""
 EVENT_TURN_WAIT: Final = 1.0
 """Seconds at most a `Scheduled` Event waits for its turn in a bind backlog before it goes anyway
 (an Event is never held without end)."""
-_KINDS: Final = {
-    "bind": "binds",
-    "evict": "evictions",
-    "evictions": "evictions",
-    "condition": "status writes",
-    "status": "status writes",
-    "release": "status writes",
-    "event": "Events",
-}
-"""What a queued call is, by the first word of its `what` (shutdown counts what was not sent)."""
 
 
 def _no_outcome(_action: str, _outcome: str) -> None:
@@ -212,36 +200,18 @@ class EffectsExecutor:
         volume_poll: float = VOLUME_POLL,
     ) -> None:
         self._writer, self._cache, self._clock = writer, cache, clock
-        self._on_outcome = on_outcome
-        self._on_eviction = on_eviction
-        self._on_duration = on_duration
-        self._may_write = may_write
-        """Checked before every attempt: a replica that lost the lease sends nothing more, not
-        even the binds it had queued (the fence kube-scheduler gets by exiting). The API client
-        asks again right before the bytes leave (see `check_send`)."""
-        self._retry = retry or RetryPolicy()
-        self._event_retry = self._retry.events()
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="effects")
-        self._status_pool = ThreadPoolExecutor(
-            max_workers=max(2, workers // 4), thread_name_prefix="effects-status"
+        self._outcomes = Outcomes(
+            clock=clock, on_outcome=on_outcome, on_eviction=on_eviction, on_duration=on_duration
         )
-        """Pod conditions, PodGroup statuses and reservation releases: a pool of their own, so
-        the binds and evictions of a later cycle never queue behind an earlier cycle's status
-        writes (a stream of gangs writes a PodGroup status per gang per cycle)."""
-        self._event_pool = ThreadPoolExecutor(
-            max_workers=max(2, workers // 4), thread_name_prefix="effects-events"
+        self._terms = Terms()
+        retry = retry or RetryPolicy()
+        self._event_retry = retry.events()
+        self._workers = Workers(
+            workers=workers, clock=clock, terms=self._terms, retry=retry, may_write=may_write
         )
-        self._workers = workers
         self._events_sending = 0
-        """`Scheduled` Events being sent (see `EVENTS_IN_BACKLOG`), under the lock `_idle` and
-        `_turns` share."""
-        self._dispatcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="effects-dispatch")
-        self._stop = threading.Event()
-        lock = threading.RLock()
-        self._idle = threading.Condition(lock)
-        self._turns = threading.Condition(lock)
-        """Told when a `Scheduled` Event may have its turn (see `_event_turn`)."""
-        self._in_flight = 0
+        """`Scheduled` Events being sent (see `EVENTS_IN_BACKLOG`), under the lock the
+        workers' `idle` and `turns` share."""
         self._pods_sent = SentLog(clock, RESEND_AFTER)
         self._groups_sent = SentLog(clock, RESEND_AFTER)
         self._conditions_wanted: Newest[tuple[st.Raw, Mapping[str, str]]] = Newest()
@@ -274,14 +244,8 @@ class EffectsExecutor:
         self._queue_hold = queue_hold
         self._queue_timer: threading.Timer | None = None
         """The dispatcher's turn that writes the held Queue statuses (set on the dispatcher)."""
-        self._terms = Terms()
-        self._draining = False
-        """Shutting down: status writes not started are skipped, binds go first."""
         self._events_go = threading.Event()
         self._events_go.set()
-        self._not_sent: collections.Counter[str] = collections.Counter()
-        self._pending: collections.Counter[str] = collections.Counter()
-        """Calls queued or running, by kind (`_KINDS`; "" for the dispatcher's), under `_idle`."""
         self._queue_warnings = qw.QueueWarnings()  # the dispatcher's only
         # seconds a bind waits for its volumes (read as it begins to wait: the policy's), and
         # between two checks of the waiting binds
@@ -291,6 +255,23 @@ class EffectsExecutor:
         """The snapshot of the cycle `stream` last queued binds for, and their pods (the loop
         thread's only): a cycle that failed or lost the lease never submits, and the binds it
         streamed must not be left out of a later cycle's submit."""
+
+    # --- what the tests watch of the workers' progress ---------------------------------------
+    @property
+    def _status_pool(self) -> ThreadPoolExecutor:
+        return self._workers.status_pool
+
+    @property
+    def _pending(self) -> collections.Counter[str]:
+        return self._workers.pending
+
+    @property
+    def _draining(self) -> bool:
+        return self._workers.draining
+
+    @property
+    def _stop(self) -> threading.Event:
+        return self._workers.stop
 
     # --- the public face ----------------------------------------------------------------------
     def stream(self, bind: Bind, snapshot: ClusterSnapshot) -> None:
@@ -326,7 +307,7 @@ class EffectsExecutor:
             logger.exception("assuming the cycle's decisions failed")
         tickets = self._terms.queue(binds)  # from now on a node deletion drops them
         dispatch = functools.partial(self._dispatch, result, snapshot, tickets, created)
-        if not self._queue("dispatch", dispatch, self._dispatcher):
+        if not self._workers.queue("dispatch", dispatch, self._workers.dispatcher):
             for ticket in tickets:
                 self._terms.take(ticket)
             self._forget_all(binds, result.evictions)
@@ -357,37 +338,31 @@ class EffectsExecutor:
         dropped = 0
         for ticket in tickets:
             self._cache.forget_bind(ticket.bind.task_uid)
-            self._outcome("bind", "dropped")
+            self._outcomes.outcome("bind", "dropped")
             dropped += 1
         if dropped:
             logger.info("%d queued binds dropped: %s", dropped, why)
 
     def busy(self) -> bool:
         """Whether API calls of earlier cycles are still queued or in flight."""
-        with self._idle:
-            return self._in_flight > 0
+        return self._workers.busy()
 
     def drain(self, timeout: float | None = None) -> bool:
         """Wait until no work is queued or running; False if `timeout` seconds passed first."""
-        with self._idle:
-            return self._idle.wait_for(lambda: self._in_flight == 0, timeout)
+        return self._workers.drain(timeout)
 
     def close(self) -> None:
         """Stop at once: cut retries short, drop queued work (its assumptions expire with their
         TTL), wait for the calls already in progress."""
-        pools = (self._dispatcher, self._pool, self._status_pool, self._event_pool)
         timer = self._queue_timer
         if timer is not None:
             timer.cancel()
         self._waits.close()
-        for pool in pools:  # queued work first, so none starts once retries are cut short
-            pool.shutdown(wait=False, cancel_futures=True)
-        self._stop.set()
+        self._workers.cancel()  # queued work first, so none starts once retries are cut short
         self._events_go.set()
-        with self._turns:
-            self._turns.notify_all()
-        for pool in pools:
-            pool.shutdown(wait=True)
+        with self._workers.turns:
+            self._workers.turns.notify_all()
+        self._workers.join()
         self._unsent_waits()
 
     def _unsent_waits(self) -> None:
@@ -398,26 +373,24 @@ class EffectsExecutor:
         for waiting in dropped:
             self._cache.forget_bind(waiting.bind.task_uid)
         if dropped:
-            with self._idle:
-                self._not_sent["binds"] += len(dropped)
+            self._workers.count_not_sent("binds", len(dropped))
 
     def shutdown(self, grace: float) -> dict[str, int]:
         """Stop within `grace` seconds (SIGTERM): binds and evictions first (status writes not
         started yet are skipped, Events wait), then as many Events as the time left allows,
         then `close`. Logs, and returns, how many of each kind were not sent."""
         deadline = self._clock.monotonic() + grace
-        self._draining = True
+        self._workers.draining = True
         self._unsent_waits()  # waiting up to their bind timeout would outlast any grace
         self._events_go.clear()
         try:
-            with self._idle:
-                self._idle.wait_for(self._decisions_done, grace)
+            with self._workers.idle:
+                self._workers.idle.wait_for(self._workers.decisions_done, grace)
         finally:
             self._events_go.set()
         self.drain(max(0.0, deadline - self._clock.monotonic()))
         self.close()
-        with self._idle:
-            dropped = {kind: n for kind, n in self._not_sent.items() if n}
+        dropped = self._workers.unsent()
         order = ("binds", "evictions", "Events", "status writes")
         dropped = dict(sorted(dropped.items(), key=lambda kv: (_rank(order, kv[0]), kv[0])))
         if dropped:
@@ -426,14 +399,6 @@ class EffectsExecutor:
         else:
             logger.info("shutdown: every queued write was sent")
         return dropped
-
-    def _decisions_left(self) -> int:
-        """Binds and evictions queued or in flight (under `_idle`)."""
-        return self._pending["binds"] + self._pending["evictions"]
-
-    def _decisions_done(self) -> bool:
-        """No bind or eviction is queued or in flight (called under `_idle`)."""
-        return self._decisions_left() + self._pending[""] == 0
 
     def _dispatch(
         self,
@@ -445,7 +410,7 @@ class EffectsExecutor:
         if self._terms.thread_term() != self._terms.current:  # submitted before a step-down
             for evict in result.evictions:  # its binds were dropped by the step-down
                 self._cache.forget_evict(evict.task_uid)
-                self._evicted(evict, "dropped")
+                self._outcomes.evicted(evict, "dropped")
             logger.info("a cycle's decisions dropped: this replica stopped leading since")
             return
         steps: tuple[tuple[str, Callable[[], None]], ...] = (
@@ -485,7 +450,7 @@ class EffectsExecutor:
     def _submit_binds(self, tickets: list[QueuedBind], created: Mapping[str, dt.datetime]) -> None:
         for ticket in tickets:
             born = created.get(ticket.bind.task_uid)
-            queued = self._spawn(f"bind {ticket.bind.pod}", self._bind, ticket, born)
+            queued = self._workers.spawn(f"bind {ticket.bind.pod}", self._bind, ticket, born)
             if not queued and self._terms.take(ticket):
                 self._cache.forget_bind(ticket.bind.task_uid)
 
@@ -521,7 +486,7 @@ class EffectsExecutor:
             self._timed(what, send, lambda: self._cache.bind_problem(ref.uid, bind.node))
         except NotSentError as err:
             self._cache.forget_bind(bind.task_uid)
-            self._outcome("bind", "dropped")
+            self._outcomes.outcome("bind", "dropped")
             logger.info("%s not sent: %s", what, err)
             return
         except ConflictError as err:
@@ -529,12 +494,12 @@ class EffectsExecutor:
                 self._unconfirmed(bind, what, err)
                 return
             self._cache.forget_bind(bind.task_uid)
-            self._outcome("bind", "conflict")
+            self._outcomes.outcome("bind", "conflict")
             logger.info("%s dropped: %s", what, err)
             return
         except NotFoundError as err:
             self._cache.forget_bind(bind.task_uid)
-            self._outcome("bind", "conflict")
+            self._outcomes.outcome("bind", "conflict")
             logger.info("%s dropped: %s", what, err)
             return
         except Exception as err:
@@ -542,21 +507,21 @@ class EffectsExecutor:
                 self._unconfirmed(bind, what, err)
                 return
             self._cache.forget_bind(bind.task_uid)
-            self._outcome("bind", "error")
-            _log_failure(f"{what} failed: %s", err)
-            if not self._stop.is_set():  # a bind cut short by shutdown was not rejected
+            self._outcomes.outcome("bind", "error")
+            log_failure(f"{what} failed: %s", err)
+            if not self._workers.stop.is_set():  # a bind cut short by shutdown was not rejected
                 self._event(ref, "Warning", "FailedScheduling", f"Binding rejected: {err}")
             return
         self._cache.bind_sent(bind.task_uid)
-        self._outcome("bind", "success")
-        self._since("task", created)
+        self._outcomes.outcome("bind", "success")
+        self._outcomes.since("task", created)
         logger.info("bound %s to %s", bind.pod, bind.node)
         message = f"Successfully assigned {bind.pod} to {bind.node}"
         # the Event goes to its own small pool: the next bind does not wait for it
-        self._queue(
+        self._workers.queue(
             f"event Scheduled on {bind.pod}",
             lambda: self._scheduled_event(ref, message),
-            self._event_pool,
+            self._workers.event_pool,
         )
 
     def _bind_volumes(self, bind: Bind, ref: ObjectRef, what: str) -> Plan | None:
@@ -572,12 +537,12 @@ class EffectsExecutor:
         plan = volume_writes(pod)
         if isinstance(plan, Refusal):
             self._cache.forget_bind(bind.task_uid)
-            self._outcome("bind", "dropped")
+            self._outcomes.outcome("bind", "dropped")
             logger.info("%s not sent: %s", what, plan.reason)
             return None
         for write in plan.writes:
             try:
-                self._call(
+                self._workers.call(
                     f"{what}: {write}",
                     functools.partial(self._send_volume_write, write),
                     check=lambda: self._cache.bind_problem(ref.uid, bind.node),
@@ -619,8 +584,8 @@ class EffectsExecutor:
 
     def _queue_wait_check(self) -> None:
         """One dispatcher turn checking the waiting binds (none queued twice)."""
-        if self._waits.want_check() and not self._queue(
-            "dispatch volume waits", self._check_volume_waits, self._dispatcher
+        if self._waits.want_check() and not self._workers.queue(
+            "dispatch volume waits", self._check_volume_waits, self._workers.dispatcher
         ):
             self._waits.check_begins()
 
@@ -647,7 +612,7 @@ class EffectsExecutor:
         if problem is not None:
             if self._waits.take(waiting):
                 self._cache.forget_bind(bind.task_uid)
-                self._outcome("bind", "dropped")
+                self._outcomes.outcome("bind", "dropped")
                 logger.info("%s not sent: %s", what, problem)
             return
         claims = [w.key for w in waiting.waits]
@@ -657,7 +622,7 @@ class EffectsExecutor:
         if isinstance(verdict, Bound):
             if self._waits.take(waiting):
                 logger.info("%s: its volumes are bound", what)
-                queued = self._spawn(what, self._send_binding, bind, waiting.created)
+                queued = self._workers.spawn(what, self._send_binding, bind, waiting.created)
                 if not queued:
                     self._cache.forget_bind(bind.task_uid)
         elif isinstance(verdict, Failed):
@@ -674,7 +639,7 @@ class EffectsExecutor:
             return
         bind = waiting.bind
         self._cache.forget_bind(bind.task_uid)
-        self._outcome("bind", "error")
+        self._outcomes.outcome("bind", "error")
         message = f'running PreBind plugin "VolumeBinding": binding volumes: {reason}'
         logger.warning(
             "bind %s to %s not sent: its volumes were not bound (timeout %.0fs): %s",
@@ -691,14 +656,14 @@ class EffectsExecutor:
             else st.pod_scheduled_condition(message, raw, now, reason=st.SCHEDULER_ERROR)
         )
         if raw is not None and condition is not None:
-            self._spawn_status(
+            self._workers.spawn_status(
                 f"condition of {bind.pod}", self._write_condition, bind.pod, raw, condition
             )
 
     def _drop_waiting(self, dropped: list[WaitingBind], why: str) -> None:
         for waiting in dropped:
             self._cache.forget_bind(waiting.bind.task_uid)
-            self._outcome("bind", "dropped")
+            self._outcomes.outcome("bind", "dropped")
         if dropped:
             logger.info("%d binds waiting for their volumes dropped: %s", len(dropped), why)
 
@@ -715,15 +680,15 @@ class EffectsExecutor:
     def _volume_write_failed(self, ref: ObjectRef, what: str, err: Exception) -> None:
         """A write binding a pod's volumes did not apply: the bind's outcome, logged."""
         if isinstance(err, NotSentError):
-            self._outcome("bind", "dropped")
+            self._outcomes.outcome("bind", "dropped")
             logger.info("%s: %s", what, err)
         elif isinstance(err, ConflictError | NotFoundError):  # the claim or volume changed
-            self._outcome("bind", "conflict")
+            self._outcomes.outcome("bind", "conflict")
             logger.info("%s: %s", what, err)
         else:
-            self._outcome("bind", "error")
-            _log_failure(f"{what}: %s", err)
-            if not self._stop.is_set():
+            self._outcomes.outcome("bind", "error")
+            log_failure(f"{what}: %s", err)
+            if not self._workers.stop.is_set():
                 message = f'running PreBind plugin "VolumeBinding": {err}'
                 self._event(ref, "Warning", "FailedScheduling", message)
 
@@ -738,17 +703,17 @@ class EffectsExecutor:
             send()
 
         try:
-            self._call(what, attempt, check=check)
+            self._workers.call(what, attempt, check=check)
         finally:
             if started:
-                self._duration("bind", self._clock.monotonic() - started[0])
+                self._outcomes.duration("bind", self._clock.monotonic() - started[0])
 
     def _unconfirmed(self, bind: Bind, what: str, err: Exception) -> None:
         """An attempt of `bind` may have bound the pod but its answer was lost: the pod stays
         assumed bound until the watch shows it placed, or the assume TTL (from now) expires;
         only then is it decided again."""
         self._cache.bind_sent(bind.task_uid)
-        self._outcome("bind", "unconfirmed")
+        self._outcomes.outcome("bind", "unconfirmed")
         logger.info(
             "%s: an answer was lost (%s); the watch decides whether it bound the pod", what, err
         )
@@ -757,23 +722,23 @@ class EffectsExecutor:
         """The `Scheduled` Event of a bind; while a shutdown drains binds it waits for them,
         and while binds wait for a worker it waits its turn (`EVENTS_IN_BACKLOG`)."""
         self._events_go.wait()
-        with self._turns:
-            self._turns.wait_for(self._event_turn, EVENT_TURN_WAIT)
+        with self._workers.turns:
+            self._workers.turns.wait_for(self._event_turn, EVENT_TURN_WAIT)
             self._events_sending += 1
         try:
             self._event(ref, "Normal", "Scheduled", message)
         finally:
-            with self._turns:
+            with self._workers.turns:
                 self._events_sending -= 1
-                self._turns.notify()
+                self._workers.turns.notify()
 
     def _event_turn(self) -> bool:
         """A `Scheduled` Event may go now: no bind waits for a worker, or fewer than
         `EVENTS_IN_BACKLOG` Events are being sent, or the executor stops (under the lock)."""
         return (
-            self._decisions_left() <= self._workers
+            self._workers.decisions_left() <= self._workers.size
             or self._events_sending < EVENTS_IN_BACKLOG
-            or self._stop.is_set()
+            or self._workers.stop.is_set()
         )
 
     def _submit_evictions(self, evictions: tuple[Evict, ...]) -> None:
@@ -782,9 +747,9 @@ class EffectsExecutor:
             plans.setdefault(evict.plan or f"pod {evict.task_uid}", []).append(evict)
         for plan in plans.values():
             if len(plan) == 1:
-                queued = self._spawn(f"evict {plan[0].pod}", self._evict, plan[0])
+                queued = self._workers.spawn(f"evict {plan[0].pod}", self._evict, plan[0])
             else:
-                queued = self._spawn(f"evictions of {plan[0].plan}", self._evict_plan, plan)
+                queued = self._workers.spawn(f"evictions of {plan[0].plan}", self._evict_plan, plan)
             if not queued:
                 for evict in plan:
                     self._cache.forget_evict(evict.task_uid)
@@ -799,7 +764,7 @@ class EffectsExecutor:
             refused = self._beyond_budgets(plan)
         if not refused:
             for evict in plan:
-                if not self._spawn(f"evict {evict.pod}", self._evict, evict):
+                if not self._workers.spawn(f"evict {evict.pod}", self._evict, evict):
                     self._cache.forget_evict(evict.task_uid)
             return
         blocked = {evict.task_uid for evict, _ in refused}
@@ -808,7 +773,7 @@ class EffectsExecutor:
         kept = [evict for evict in plan if evict.task_uid not in blocked]
         for evict in kept:  # not sent: shown running again, without waking the loop
             self._cache.forget_evict(evict.task_uid, wake=False)
-            self._evicted(evict, "dropped")
+            self._outcomes.evicted(evict, "dropped")
         logger.info(
             "%s: %d of %d evictions refused by a disruption budget (%s): none sent",
             plan[0].plan,
@@ -839,7 +804,7 @@ class EffectsExecutor:
         ref = st.pod_ref(evict.pod, evict.task_uid)
         what = f"dry-run evict {evict.pod}"
         try:
-            self._call(
+            self._workers.call(
                 what, lambda: self._writer.evict(ref.namespace, ref.name, ref.uid, dry_run=True)
             )
         except DisruptionBudgetError as err:
@@ -852,14 +817,14 @@ class EffectsExecutor:
         ref = st.pod_ref(evict.pod, evict.task_uid)
         what = f"evict {evict.pod} ({evict.reason})"
         try:
-            self._call(
+            self._workers.call(
                 what,
                 lambda: self._writer.evict(ref.namespace, ref.name, ref.uid),
                 check=lambda: self._cache.evict_problem(ref.uid),
             )
         except NotSentError as err:
             self._cache.forget_evict(evict.task_uid)
-            self._evicted(evict, "dropped")
+            self._outcomes.evicted(evict, "dropped")
             logger.info("%s not sent: %s", what, err)
             return
         except DisruptionBudgetError as err:
@@ -867,22 +832,22 @@ class EffectsExecutor:
             return
         except (ConflictError, NotFoundError) as err:
             self._cache.forget_evict(evict.task_uid)
-            self._evicted(evict, "conflict")
+            self._outcomes.evicted(evict, "conflict")
             logger.info("%s dropped: %s", what, err)
             return
         except Exception as err:
             self._cache.forget_evict(evict.task_uid)
-            self._evicted(evict, "error")
-            _log_failure(f"{what} failed: %s", err)
+            self._outcomes.evicted(evict, "error")
+            log_failure(f"{what} failed: %s", err)
             return
-        self._evicted(evict, "success")
+        self._outcomes.evicted(evict, "success")
         logger.info("evicted %s: %s", evict.pod, evict.reason)
         self._event(ref, "Normal", "Evicted", f"Pod is evicted, because of {evict.reason}")
 
     def _blocked(self, evict: Evict, err: DisruptionBudgetError) -> None:
         """A disruption budget refused `evict`: the pod backs off as a victim; an Event."""
         wait = self._cache.refuse_evict(evict.task_uid, err.retry_after)
-        self._evicted(evict, "blocked")
+        self._outcomes.evicted(evict, "blocked")
         logger.info(
             "evict %s (%s) refused by a disruption budget (not a victim for %.0fs): %s",
             evict.pod,
@@ -916,7 +881,7 @@ class EffectsExecutor:
                 key, (raw, condition)
             ):
                 what = f"condition of {key}"
-                if not self._spawn_status(what, self._write_wanted_condition, key):
+                if not self._workers.spawn_status(what, self._write_wanted_condition, key):
                     self._conditions_wanted.forget(key)
         self._pods_sent.prune(unschedulable.keys())
 
@@ -928,32 +893,32 @@ class EffectsExecutor:
 
     def _write_condition(self, key: str, raw: st.Raw, condition: Mapping[str, str]) -> None:
         ref = st.object_ref("Pod", raw)
-        if ref is None or self._skipped_in_shutdown():
+        if ref is None or self._workers.skipped_in_shutdown():
             return
         what = f"set PodScheduled=False on {key}"
         problem = self._cache.condition_problem(key, ref.uid)
         if problem:  # the common race (a gang's member bound meanwhile): no request is made
             self._pods_sent.release(key, st.cause(condition["message"]))
-            self._outcome("pod_condition", "dropped")
+            self._outcomes.outcome("pod_condition", "dropped")
             logger.debug("%s not sent: %s", what, problem)
             return
         try:
-            self._call(
+            self._workers.call(
                 what,
                 lambda: self._writer.set_pod_condition(ref.namespace, ref.name, condition),
                 check=lambda: self._cache.condition_problem(key, ref.uid),
             )
         except NotSentError as err:
             self._pods_sent.release(key, st.cause(condition["message"]))
-            self._outcome("pod_condition", "dropped")
+            self._outcomes.outcome("pod_condition", "dropped")
             logger.info("%s not sent: %s", what, err)
             return
         except Exception as err:
             self._pods_sent.release(key, st.cause(condition["message"]))
-            self._outcome("pod_condition", "error")
-            _log_failure(f"{what} failed: %s", err)
+            self._outcomes.outcome("pod_condition", "error")
+            log_failure(f"{what} failed: %s", err)
             return
-        self._outcome("pod_condition", "success")
+        self._outcomes.outcome("pod_condition", "success")
         self._event(ref, "Warning", "FailedScheduling", condition["message"])
 
     # --- nominations --------------------------------------------------------------------------
@@ -974,7 +939,7 @@ class EffectsExecutor:
             if st.nominated_node(raw) == node:
                 self._nominated_sent.discard(key)
             elif self._nominated_sent.claim(key, node):
-                self._spawn_status(
+                self._workers.spawn_status(
                     f"status nominatedNodeName of {key}", self._write_nomination, key, raw, node
                 )
         self._nominated_sent.prune(wanted.keys())
@@ -983,7 +948,7 @@ class EffectsExecutor:
         writer = self._nominations
         assert writer is not None
         ref = st.object_ref("Pod", raw)
-        if ref is None or self._skipped_in_shutdown():
+        if ref is None or self._workers.skipped_in_shutdown():
             return
         what = (
             f"set nominatedNodeName {node} on {key}"
@@ -992,7 +957,7 @@ class EffectsExecutor:
         )
         outcome = "success"
         try:
-            self._call(
+            self._workers.call(
                 what,
                 lambda: writer.set_nominated_node(ref.namespace, ref.name, node),
                 check=lambda: self._cache.pod_problem(key, ref.uid),
@@ -1006,8 +971,8 @@ class EffectsExecutor:
         except Exception as err:
             self._nominated_sent.release(key, node)
             outcome = "error"
-            _log_failure(f"{what} failed: %s", err)
-        self._outcome("pod_nomination", outcome)
+            log_failure(f"{what} failed: %s", err)
+        self._outcomes.outcome("pod_nomination", outcome)
 
     # --- PodGroup statuses --------------------------------------------------------------------
     def _update_podgroups(
@@ -1049,7 +1014,7 @@ class EffectsExecutor:
                 continue  # its counts still climb: a later cycle writes them, nearer their end
             if self._groups_sent.claim(key, st.patch_substance(patch)):
                 wanted = (status, raw, created.get(key), key in arriving)
-                if self._groups_wanted.want(key, wanted) and not self._spawn_status(
+                if self._groups_wanted.want(key, wanted) and not self._workers.spawn_status(
                     f"status of {key}", self._write_wanted_podgroup, key
                 ):
                     self._groups_wanted.forget(key)
@@ -1093,34 +1058,34 @@ class EffectsExecutor:
         created: dt.datetime | None = None,
     ) -> None:
         ref = st.object_ref("PodGroup", raw)
-        if ref is None or self._skipped_in_shutdown():
+        if ref is None or self._workers.skipped_in_shutdown():
             return
         what = f"patch the status of PodGroup {key}"
         try:
-            self._call(
+            self._workers.call(
                 what,
                 lambda: self._writer.patch_podgroup_status(ref.namespace, ref.name, patch),
                 check=lambda: self._podgroup_problem(key, ref.uid),
             )
         except NotSentError as err:
             self._groups_sent.release(key, st.patch_substance(patch))
-            self._outcome("podgroup_status", "dropped")
+            self._outcomes.outcome("podgroup_status", "dropped")
             logger.info("%s not sent: %s", what, err)
             return
         except NotFoundError as err:  # gone: the watch will drop it
             self._groups_sent.release(key, st.patch_substance(patch))
-            self._outcome("podgroup_status", "conflict")
+            self._outcomes.outcome("podgroup_status", "conflict")
             logger.info("%s dropped: the PodGroup is gone (%s)", what, err)
             return
         except Exception as err:
             self._groups_sent.release(key, st.patch_substance(patch))
-            self._outcome("podgroup_status", "error")
-            _log_failure(f"{what} failed: %s", err)
+            self._outcomes.outcome("podgroup_status", "error")
+            log_failure(f"{what} failed: %s", err)
             return
-        self._outcome("podgroup_status", "success")
+        self._outcomes.outcome("podgroup_status", "success")
         self._groups_written[key] = self._clock.monotonic()
         if patch.get("phase") == PodGroupPhase.RUNNING.value:
-            self._since("job", created)
+            self._outcomes.since("job", created)
         for type_, reason, message in events:
             self._event(ref, type_, reason, message)
 
@@ -1133,14 +1098,6 @@ class EffectsExecutor:
             return f"PodGroup {key} (uid {uid}) is gone or was replaced"
         return None
 
-    def _skipped_in_shutdown(self) -> bool:
-        """While a shutdown drains binds, a status write not started yet is not sent."""
-        if not self._draining:
-            return False
-        with self._idle:
-            self._not_sent["status writes"] += 1
-        return True
-
     # --- queue warnings -----------------------------------------------------------------------
     def _warn_queues(self, queues: Mapping[str, QueueFigures]) -> None:
         """A Warning Event on each Queue whose warning is new or changed (`queue_warnings`)."""
@@ -1152,10 +1109,10 @@ class EffectsExecutor:
                 continue
             logger.warning("queue %s: %s", name, warning)
             reason = queues[name].warning_reason
-            self._queue(
+            self._workers.queue(
                 f"event {reason} on queue {name}",
                 functools.partial(self._event, ref, "Warning", reason, warning),
-                self._event_pool,
+                self._workers.event_pool,
             )
 
     # --- Queue statuses -----------------------------------------------------------------------
@@ -1183,7 +1140,7 @@ class EffectsExecutor:
             if (
                 self._queues_sent.claim(name, amounts)
                 and self._queues_wanted.want(name, amounts)
-                and not self._spawn_status(
+                and not self._workers.spawn_status(
                     f"status allocated of Queue {name}", self._write_wanted_queue, name
                 )
             ):
@@ -1202,12 +1159,12 @@ class EffectsExecutor:
         """A dispatcher turn writing the held Queue statuses, `delay` seconds from now (one
         at a time; a status still held then arms the next): a change held is written when its
         hold ends though no cycle comes (a pod deleted, then nothing)."""
-        if self._queue_timer is not None or self._stop.is_set():
+        if self._queue_timer is not None or self._workers.stop.is_set():
             return
         timer = threading.Timer(
             delay,
-            lambda: self._queue(
-                "dispatch held queue statuses", self._held_queues, self._dispatcher
+            lambda: self._workers.queue(
+                "dispatch held queue statuses", self._held_queues, self._workers.dispatcher
             ),
         )
         timer.daemon = True
@@ -1232,14 +1189,14 @@ class EffectsExecutor:
             self._write_queue(ref, amounts, patch)
 
     def _write_queue(self, ref: ObjectRef, amounts: Resources, patch: Mapping[str, object]) -> None:
-        if self._skipped_in_shutdown():
+        if self._workers.skipped_in_shutdown():
             return
         name = ref.name
         what = f"patch the status of Queue {name}"
         self._queues_sent_at[name] = self._clock.monotonic()
         outcome = "success"
         try:
-            self._call(
+            self._workers.call(
                 what,
                 lambda: self._writer.patch_queue_status(name, patch),
                 check=lambda: self._queue_problem(name, ref.uid),
@@ -1255,8 +1212,8 @@ class EffectsExecutor:
         except Exception as err:
             self._queues_sent.release(name, amounts)
             outcome = "error"
-            _log_failure(f"{what} failed: %s", err)
-        self._outcome("queue_status", outcome)
+            log_failure(f"{what} failed: %s", err)
+        self._outcomes.outcome("queue_status", outcome)
 
     def _queue_problem(self, name: str, uid: str) -> str | None:
         """Why writing Queue `name`'s status (as `uid`) no longer holds: gone or replaced."""
@@ -1278,18 +1235,20 @@ class EffectsExecutor:
             if self._released_sent.claim(sent, True):
                 keys.setdefault(release.config_map, []).append(release.key)
         for config_map, removed in sorted(keys.items()):
-            self._spawn_status(f"release in {config_map}", self._write_release, config_map, removed)
+            self._workers.spawn_status(
+                f"release in {config_map}", self._write_release, config_map, removed
+            )
 
     def _write_release(self, config_map: str, keys: list[str]) -> None:
         writer = self._config_maps
         assert writer is not None
-        if self._skipped_in_shutdown():
+        if self._workers.skipped_in_shutdown():
             return
         namespace, _, name = config_map.partition("/")
         what = f"remove reservations {', '.join(keys)} from ConfigMap {config_map}"
         outcome = "success"
         try:
-            self._call(what, lambda: writer.remove_config_map_keys(namespace, name, keys))
+            self._workers.call(what, lambda: writer.remove_config_map_keys(namespace, name, keys))
         except NotFoundError:
             logger.info("%s: the ConfigMap is gone", what)
         except NotSentError:
@@ -1298,89 +1257,10 @@ class EffectsExecutor:
                 self._released_sent.release(f"{config_map}/{key}", True)
         except Exception as err:
             outcome = "error"  # asked again after RESEND_AFTER, while the watch shows the keys
-            _log_failure(f"{what} failed: %s", err)
+            log_failure(f"{what} failed: %s", err)
         else:
             logger.info("%s: done", what)
-        self._outcome("reservation_release", outcome)
-
-    # --- plumbing -----------------------------------------------------------------------------
-    def _spawn(
-        self,
-        what: str,
-        fn: Callable[P, None],
-        *args: P.args,
-        **kwargs: P.kwargs,
-    ) -> bool:
-        """Queue `fn(*args)` on the worker pool, guarded; False when the pool is closed."""
-        return self._queue(what, lambda: fn(*args, **kwargs), self._pool)
-
-    def _spawn_status(
-        self,
-        what: str,
-        fn: Callable[P, None],
-        *args: P.args,
-        **kwargs: P.kwargs,
-    ) -> bool:
-        """`_spawn` on the status pool (status writes never delay binds and evictions)."""
-        return self._queue(what, lambda: fn(*args, **kwargs), self._status_pool)
-
-    def _queue(self, what: str, call: Callable[[], None], pool: ThreadPoolExecutor) -> bool:
-        """Queue `call` on `pool`, counted for `drain` and guarded: nothing raises out of it.
-        It runs under the term it was queued in (see `check_send`)."""
-        kind = _KINDS.get(what.partition(" ")[0], "")
-        inherited = self._terms.thread_term()  # queued by a worker: under the worker's term
-        term = self._terms.current if inherited is None else inherited
-
-        def guarded() -> None:
-            with self._terms.running(term):
-                try:
-                    call()
-                except Exception:
-                    logger.exception("%s failed unexpectedly", what)
-
-        with self._idle:
-            self._in_flight += 1
-            self._pending[kind] += 1
-        try:
-            future = pool.submit(guarded)
-        except RuntimeError:
-            self._done(kind, None)
-            logger.info("%s not carried out: shutting down", what)
-            with self._idle:
-                self._not_sent[kind or "other"] += 1
-            return False
-        future.add_done_callback(lambda done: self._done(kind, done))
-        return True
-
-    def _done(self, kind: str, future: Future[None] | None) -> None:
-        with self._idle:
-            self._in_flight -= 1
-            self._pending[kind] -= 1
-            if future is not None and future.cancelled():
-                self._not_sent[kind or "other"] += 1
-            self._idle.notify_all()
-            if kind in ("binds", "evictions") and self._decisions_left() == self._workers:
-                self._turns.notify_all()  # the binds no longer wait: Events may all go
-
-    def _call(self, what: str, fn: Callable[[], None], *, check: Check | None = None) -> None:
-        """`fn()` under the retry rules; before every attempt (and, through `check_send`, right
-        before the request leaves) the term, the lease and `check` are asked again."""
-
-        def fenced() -> None:
-            self.check_send()
-            if not self._may_write():  # checked before every attempt, retries included
-                raise FencedError(f"{what}: this replica no longer leads")
-            fn()
-
-        with self._terms.checking(check):
-            call_with_retry(
-                self._retry,
-                fenced,
-                what=what,
-                clock=self._clock,
-                sleep=self._stop.wait,
-                stopping=self._stop.is_set,
-            )
+        self._outcomes.outcome("reservation_release", outcome)
 
     def _event(self, ref: ObjectRef, type_: st.EventType, reason: str, message: str) -> None:
         """Record an Event, best effort: a failure is logged, never raised."""
@@ -1395,35 +1275,11 @@ class EffectsExecutor:
                 lambda: self._writer.record_event(ref, type_, reason, text),
                 what=f"event {reason} on {ref.kind} {ref.namespace}/{ref.name}",
                 clock=self._clock,
-                sleep=self._stop.wait,
-                stopping=self._stop.is_set,
+                sleep=self._workers.stop.wait,
+                stopping=self._workers.stop.is_set,
             )
         except Exception as err:
-            _log_failure(f"event {reason} on {ref.kind} {ref.name} not recorded: %s", err)
-
-    def _outcome(self, action: str, outcome: str) -> None:
-        try:
-            self._on_outcome(action, outcome)
-        except Exception:
-            logger.exception("on_outcome(%s, %s) failed", action, outcome)
-
-    def _duration(self, kind: str, seconds: float) -> None:
-        try:
-            self._on_duration(kind, seconds)
-        except Exception:
-            logger.exception("on_duration(%s, %s) failed", kind, seconds)
-
-    def _since(self, kind: str, created: dt.datetime | None) -> None:
-        """`on_duration(kind, seconds since created)`, when the creation time is known."""
-        if created is not None and created > EPOCH:
-            self._duration(kind, max(0.0, (self._clock.now() - created).total_seconds()))
-
-    def _evicted(self, evict: Evict, outcome: str) -> None:
-        self._outcome("evict", outcome)
-        try:
-            self._on_eviction(evict, outcome)
-        except Exception:
-            logger.exception("on_eviction(%s, %s) failed", evict.pod, outcome)
+            log_failure(f"event {reason} on {ref.kind} {ref.name} not recorded: %s", err)
 
 
 def _created(result: CycleResult, snapshot: ClusterSnapshot) -> dict[str, dt.datetime]:
@@ -1444,11 +1300,3 @@ def _phase_move(patch: Mapping[str, object]) -> dict[str, object] | None:
     if "phase" not in patch:
         return None
     return {k: v for k, v in patch.items() if k != "conditions"}
-
-
-def _log_failure(message: str, err: Exception) -> None:
-    """A failed write: a warning, unless the API server was unreachable (an outage, which the
-    client reports once when it ends: one line per call would bury it) or the write was not
-    sent on purpose (a step-down, a decision gone stale)."""
-    level = logging.INFO if isinstance(err, UnreachableError | NotSentError) else logging.WARNING
-    logger.log(level, message, err)
