@@ -94,9 +94,15 @@ from typing import Final
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import Clock
 from vscheduler.effects import queue_status as qs, queue_warnings as qw, status as st
+from vscheduler.effects.events import (
+    EVENT_MESSAGE_LIMIT,
+    EVENT_TURN_WAIT,
+    EVENTS_IN_BACKLOG,
+    EventSender,
+)
 from vscheduler.effects.outcomes import Outcomes, log_failure
 from vscheduler.effects.ports import ClusterWriter, ConfigMapWriter, NominationWriter, ObjectRef
-from vscheduler.effects.retry import RetryPolicy, call_with_retry
+from vscheduler.effects.retry import RetryPolicy
 from vscheduler.effects.sent import Newest, SentLog
 from vscheduler.effects.terms import Check, QueuedBind, Terms
 from vscheduler.effects.volume_wait import (
@@ -139,6 +145,17 @@ from vscheduler.model.status import PodGroupPhase
 
 logger = logging.getLogger(__name__)
 
+__all__ = [
+    "COUNT_HOLD",
+    "EVENTS_IN_BACKLOG",
+    "EVENT_MESSAGE_LIMIT",
+    "EVENT_TURN_WAIT",
+    "QUEUE_HOLD",
+    "RESEND_AFTER",
+    "EffectsExecutor",
+]
+"""The executor and the constants its parts take (importable from here, where they were)."""
+
 RESEND_AFTER: Final = 30.0
 """Seconds after which a condition or status write still not seen by the watch is sent again."""
 COUNT_HOLD: Final = 1.0
@@ -154,16 +171,6 @@ QUEUE_HOLD: Final = 1.0
 most one write per Queue per second, as Volcano's once-a-second sessions write it (a cycle
 after every watch event would write it after every bind). A change held is written when the
 hold ends, by the next cycle or, if none comes, by a turn of the dispatcher of its own."""
-EVENT_MESSAGE_LIMIT: Final = 1024
-EVENTS_IN_BACKLOG: Final = 1
-"""`Scheduled` Events sent at once while binds wait for a worker (a bind backlog); otherwise as
-many as the Event pool has workers. An Event is a write to the API server like a bind, and in a
-backlog the API server is what the binds wait for: kube-scheduler's recorder sends its Events
-one at a time, from one goroutine. Here they go one at a time while binds wait, and catch up
-when the binds are done."""
-EVENT_TURN_WAIT: Final = 1.0
-"""Seconds at most a `Scheduled` Event waits for its turn in a bind backlog before it goes anyway
-(an Event is never held without end)."""
 
 
 def _no_outcome(_action: str, _outcome: str) -> None:
@@ -205,13 +212,16 @@ class EffectsExecutor:
         )
         self._terms = Terms()
         retry = retry or RetryPolicy()
-        self._event_retry = retry.events()
         self._workers = Workers(
             workers=workers, clock=clock, terms=self._terms, retry=retry, may_write=may_write
         )
-        self._events_sending = 0
-        """`Scheduled` Events being sent (see `EVENTS_IN_BACKLOG`), under the lock the
-        workers' `idle` and `turns` share."""
+        self._events = EventSender(  # the turn wait read here, as built: a test may shorten it
+            writer,
+            clock=clock,
+            retry=retry.events(),
+            workers=self._workers,
+            turn_wait=EVENT_TURN_WAIT,
+        )
         self._pods_sent = SentLog(clock, RESEND_AFTER)
         self._groups_sent = SentLog(clock, RESEND_AFTER)
         self._conditions_wanted: Newest[tuple[st.Raw, Mapping[str, str]]] = Newest()
@@ -244,8 +254,6 @@ class EffectsExecutor:
         self._queue_hold = queue_hold
         self._queue_timer: threading.Timer | None = None
         """The dispatcher's turn that writes the held Queue statuses (set on the dispatcher)."""
-        self._events_go = threading.Event()
-        self._events_go.set()
         self._queue_warnings = qw.QueueWarnings()  # the dispatcher's only
         # seconds a bind waits for its volumes (read as it begins to wait: the policy's), and
         # between two checks of the waiting binds
@@ -359,9 +367,7 @@ class EffectsExecutor:
             timer.cancel()
         self._waits.close()
         self._workers.cancel()  # queued work first, so none starts once retries are cut short
-        self._events_go.set()
-        with self._workers.turns:
-            self._workers.turns.notify_all()
+        self._events.wake()
         self._workers.join()
         self._unsent_waits()
 
@@ -382,12 +388,12 @@ class EffectsExecutor:
         deadline = self._clock.monotonic() + grace
         self._workers.draining = True
         self._unsent_waits()  # waiting up to their bind timeout would outlast any grace
-        self._events_go.clear()
+        self._events.hold()
         try:
             with self._workers.idle:
                 self._workers.idle.wait_for(self._workers.decisions_done, grace)
         finally:
-            self._events_go.set()
+            self._events.release()
         self.drain(max(0.0, deadline - self._clock.monotonic()))
         self.close()
         dropped = self._workers.unsent()
@@ -510,7 +516,7 @@ class EffectsExecutor:
             self._outcomes.outcome("bind", "error")
             log_failure(f"{what} failed: %s", err)
             if not self._workers.stop.is_set():  # a bind cut short by shutdown was not rejected
-                self._event(ref, "Warning", "FailedScheduling", f"Binding rejected: {err}")
+                self._events.send(ref, "Warning", "FailedScheduling", f"Binding rejected: {err}")
             return
         self._cache.bind_sent(bind.task_uid)
         self._outcomes.outcome("bind", "success")
@@ -520,7 +526,7 @@ class EffectsExecutor:
         # the Event goes to its own small pool: the next bind does not wait for it
         self._workers.queue(
             f"event Scheduled on {bind.pod}",
-            lambda: self._scheduled_event(ref, message),
+            lambda: self._events.scheduled(ref, message),
             self._workers.event_pool,
         )
 
@@ -690,7 +696,7 @@ class EffectsExecutor:
             log_failure(f"{what}: %s", err)
             if not self._workers.stop.is_set():
                 message = f'running PreBind plugin "VolumeBinding": {err}'
-                self._event(ref, "Warning", "FailedScheduling", message)
+                self._events.send(ref, "Warning", "FailedScheduling", message)
 
     def _timed(self, what: str, send: Callable[[], None], check: Check) -> None:
         """`_call` for a bind: the time from its first attempt to its answer is told to
@@ -716,29 +722,6 @@ class EffectsExecutor:
         self._outcomes.outcome("bind", "unconfirmed")
         logger.info(
             "%s: an answer was lost (%s); the watch decides whether it bound the pod", what, err
-        )
-
-    def _scheduled_event(self, ref: ObjectRef, message: str) -> None:
-        """The `Scheduled` Event of a bind; while a shutdown drains binds it waits for them,
-        and while binds wait for a worker it waits its turn (`EVENTS_IN_BACKLOG`)."""
-        self._events_go.wait()
-        with self._workers.turns:
-            self._workers.turns.wait_for(self._event_turn, EVENT_TURN_WAIT)
-            self._events_sending += 1
-        try:
-            self._event(ref, "Normal", "Scheduled", message)
-        finally:
-            with self._workers.turns:
-                self._events_sending -= 1
-                self._workers.turns.notify()
-
-    def _event_turn(self) -> bool:
-        """A `Scheduled` Event may go now: no bind waits for a worker, or fewer than
-        `EVENTS_IN_BACKLOG` Events are being sent, or the executor stops (under the lock)."""
-        return (
-            self._workers.decisions_left() <= self._workers.size
-            or self._events_sending < EVENTS_IN_BACKLOG
-            or self._workers.stop.is_set()
         )
 
     def _submit_evictions(self, evictions: tuple[Evict, ...]) -> None:
@@ -842,7 +825,7 @@ class EffectsExecutor:
             return
         self._outcomes.evicted(evict, "success")
         logger.info("evicted %s: %s", evict.pod, evict.reason)
-        self._event(ref, "Normal", "Evicted", f"Pod is evicted, because of {evict.reason}")
+        self._events.send(ref, "Normal", "Evicted", f"Pod is evicted, because of {evict.reason}")
 
     def _blocked(self, evict: Evict, err: DisruptionBudgetError) -> None:
         """A disruption budget refused `evict`: the pod backs off as a victim; an Event."""
@@ -858,7 +841,7 @@ class EffectsExecutor:
         message = f"Eviction ({evict.reason}) refused by a PodDisruptionBudget: {err}"
         if self._blocked_sent.claim(evict.pod, message):  # one Event per refusal, not per cycle
             ref = st.pod_ref(evict.pod, evict.task_uid)
-            self._event(ref, "Warning", "EvictionBlocked", message)
+            self._events.send(ref, "Warning", "EvictionBlocked", message)
 
     # --- pod conditions -----------------------------------------------------------------------
     def _update_pods(
@@ -919,7 +902,7 @@ class EffectsExecutor:
             log_failure(f"{what} failed: %s", err)
             return
         self._outcomes.outcome("pod_condition", "success")
-        self._event(ref, "Warning", "FailedScheduling", condition["message"])
+        self._events.send(ref, "Warning", "FailedScheduling", condition["message"])
 
     # --- nominations --------------------------------------------------------------------------
     def _update_nominations(self, result: CycleResult, snapshot: ClusterSnapshot) -> None:
@@ -1087,7 +1070,7 @@ class EffectsExecutor:
         if patch.get("phase") == PodGroupPhase.RUNNING.value:
             self._outcomes.since("job", created)
         for type_, reason, message in events:
-            self._event(ref, type_, reason, message)
+            self._events.send(ref, type_, reason, message)
 
     def _podgroup_problem(self, key: str, uid: str) -> str | None:
         """Why writing the status of PodGroup `key` (as `uid`) no longer holds: it is gone or
@@ -1111,7 +1094,7 @@ class EffectsExecutor:
             reason = queues[name].warning_reason
             self._workers.queue(
                 f"event {reason} on queue {name}",
-                functools.partial(self._event, ref, "Warning", reason, warning),
+                functools.partial(self._events.send, ref, "Warning", reason, warning),
                 self._workers.event_pool,
             )
 
@@ -1261,25 +1244,6 @@ class EffectsExecutor:
         else:
             logger.info("%s: done", what)
         self._outcomes.outcome("reservation_release", outcome)
-
-    def _event(self, ref: ObjectRef, type_: st.EventType, reason: str, message: str) -> None:
-        """Record an Event, best effort: a failure is logged, never raised."""
-        text = (
-            message
-            if len(message) <= EVENT_MESSAGE_LIMIT
-            else message[: EVENT_MESSAGE_LIMIT - 3] + "..."
-        )
-        try:
-            call_with_retry(
-                self._event_retry,
-                lambda: self._writer.record_event(ref, type_, reason, text),
-                what=f"event {reason} on {ref.kind} {ref.namespace}/{ref.name}",
-                clock=self._clock,
-                sleep=self._workers.stop.wait,
-                stopping=self._workers.stop.is_set,
-            )
-        except Exception as err:
-            log_failure(f"event {reason} on {ref.kind} {ref.name} not recorded: %s", err)
 
 
 def _created(result: CycleResult, snapshot: ClusterSnapshot) -> dict[str, dt.datetime]:
