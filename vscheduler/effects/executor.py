@@ -100,6 +100,7 @@ from vscheduler.effects.events import (
     EVENTS_IN_BACKLOG,
     EventSender,
 )
+from vscheduler.effects.evictions import Evictor
 from vscheduler.effects.outcomes import Outcomes, log_failure
 from vscheduler.effects.ports import ClusterWriter, ConfigMapWriter, NominationWriter, ObjectRef
 from vscheduler.effects.retry import RetryPolicy
@@ -126,7 +127,6 @@ from vscheduler.effects.volumes import (
 from vscheduler.effects.workers import Workers
 from vscheduler.errors import (
     ConflictError,
-    DisruptionBudgetError,
     NotFoundError,
     NotSentError,
     TransientClusterError,
@@ -222,6 +222,15 @@ class EffectsExecutor:
             workers=self._workers,
             turn_wait=EVENT_TURN_WAIT,
         )
+        self._evictor = Evictor(
+            writer,
+            cache,
+            clock=clock,
+            resend_after=RESEND_AFTER,
+            workers=self._workers,
+            events=self._events,
+            outcomes=self._outcomes,
+        )
         self._pods_sent = SentLog(clock, RESEND_AFTER)
         self._groups_sent = SentLog(clock, RESEND_AFTER)
         self._conditions_wanted: Newest[tuple[st.Raw, Mapping[str, str]]] = Newest()
@@ -239,7 +248,6 @@ class EffectsExecutor:
         """Per PodGroup key, the status last found to match the PodGroup as watched, with that
         PodGroup: while a cycle hands the same status object (a job taken unchanged, see
         `podgroup_statuses`) and the watch the same object, nothing is computed again."""
-        self._blocked_sent = SentLog(clock, RESEND_AFTER)
         self._config_maps = config_maps
         self._nominations = nominations
         self._nominated_sent = SentLog(clock, RESEND_AFTER)
@@ -421,7 +429,7 @@ class EffectsExecutor:
             return
         steps: tuple[tuple[str, Callable[[], None]], ...] = (
             ("binds", lambda: self._submit_binds(tickets, created)),
-            ("evictions", lambda: self._submit_evictions(result.evictions)),
+            ("evictions", lambda: self._evictor.submit(result.evictions)),
             (
                 "pod conditions",
                 lambda: self._update_pods(
@@ -438,7 +446,7 @@ class EffectsExecutor:
             ("reservation releases", lambda: self._release(result.reservations_released)),
             ("queue warnings", lambda: self._warn_queues(result.queues)),
             ("queue statuses", lambda: self._update_queue_statuses(result.queue_allocated)),
-            ("housekeeping", self._blocked_sent.expire),
+            ("housekeeping", self._evictor.expire),
         )
         for what, step in steps:
             try:
@@ -723,125 +731,6 @@ class EffectsExecutor:
         logger.info(
             "%s: an answer was lost (%s); the watch decides whether it bound the pod", what, err
         )
-
-    def _submit_evictions(self, evictions: tuple[Evict, ...]) -> None:
-        plans: dict[str, list[Evict]] = {}
-        for evict in evictions:
-            plans.setdefault(evict.plan or f"pod {evict.task_uid}", []).append(evict)
-        for plan in plans.values():
-            if len(plan) == 1:
-                queued = self._workers.spawn(f"evict {plan[0].pod}", self._evict, plan[0])
-            else:
-                queued = self._workers.spawn(f"evictions of {plan[0].plan}", self._evict_plan, plan)
-            if not queued:
-                for evict in plan:
-                    self._cache.forget_evict(evict.task_uid)
-
-    def _evict_plan(self, plan: list[Evict]) -> None:
-        """The evictions of one plan, all or none: every victim is first asked for by a dry
-        run, then the victims are counted against their PodDisruptionBudgets together (a dry
-        run asks about one eviction alone); when one is refused none is evicted (the refused
-        ones back off, the others are shown running again) and the next cycle plans anew."""
-        refused = [(evict, err) for evict in plan if (err := self._dry_run(evict)) is not None]
-        if not refused:
-            refused = self._beyond_budgets(plan)
-        if not refused:
-            for evict in plan:
-                if not self._workers.spawn(f"evict {evict.pod}", self._evict, evict):
-                    self._cache.forget_evict(evict.task_uid)
-            return
-        blocked = {evict.task_uid for evict, _ in refused}
-        for evict, err in refused:
-            self._blocked(evict, err)
-        kept = [evict for evict in plan if evict.task_uid not in blocked]
-        for evict in kept:  # not sent: shown running again, without waking the loop
-            self._cache.forget_evict(evict.task_uid, wake=False)
-            self._outcomes.evicted(evict, "dropped")
-        logger.info(
-            "%s: %d of %d evictions refused by a disruption budget (%s): none sent",
-            plan[0].plan,
-            len(refused),
-            len(plan),
-            ", ".join(evict.pod for evict, _ in refused),
-        )
-
-    def _beyond_budgets(self, plan: list[Evict]) -> list[tuple[Evict, DisruptionBudgetError]]:
-        """The victims of `plan` whose budgets, as the cache last saw them, do not allow them
-        together with the plan's earlier victims, each with the refusal to report."""
-        beyond = self._cache.beyond_budgets([evict.task_uid for evict in plan])
-        return [
-            (
-                evict,
-                DisruptionBudgetError(
-                    f"{beyond[evict.task_uid]} does not allow this plan's evictions together"
-                    " (each alone passed its dry run): not sent"
-                ),
-            )
-            for evict in plan
-            if evict.task_uid in beyond
-        ]
-
-    def _dry_run(self, evict: Evict) -> DisruptionBudgetError | None:
-        """The refusal a dry run of `evict` met, or None (allowed, or failed otherwise: the
-        eviction itself then finds out)."""
-        ref = st.pod_ref(evict.pod, evict.task_uid)
-        what = f"dry-run evict {evict.pod}"
-        try:
-            self._workers.call(
-                what, lambda: self._writer.evict(ref.namespace, ref.name, ref.uid, dry_run=True)
-            )
-        except DisruptionBudgetError as err:
-            return err
-        except Exception as err:
-            logger.debug("%s: %s", what, err)
-        return None
-
-    def _evict(self, evict: Evict) -> None:
-        ref = st.pod_ref(evict.pod, evict.task_uid)
-        what = f"evict {evict.pod} ({evict.reason})"
-        try:
-            self._workers.call(
-                what,
-                lambda: self._writer.evict(ref.namespace, ref.name, ref.uid),
-                check=lambda: self._cache.evict_problem(ref.uid),
-            )
-        except NotSentError as err:
-            self._cache.forget_evict(evict.task_uid)
-            self._outcomes.evicted(evict, "dropped")
-            logger.info("%s not sent: %s", what, err)
-            return
-        except DisruptionBudgetError as err:
-            self._blocked(evict, err)
-            return
-        except (ConflictError, NotFoundError) as err:
-            self._cache.forget_evict(evict.task_uid)
-            self._outcomes.evicted(evict, "conflict")
-            logger.info("%s dropped: %s", what, err)
-            return
-        except Exception as err:
-            self._cache.forget_evict(evict.task_uid)
-            self._outcomes.evicted(evict, "error")
-            log_failure(f"{what} failed: %s", err)
-            return
-        self._outcomes.evicted(evict, "success")
-        logger.info("evicted %s: %s", evict.pod, evict.reason)
-        self._events.send(ref, "Normal", "Evicted", f"Pod is evicted, because of {evict.reason}")
-
-    def _blocked(self, evict: Evict, err: DisruptionBudgetError) -> None:
-        """A disruption budget refused `evict`: the pod backs off as a victim; an Event."""
-        wait = self._cache.refuse_evict(evict.task_uid, err.retry_after)
-        self._outcomes.evicted(evict, "blocked")
-        logger.info(
-            "evict %s (%s) refused by a disruption budget (not a victim for %.0fs): %s",
-            evict.pod,
-            evict.reason,
-            wait,
-            err,
-        )
-        message = f"Eviction ({evict.reason}) refused by a PodDisruptionBudget: {err}"
-        if self._blocked_sent.claim(evict.pod, message):  # one Event per refusal, not per cycle
-            ref = st.pod_ref(evict.pod, evict.task_uid)
-            self._events.send(ref, "Warning", "EvictionBlocked", message)
 
     # --- pod conditions -----------------------------------------------------------------------
     def _update_pods(
