@@ -102,6 +102,7 @@ from vscheduler.effects.events import (
 )
 from vscheduler.effects.evictions import Evictor
 from vscheduler.effects.outcomes import Outcomes, log_failure
+from vscheduler.effects.pod_writes import PodStatusWriter
 from vscheduler.effects.ports import ClusterWriter, ConfigMapWriter, NominationWriter, ObjectRef
 from vscheduler.effects.retry import RetryPolicy
 from vscheduler.effects.sent import Newest, SentLog
@@ -231,11 +232,17 @@ class EffectsExecutor:
             events=self._events,
             outcomes=self._outcomes,
         )
-        self._pods_sent = SentLog(clock, RESEND_AFTER)
+        self._pods = PodStatusWriter(
+            writer,
+            cache,
+            clock=clock,
+            resend_after=RESEND_AFTER,
+            workers=self._workers,
+            events=self._events,
+            outcomes=self._outcomes,
+            nominations=nominations,
+        )
         self._groups_sent = SentLog(clock, RESEND_AFTER)
-        self._conditions_wanted: Newest[tuple[st.Raw, Mapping[str, str]]] = Newest()
-        """Per pod key, the newest PodScheduled condition wanted, with the pod it was made
-        against (see `Newest`)."""
         self._groups_wanted: Newest[tuple[PodGroupStatus, st.Raw, dt.datetime | None, bool]] = (
             Newest()
         )
@@ -249,8 +256,6 @@ class EffectsExecutor:
         PodGroup: while a cycle hands the same status object (a job taken unchanged, see
         `podgroup_statuses`) and the watch the same object, nothing is computed again."""
         self._config_maps = config_maps
-        self._nominations = nominations
-        self._nominated_sent = SentLog(clock, RESEND_AFTER)
         self._released_sent = SentLog(clock, RESEND_AFTER)
         self._queues_sent = SentLog(clock, RESEND_AFTER)
         self._queues_wanted: Newest[Resources] = Newest()
@@ -432,11 +437,11 @@ class EffectsExecutor:
             ("evictions", lambda: self._evictor.submit(result.evictions)),
             (
                 "pod conditions",
-                lambda: self._update_pods(
+                lambda: self._pods.update_conditions(
                     {**result.unschedulable, **result.waiting}, result.arriving
                 ),
             ),
-            ("nominations", lambda: self._update_nominations(result, snapshot)),
+            ("nominations", lambda: self._pods.update_nominations(result, snapshot)),
             (
                 "podgroup statuses",
                 lambda: self._update_podgroups(
@@ -671,7 +676,7 @@ class EffectsExecutor:
         )
         if raw is not None and condition is not None:
             self._workers.spawn_status(
-                f"condition of {bind.pod}", self._write_condition, bind.pod, raw, condition
+                f"condition of {bind.pod}", self._pods.write_condition, bind.pod, raw, condition
             )
 
     def _drop_waiting(self, dropped: list[WaitingBind], why: str) -> None:
@@ -731,120 +736,6 @@ class EffectsExecutor:
         logger.info(
             "%s: an answer was lost (%s); the watch decides whether it bound the pod", what, err
         )
-
-    # --- pod conditions -----------------------------------------------------------------------
-    def _update_pods(
-        self, unschedulable: Mapping[str, str], arriving: AbstractSet[str] = frozenset()
-    ) -> None:
-        """PodScheduled=False on each pod left pending (`unschedulable`: those without a node
-        and those pipelined on one, each with its message), but those of a gang still arriving
-        (`CycleResult.arriving`: written once it stops growing)."""
-        now = self._clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
-        for key, message in unschedulable.items():
-            if key in arriving:
-                continue
-            raw = self._cache.object_raw("Pod", key)
-            if raw is None:
-                continue
-            condition = st.pod_scheduled_condition(message, raw, now)
-            if condition is None:
-                self._pods_sent.discard(key)
-            elif self._pods_sent.claim(key, st.cause(message)) and self._conditions_wanted.want(
-                key, (raw, condition)
-            ):
-                what = f"condition of {key}"
-                if not self._workers.spawn_status(what, self._write_wanted_condition, key):
-                    self._conditions_wanted.forget(key)
-        self._pods_sent.prune(unschedulable.keys())
-
-    def _write_wanted_condition(self, key: str) -> None:
-        """The newest PodScheduled condition wanted for pod `key` (one queued behind a newer
-        one for the same pod is never sent)."""
-        while (wanted := self._conditions_wanted.take(key)) is not None:
-            self._write_condition(key, *wanted)
-
-    def _write_condition(self, key: str, raw: st.Raw, condition: Mapping[str, str]) -> None:
-        ref = st.object_ref("Pod", raw)
-        if ref is None or self._workers.skipped_in_shutdown():
-            return
-        what = f"set PodScheduled=False on {key}"
-        problem = self._cache.condition_problem(key, ref.uid)
-        if problem:  # the common race (a gang's member bound meanwhile): no request is made
-            self._pods_sent.release(key, st.cause(condition["message"]))
-            self._outcomes.outcome("pod_condition", "dropped")
-            logger.debug("%s not sent: %s", what, problem)
-            return
-        try:
-            self._workers.call(
-                what,
-                lambda: self._writer.set_pod_condition(ref.namespace, ref.name, condition),
-                check=lambda: self._cache.condition_problem(key, ref.uid),
-            )
-        except NotSentError as err:
-            self._pods_sent.release(key, st.cause(condition["message"]))
-            self._outcomes.outcome("pod_condition", "dropped")
-            logger.info("%s not sent: %s", what, err)
-            return
-        except Exception as err:
-            self._pods_sent.release(key, st.cause(condition["message"]))
-            self._outcomes.outcome("pod_condition", "error")
-            log_failure(f"{what} failed: %s", err)
-            return
-        self._outcomes.outcome("pod_condition", "success")
-        self._events.send(ref, "Warning", "FailedScheduling", condition["message"])
-
-    # --- nominations --------------------------------------------------------------------------
-    def _update_nominations(self, result: CycleResult, snapshot: ClusterSnapshot) -> None:
-        """Write `status.nominatedNodeName` where `result.nominated` wants another node than
-        the watched pod shows, and clear it on every other pod of the snapshot carrying one
-        (bound, no longer nominated)."""
-        if self._nominations is None:
-            return
-        wanted: dict[str, str | None] = dict(result.nominated)
-        for task in snapshot.tasks.values():
-            if task.nominated_node is not None and task.key not in wanted:
-                wanted[task.key] = None
-        for key, node in wanted.items():
-            raw = self._cache.object_raw("Pod", key)
-            if raw is None:
-                continue
-            if st.nominated_node(raw) == node:
-                self._nominated_sent.discard(key)
-            elif self._nominated_sent.claim(key, node):
-                self._workers.spawn_status(
-                    f"status nominatedNodeName of {key}", self._write_nomination, key, raw, node
-                )
-        self._nominated_sent.prune(wanted.keys())
-
-    def _write_nomination(self, key: str, raw: st.Raw, node: str | None) -> None:
-        writer = self._nominations
-        assert writer is not None
-        ref = st.object_ref("Pod", raw)
-        if ref is None or self._workers.skipped_in_shutdown():
-            return
-        what = (
-            f"set nominatedNodeName {node} on {key}"
-            if node
-            else f"clear nominatedNodeName on {key}"
-        )
-        outcome = "success"
-        try:
-            self._workers.call(
-                what,
-                lambda: writer.set_nominated_node(ref.namespace, ref.name, node),
-                check=lambda: self._cache.pod_problem(key, ref.uid),
-            )
-        except NotSentError as err:
-            self._nominated_sent.release(key, node)
-            outcome = "dropped"
-            logger.info("%s not sent: %s", what, err)
-        except NotFoundError:
-            outcome = "dropped"  # the pod is gone: nothing to nominate
-        except Exception as err:
-            self._nominated_sent.release(key, node)
-            outcome = "error"
-            log_failure(f"{what} failed: %s", err)
-        self._outcomes.outcome("pod_nomination", outcome)
 
     # --- PodGroup statuses --------------------------------------------------------------------
     def _update_podgroups(
