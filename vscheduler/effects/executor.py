@@ -93,7 +93,7 @@ from typing import Final
 
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import Clock
-from vscheduler.effects import queue_status as qs, queue_warnings as qw, status as st
+from vscheduler.effects import status as st
 from vscheduler.effects.events import (
     EVENT_MESSAGE_LIMIT,
     EVENT_TURN_WAIT,
@@ -105,6 +105,7 @@ from vscheduler.effects.outcomes import Outcomes, log_failure
 from vscheduler.effects.pod_writes import PodStatusWriter
 from vscheduler.effects.podgroup_writes import COUNT_HOLD, PodGroupStatusWriter
 from vscheduler.effects.ports import ClusterWriter, ConfigMapWriter, NominationWriter, ObjectRef
+from vscheduler.effects.queue_writes import QUEUE_HOLD, QueueWriter
 from vscheduler.effects.retry import RetryPolicy
 from vscheduler.effects.sent import Newest, SentLog
 from vscheduler.effects.terms import Check, QueuedBind, Terms
@@ -139,10 +140,8 @@ from vscheduler.model.commands import (
     CycleResult,
     Evict,
     PodGroupStatus,
-    QueueFigures,
     ReservationRelease,
 )
-from vscheduler.model.resources import Resources
 
 logger = logging.getLogger(__name__)
 
@@ -159,11 +158,6 @@ __all__ = [
 
 RESEND_AFTER: Final = 30.0
 """Seconds after which a condition or status write still not seen by the watch is sent again."""
-QUEUE_HOLD: Final = 1.0
-"""Seconds after a Queue's `status.allocated` was sent during which a change of it waits: at
-most one write per Queue per second, as Volcano's once-a-second sessions write it (a cycle
-after every watch event would write it after every bind). A change held is written when the
-hold ends, by the next cycle or, if none comes, by a turn of the dispatcher of its own."""
 
 
 def _no_outcome(_action: str, _outcome: str) -> None:
@@ -245,17 +239,16 @@ class EffectsExecutor:
         )
         self._config_maps = config_maps
         self._released_sent = SentLog(clock, RESEND_AFTER)
-        self._queues_sent = SentLog(clock, RESEND_AFTER)
-        self._queues_wanted: Newest[Resources] = Newest()
-        """Per Queue, the newest `status.allocated` wanted written (see `Newest`)."""
-        self._queues_sent_at: dict[str, float] = {}
-        """Per Queue, when its status was last sent (`clock.monotonic`; see `QUEUE_HOLD`)."""
-        self._queues_held: dict[str, Resources] = {}
-        """Per Queue, the allocated a cycle wanted written within its hold (the dispatcher's)."""
-        self._queue_hold = queue_hold
-        self._queue_timer: threading.Timer | None = None
-        """The dispatcher's turn that writes the held Queue statuses (set on the dispatcher)."""
-        self._queue_warnings = qw.QueueWarnings()  # the dispatcher's only
+        self._queues = QueueWriter(
+            writer,
+            cache,
+            clock=clock,
+            resend_after=RESEND_AFTER,
+            hold=queue_hold,
+            workers=self._workers,
+            events=self._events,
+            outcomes=self._outcomes,
+        )
         # seconds a bind waits for its volumes (read as it begins to wait: the policy's), and
         # between two checks of the waiting binds
         self._bind_timeout, self._volume_poll = volume_bind_timeout, volume_poll
@@ -367,9 +360,7 @@ class EffectsExecutor:
     def close(self) -> None:
         """Stop at once: cut retries short, drop queued work (its assumptions expire with their
         TTL), wait for the calls already in progress."""
-        timer = self._queue_timer
-        if timer is not None:
-            timer.cancel()
+        self._queues.close()
         self._waits.close()
         self._workers.cancel()  # queued work first, so none starts once retries are cut short
         self._events.wake()
@@ -441,8 +432,8 @@ class EffectsExecutor:
                 ),
             ),
             ("reservation releases", lambda: self._release(result.reservations_released)),
-            ("queue warnings", lambda: self._warn_queues(result.queues)),
-            ("queue statuses", lambda: self._update_queue_statuses(result.queue_allocated)),
+            ("queue warnings", lambda: self._queues.warn(result.queues)),
+            ("queue statuses", lambda: self._queues.update(result.queue_allocated)),
             ("housekeeping", self._evictor.expire),
         )
         for what, step in steps:
@@ -728,131 +719,6 @@ class EffectsExecutor:
         logger.info(
             "%s: an answer was lost (%s); the watch decides whether it bound the pod", what, err
         )
-
-    # --- queue warnings -----------------------------------------------------------------------
-    def _warn_queues(self, queues: Mapping[str, QueueFigures]) -> None:
-        """A Warning Event on each Queue whose warning is new or changed (`queue_warnings`)."""
-        for name, warning in self._queue_warnings.due(queues):
-            raw = self._cache.object_raw("Queue", name)
-            ref = None if raw is None else st.object_ref("Queue", raw)
-            if ref is None:  # the default queue vscheduler assumes, or a queue being deleted
-                self._queue_warnings.retract(name)
-                continue
-            logger.warning("queue %s: %s", name, warning)
-            reason = queues[name].warning_reason
-            self._workers.queue(
-                f"event {reason} on queue {name}",
-                functools.partial(self._events.send, ref, "Warning", reason, warning),
-                self._workers.event_pool,
-            )
-
-    # --- Queue statuses -----------------------------------------------------------------------
-    def _update_queue_statuses(
-        self, allocated: Mapping[str, Resources], *, every: bool = True
-    ) -> None:
-        """Each Queue's `status.allocated` where it differs from the watched Queue
-        (`queue_status.allocated_patch`), not while in flight, and at most once per
-        `queue_hold` per Queue: a change within it is held, and written when the hold ends
-        (`_arm_queue_timer`). `every`: `allocated` names every queue of a cycle (what it does
-        not name is forgotten), not only the held ones."""
-        for name, amounts in allocated.items():
-            raw = self._cache.object_raw("Queue", name)
-            patch = None if raw is None else qs.allocated_patch(amounts, raw)
-            if patch is None:  # as wanted, or no Queue (the default queue assumed, or deleted)
-                self._queues_sent.discard(name)
-                self._queues_held.pop(name, None)
-                continue
-            left = self._queue_hold_left(name)
-            if left > 0:
-                self._queues_held[name] = amounts
-                self._arm_queue_timer(left)
-                continue
-            self._queues_held.pop(name, None)
-            if (
-                self._queues_sent.claim(name, amounts)
-                and self._queues_wanted.want(name, amounts)
-                and not self._workers.spawn_status(
-                    f"status allocated of Queue {name}", self._write_wanted_queue, name
-                )
-            ):
-                self._queues_wanted.forget(name)
-        if every:
-            self._queues_sent.prune(allocated.keys())
-            for name in [n for n in self._queues_held if n not in allocated]:
-                del self._queues_held[name]
-
-    def _queue_hold_left(self, name: str) -> float:
-        """Seconds until Queue `name`'s status may be sent again (0 or less: now)."""
-        at = self._queues_sent_at.get(name)
-        return 0.0 if at is None else at + self._queue_hold - self._clock.monotonic()
-
-    def _arm_queue_timer(self, delay: float) -> None:
-        """A dispatcher turn writing the held Queue statuses, `delay` seconds from now (one
-        at a time; a status still held then arms the next): a change held is written when its
-        hold ends though no cycle comes (a pod deleted, then nothing)."""
-        if self._queue_timer is not None or self._workers.stop.is_set():
-            return
-        timer = threading.Timer(
-            delay,
-            lambda: self._workers.queue(
-                "dispatch held queue statuses", self._held_queues, self._workers.dispatcher
-            ),
-        )
-        timer.daemon = True
-        self._queue_timer = timer
-        timer.start()
-
-    def _held_queues(self) -> None:
-        """The dispatcher's turn of `_arm_queue_timer`."""
-        self._queue_timer = None
-        self._update_queue_statuses(dict(self._queues_held), every=False)
-
-    def _write_wanted_queue(self, name: str) -> None:
-        """The newest `status.allocated` wanted for Queue `name`, patched against the Queue as
-        watched now (written meanwhile, or gone: nothing is sent)."""
-        while (amounts := self._queues_wanted.take(name)) is not None:
-            raw = self._cache.object_raw("Queue", name)
-            ref = None if raw is None else st.object_ref("Queue", raw)
-            patch = None if raw is None else qs.allocated_patch(amounts, raw)
-            if ref is None or patch is None:
-                self._queues_sent.discard(name)
-                continue
-            self._write_queue(ref, amounts, patch)
-
-    def _write_queue(self, ref: ObjectRef, amounts: Resources, patch: Mapping[str, object]) -> None:
-        if self._workers.skipped_in_shutdown():
-            return
-        name = ref.name
-        what = f"patch the status of Queue {name}"
-        self._queues_sent_at[name] = self._clock.monotonic()
-        outcome = "success"
-        try:
-            self._workers.call(
-                what,
-                lambda: self._writer.patch_queue_status(name, patch),
-                check=lambda: self._queue_problem(name, ref.uid),
-            )
-        except NotSentError as err:
-            self._queues_sent.release(name, amounts)
-            outcome = "dropped"
-            logger.info("%s not sent: %s", what, err)
-        except NotFoundError as err:  # deleted meanwhile: the watch drops it
-            self._queues_sent.release(name, amounts)
-            outcome = "dropped"
-            logger.info("%s dropped: the Queue is gone (%s)", what, err)
-        except Exception as err:
-            self._queues_sent.release(name, amounts)
-            outcome = "error"
-            log_failure(f"{what} failed: %s", err)
-        self._outcomes.outcome("queue_status", outcome)
-
-    def _queue_problem(self, name: str, uid: str) -> str | None:
-        """Why writing Queue `name`'s status (as `uid`) no longer holds: gone or replaced."""
-        raw = self._cache.object_raw("Queue", name)
-        held = st.object_ref("Queue", raw) if raw is not None else None
-        if held is None or held.uid != uid:
-            return f"Queue {name} (uid {uid}) is gone or was replaced"
-        return None
 
     # --- reservations -------------------------------------------------------------------------
     def _release(self, releases: tuple[ReservationRelease, ...]) -> None:
