@@ -106,8 +106,9 @@ from vscheduler.effects.pod_writes import PodStatusWriter
 from vscheduler.effects.podgroup_writes import COUNT_HOLD, PodGroupStatusWriter
 from vscheduler.effects.ports import ClusterWriter, ConfigMapWriter, NominationWriter, ObjectRef
 from vscheduler.effects.queue_writes import QUEUE_HOLD, QueueWriter
+from vscheduler.effects.releases import ReservationReleaser
 from vscheduler.effects.retry import RetryPolicy
-from vscheduler.effects.sent import Newest, SentLog
+from vscheduler.effects.sent import Newest
 from vscheduler.effects.terms import Check, QueuedBind, Terms
 from vscheduler.effects.volume_wait import (
     DEADLINE_EXCEEDED,
@@ -140,7 +141,6 @@ from vscheduler.model.commands import (
     CycleResult,
     Evict,
     PodGroupStatus,
-    ReservationRelease,
 )
 
 logger = logging.getLogger(__name__)
@@ -237,8 +237,13 @@ class EffectsExecutor:
             events=self._events,
             outcomes=self._outcomes,
         )
-        self._config_maps = config_maps
-        self._released_sent = SentLog(clock, RESEND_AFTER)
+        self._releases = ReservationReleaser(
+            config_maps,
+            clock=clock,
+            resend_after=RESEND_AFTER,
+            workers=self._workers,
+            outcomes=self._outcomes,
+        )
         self._queues = QueueWriter(
             writer,
             cache,
@@ -431,7 +436,7 @@ class EffectsExecutor:
                     result.podgroups, created, result.arriving_groups, result.phased_groups
                 ),
             ),
-            ("reservation releases", lambda: self._release(result.reservations_released)),
+            ("reservation releases", lambda: self._releases.release(result.reservations_released)),
             ("queue warnings", lambda: self._queues.warn(result.queues)),
             ("queue statuses", lambda: self._queues.update(result.queue_allocated)),
             ("housekeeping", self._evictor.expire),
@@ -719,45 +724,6 @@ class EffectsExecutor:
         logger.info(
             "%s: an answer was lost (%s); the watch decides whether it bound the pod", what, err
         )
-
-    # --- reservations -------------------------------------------------------------------------
-    def _release(self, releases: tuple[ReservationRelease, ...]) -> None:
-        """One patch per ConfigMap removing the keys released and not already being removed."""
-        wanted = [f"{r.config_map}/{r.key}" for r in releases]
-        self._released_sent.prune(wanted)
-        if self._config_maps is None:
-            return
-        keys: dict[str, list[str]] = {}
-        for release, sent in zip(releases, wanted, strict=True):
-            if self._released_sent.claim(sent, True):
-                keys.setdefault(release.config_map, []).append(release.key)
-        for config_map, removed in sorted(keys.items()):
-            self._workers.spawn_status(
-                f"release in {config_map}", self._write_release, config_map, removed
-            )
-
-    def _write_release(self, config_map: str, keys: list[str]) -> None:
-        writer = self._config_maps
-        assert writer is not None
-        if self._workers.skipped_in_shutdown():
-            return
-        namespace, _, name = config_map.partition("/")
-        what = f"remove reservations {', '.join(keys)} from ConfigMap {config_map}"
-        outcome = "success"
-        try:
-            self._workers.call(what, lambda: writer.remove_config_map_keys(namespace, name, keys))
-        except NotFoundError:
-            logger.info("%s: the ConfigMap is gone", what)
-        except NotSentError:
-            outcome = "dropped"
-            for key in keys:  # not sent: asked again as soon as this replica leads
-                self._released_sent.release(f"{config_map}/{key}", True)
-        except Exception as err:
-            outcome = "error"  # asked again after RESEND_AFTER, while the watch shows the keys
-            log_failure(f"{what} failed: %s", err)
-        else:
-            logger.info("%s: done", what)
-        self._outcomes.outcome("reservation_release", outcome)
 
 
 def _created(result: CycleResult, snapshot: ClusterSnapshot) -> dict[str, dt.datetime]:
