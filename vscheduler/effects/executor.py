@@ -1,5 +1,16 @@
 """The effects executor: a cycle's `CycleResult` carried out on the cluster, off the cycle thread.
 
+This module is the composition: it builds the parts below, assumes a cycle's decisions in the
+cache before they are queued, orders each submit's steps on the dispatcher, and carries the
+public face (`stream`, `submit`, `node_deleted`, `step_down`, `check_send`, `volumes_changed`,
+`busy`, `drain`, `close`, `shutdown`). The parts, each saying what it owns and must not do:
+`workers` (the pools, each queued call counted and guarded, the fence of every attempt),
+`outcomes` (the callbacks, a failure's log line), `events` (Events, the bind-backlog turn),
+`binds` (Bindings, the volume writes and waits before them, the drops of queued binds),
+`evictions` (plans all or none), `pod_writes` (PodScheduled conditions, nominations),
+`podgroup_writes` (PodGroup statuses), `releases` (reservations released) and `queue_writes`
+(Queue warnings, Queue statuses and their hold). What the executor as a whole does:
+
 Owns: turning decisions into `ClusterWriter` calls on bounded worker pools (binds and evictions
 on one, each bind queued as its statement commits when the loop streams it (`stream`), else with
 its cycle's `submit`; status writes and reservation releases on a smaller one of their own, so
@@ -111,18 +122,10 @@ from vscheduler.effects.releases import ReservationReleaser
 from vscheduler.effects.retry import RetryPolicy
 from vscheduler.effects.sent import Newest
 from vscheduler.effects.terms import QueuedBind, Terms
-from vscheduler.effects.volume_wait import (
-    DEFAULT_BIND_TIMEOUT,
-    VOLUME_POLL,
-)
+from vscheduler.effects.volume_wait import DEFAULT_BIND_TIMEOUT, VOLUME_POLL
 from vscheduler.effects.workers import Workers
 from vscheduler.model.cluster import ClusterSnapshot
-from vscheduler.model.commands import (
-    Bind,
-    CycleResult,
-    Evict,
-    PodGroupStatus,
-)
+from vscheduler.model.commands import Bind, CycleResult, Evict, PodGroupStatus
 
 logger = logging.getLogger(__name__)
 
