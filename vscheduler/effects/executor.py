@@ -177,7 +177,7 @@ class EffectsExecutor:
         volume_bind_timeout: Callable[[], float] = lambda: DEFAULT_BIND_TIMEOUT,
         volume_poll: float = VOLUME_POLL,
     ) -> None:
-        self._writer, self._cache, self._clock = writer, cache, clock
+        self._cache, self._clock = cache, clock
         self._outcomes = Outcomes(
             clock=clock, on_outcome=on_outcome, on_eviction=on_eviction, on_duration=on_duration
         )
