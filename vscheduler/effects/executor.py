@@ -1,5 +1,16 @@
 """The effects executor: a cycle's `CycleResult` carried out on the cluster, off the cycle thread.
 
+This module is the composition: it builds the parts below, assumes a cycle's decisions in the
+cache before they are queued, orders each submit's steps on the dispatcher, and carries the
+public face (`stream`, `submit`, `node_deleted`, `step_down`, `check_send`, `volumes_changed`,
+`busy`, `drain`, `close`, `shutdown`). The parts, each saying what it owns and must not do:
+`workers` (the pools, each queued call counted and guarded, the fence of every attempt),
+`outcomes` (the callbacks, a failure's log line), `events` (Events, the bind-backlog turn),
+`binds` (Bindings, the volume writes and waits before them, the drops of queued binds),
+`evictions` (plans all or none), `pod_writes` (PodScheduled conditions, nominations),
+`podgroup_writes` (PodGroup statuses), `releases` (reservations released) and `queue_writes`
+(Queue warnings, Queue statuses and their hold). What the executor as a whole does:
+
 Owns: turning decisions into `ClusterWriter` calls on bounded worker pools (binds and evictions
 on one, each bind queued as its statement commits when the loop streams it (`stream`), else with
 its cycle's `submit`; status writes and reservation releases on a smaller one of their own, so
@@ -87,95 +98,50 @@ import datetime as dt
 import functools
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping, Set as AbstractSet
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Final, ParamSpec
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Final
 
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import Clock
-from vscheduler.effects import queue_status as qs, queue_warnings as qw, status as st
-from vscheduler.effects.ports import ClusterWriter, ConfigMapWriter, NominationWriter, ObjectRef
-from vscheduler.effects.retry import RetryPolicy, call_with_retry
-from vscheduler.effects.sent import Newest, SentLog
-from vscheduler.effects.terms import Check, QueuedBind, Terms
-from vscheduler.effects.volume_wait import (
-    DEADLINE_EXCEEDED,
-    DEFAULT_BIND_TIMEOUT,
-    VOLUME_POLL,
-    Bound,
-    Failed,
-    VolumeWaits,
-    WaitingBind,
-    check,
+from vscheduler.effects import status as st
+from vscheduler.effects.binds import Binder
+from vscheduler.effects.events import (
+    EVENT_MESSAGE_LIMIT,
+    EVENT_TURN_WAIT,
+    EVENTS_IN_BACKLOG,
+    EventSender,
 )
-from vscheduler.effects.volumes import (
-    Claimed,
-    Plan,
-    Refusal,
-    SelectNode,
-    VolumeWrite,
-    volume_writes,
-)
-from vscheduler.errors import (
-    ConflictError,
-    DisruptionBudgetError,
-    FencedError,
-    NotFoundError,
-    NotSentError,
-    TransientClusterError,
-    UnreachableError,
-)
+from vscheduler.effects.evictions import Evictor
+from vscheduler.effects.outcomes import Outcomes
+from vscheduler.effects.pod_writes import PodStatusWriter
+from vscheduler.effects.podgroup_writes import COUNT_HOLD, PodGroupStatusWriter
+from vscheduler.effects.ports import ClusterWriter, ConfigMapWriter, NominationWriter
+from vscheduler.effects.queue_writes import QUEUE_HOLD, QueueWriter
+from vscheduler.effects.releases import ReservationReleaser
+from vscheduler.effects.retry import RetryPolicy
+from vscheduler.effects.sent import Newest
+from vscheduler.effects.terms import QueuedBind, Terms
+from vscheduler.effects.volume_wait import DEFAULT_BIND_TIMEOUT, VOLUME_POLL
+from vscheduler.effects.workers import Workers
 from vscheduler.model.cluster import ClusterSnapshot
-from vscheduler.model.commands import (
-    Bind,
-    CycleResult,
-    Evict,
-    PodGroupStatus,
-    QueueFigures,
-    ReservationRelease,
-)
-from vscheduler.model.facts import EPOCH
-from vscheduler.model.resources import Resources
-from vscheduler.model.status import PodGroupPhase
+from vscheduler.model.commands import Bind, CycleResult, Evict, PodGroupStatus
 
 logger = logging.getLogger(__name__)
 
-P = ParamSpec("P")
+__all__ = [
+    "COUNT_HOLD",
+    "EVENTS_IN_BACKLOG",
+    "EVENT_MESSAGE_LIMIT",
+    "EVENT_TURN_WAIT",
+    "QUEUE_HOLD",
+    "RESEND_AFTER",
+    "EffectsExecutor",
+]
+"""The executor and the constants its parts take (importable from here, where they were)."""
+
 RESEND_AFTER: Final = 30.0
 """Seconds after which a condition or status write still not seen by the watch is sent again."""
-COUNT_HOLD: Final = 1.0
-"""Seconds after a PodGroup's status was written during which a change of its counts alone
-(`running`, `succeeded`, `failed`) waits, while some of its placed pods are still to start
-(`PodGroupStatus.starting`): a gang's pods start one by one within moments of its bind, and
-each cycle in between wrote the count it had reached (W3: 498 of 1,099 PodGroup patches). The
-counts are written once every placed pod is counted, or by the first cycle past the hold (no
-staler than Volcano's once-a-second sessions write them; a pod that never starts holds them
-until then, as long as the next cycle, at most the loop's quiet period)."""
-QUEUE_HOLD: Final = 1.0
-"""Seconds after a Queue's `status.allocated` was sent during which a change of it waits: at
-most one write per Queue per second, as Volcano's once-a-second sessions write it (a cycle
-after every watch event would write it after every bind). A change held is written when the
-hold ends, by the next cycle or, if none comes, by a turn of the dispatcher of its own."""
-EVENT_MESSAGE_LIMIT: Final = 1024
-EVENTS_IN_BACKLOG: Final = 1
-"""`Scheduled` Events sent at once while binds wait for a worker (a bind backlog); otherwise as
-many as the Event pool has workers. An Event is a write to the API server like a bind, and in a
-backlog the API server is what the binds wait for: kube-scheduler's recorder sends its Events
-one at a time, from one goroutine. Here they go one at a time while binds wait, and catch up
-when the binds are done."""
-EVENT_TURN_WAIT: Final = 1.0
-"""Seconds at most a `Scheduled` Event waits for its turn in a bind backlog before it goes anyway
-(an Event is never held without end)."""
-_KINDS: Final = {
-    "bind": "binds",
-    "evict": "evictions",
-    "evictions": "evictions",
-    "condition": "status writes",
-    "status": "status writes",
-    "release": "status writes",
-    "event": "Events",
-}
-"""What a queued call is, by the first word of its `what` (shutdown counts what was not sent)."""
 
 
 def _no_outcome(_action: str, _outcome: str) -> None:
@@ -211,86 +177,104 @@ class EffectsExecutor:
         volume_bind_timeout: Callable[[], float] = lambda: DEFAULT_BIND_TIMEOUT,
         volume_poll: float = VOLUME_POLL,
     ) -> None:
-        self._writer, self._cache, self._clock = writer, cache, clock
-        self._on_outcome = on_outcome
-        self._on_eviction = on_eviction
-        self._on_duration = on_duration
-        self._may_write = may_write
-        """Checked before every attempt: a replica that lost the lease sends nothing more, not
-        even the binds it had queued (the fence kube-scheduler gets by exiting). The API client
-        asks again right before the bytes leave (see `check_send`)."""
-        self._retry = retry or RetryPolicy()
-        self._event_retry = self._retry.events()
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="effects")
-        self._status_pool = ThreadPoolExecutor(
-            max_workers=max(2, workers // 4), thread_name_prefix="effects-status"
+        self._cache, self._clock = cache, clock
+        self._outcomes = Outcomes(
+            clock=clock, on_outcome=on_outcome, on_eviction=on_eviction, on_duration=on_duration
         )
-        """Pod conditions, PodGroup statuses and reservation releases: a pool of their own, so
-        the binds and evictions of a later cycle never queue behind an earlier cycle's status
-        writes (a stream of gangs writes a PodGroup status per gang per cycle)."""
-        self._event_pool = ThreadPoolExecutor(
-            max_workers=max(2, workers // 4), thread_name_prefix="effects-events"
-        )
-        self._workers = workers
-        self._events_sending = 0
-        """`Scheduled` Events being sent (see `EVENTS_IN_BACKLOG`), under the lock `_idle` and
-        `_turns` share."""
-        self._dispatcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="effects-dispatch")
-        self._stop = threading.Event()
-        lock = threading.RLock()
-        self._idle = threading.Condition(lock)
-        self._turns = threading.Condition(lock)
-        """Told when a `Scheduled` Event may have its turn (see `_event_turn`)."""
-        self._in_flight = 0
-        self._pods_sent = SentLog(clock, RESEND_AFTER)
-        self._groups_sent = SentLog(clock, RESEND_AFTER)
-        self._conditions_wanted: Newest[tuple[st.Raw, Mapping[str, str]]] = Newest()
-        """Per pod key, the newest PodScheduled condition wanted, with the pod it was made
-        against (see `Newest`)."""
-        self._groups_wanted: Newest[tuple[PodGroupStatus, st.Raw, dt.datetime | None, bool]] = (
-            Newest()
-        )
-        """Per PodGroup key, the newest status wanted, with the PodGroup it was made against,
-        its creation time, and whether its gang was still arriving (then only a phase that
-        still moves is written)."""
-        self._groups_written: dict[str, float] = {}
-        """Per PodGroup key, when its status was last written (`clock.monotonic`)."""
-        self._groups_matched: dict[str, tuple[PodGroupStatus, st.Raw]] = {}
-        """Per PodGroup key, the status last found to match the PodGroup as watched, with that
-        PodGroup: while a cycle hands the same status object (a job taken unchanged, see
-        `podgroup_statuses`) and the watch the same object, nothing is computed again."""
-        self._blocked_sent = SentLog(clock, RESEND_AFTER)
-        self._config_maps = config_maps
-        self._nominations = nominations
-        self._nominated_sent = SentLog(clock, RESEND_AFTER)
-        self._released_sent = SentLog(clock, RESEND_AFTER)
-        self._queues_sent = SentLog(clock, RESEND_AFTER)
-        self._queues_wanted: Newest[Resources] = Newest()
-        """Per Queue, the newest `status.allocated` wanted written (see `Newest`)."""
-        self._queues_sent_at: dict[str, float] = {}
-        """Per Queue, when its status was last sent (`clock.monotonic`; see `QUEUE_HOLD`)."""
-        self._queues_held: dict[str, Resources] = {}
-        """Per Queue, the allocated a cycle wanted written within its hold (the dispatcher's)."""
-        self._queue_hold = queue_hold
-        self._queue_timer: threading.Timer | None = None
-        """The dispatcher's turn that writes the held Queue statuses (set on the dispatcher)."""
         self._terms = Terms()
-        self._draining = False
-        """Shutting down: status writes not started are skipped, binds go first."""
-        self._events_go = threading.Event()
-        self._events_go.set()
-        self._not_sent: collections.Counter[str] = collections.Counter()
-        self._pending: collections.Counter[str] = collections.Counter()
-        """Calls queued or running, by kind (`_KINDS`; "" for the dispatcher's), under `_idle`."""
-        self._queue_warnings = qw.QueueWarnings()  # the dispatcher's only
-        # seconds a bind waits for its volumes (read as it begins to wait: the policy's), and
-        # between two checks of the waiting binds
-        self._bind_timeout, self._volume_poll = volume_bind_timeout, volume_poll
-        self._waits = VolumeWaits()
+        retry = retry or RetryPolicy()
+        self._workers = Workers(
+            workers=workers, clock=clock, terms=self._terms, retry=retry, may_write=may_write
+        )
+        self._events = EventSender(  # the turn wait read here, as built: a test may shorten it
+            writer,
+            clock=clock,
+            retry=retry.events(),
+            workers=self._workers,
+            turn_wait=EVENT_TURN_WAIT,
+        )
+        self._evictor = Evictor(
+            writer,
+            cache,
+            clock=clock,
+            resend_after=RESEND_AFTER,
+            workers=self._workers,
+            events=self._events,
+            outcomes=self._outcomes,
+        )
+        self._pods = PodStatusWriter(
+            writer,
+            cache,
+            clock=clock,
+            resend_after=RESEND_AFTER,
+            workers=self._workers,
+            events=self._events,
+            outcomes=self._outcomes,
+            nominations=nominations,
+        )
+        self._podgroups = PodGroupStatusWriter(
+            writer,
+            cache,
+            clock=clock,
+            resend_after=RESEND_AFTER,
+            workers=self._workers,
+            events=self._events,
+            outcomes=self._outcomes,
+        )
+        self._releases = ReservationReleaser(
+            config_maps,
+            clock=clock,
+            resend_after=RESEND_AFTER,
+            workers=self._workers,
+            outcomes=self._outcomes,
+        )
+        self._queues = QueueWriter(
+            writer,
+            cache,
+            clock=clock,
+            resend_after=RESEND_AFTER,
+            hold=queue_hold,
+            workers=self._workers,
+            events=self._events,
+            outcomes=self._outcomes,
+        )
+        self._binder = Binder(
+            writer,
+            cache,
+            clock=clock,
+            terms=self._terms,
+            workers=self._workers,
+            events=self._events,
+            outcomes=self._outcomes,
+            write_condition=self._pods.write_condition,
+            volume_bind_timeout=volume_bind_timeout,
+            volume_poll=volume_poll,
+        )
         self._streamed: tuple[ClusterSnapshot | None, set[str]] = (None, set())
         """The snapshot of the cycle `stream` last queued binds for, and their pods (the loop
         thread's only): a cycle that failed or lost the lease never submits, and the binds it
         streamed must not be left out of a later cycle's submit."""
+
+    # --- what the tests watch of the workers' progress ---------------------------------------
+    @property
+    def _status_pool(self) -> ThreadPoolExecutor:
+        return self._workers.status_pool
+
+    @property
+    def _pending(self) -> collections.Counter[str]:
+        return self._workers.pending
+
+    @property
+    def _draining(self) -> bool:
+        return self._workers.draining
+
+    @property
+    def _stop(self) -> threading.Event:
+        return self._workers.stop
+
+    @property
+    def _groups_wanted(self) -> Newest[tuple[PodGroupStatus, st.Raw, dt.datetime | None, bool]]:
+        return self._podgroups.wanted
 
     # --- the public face ----------------------------------------------------------------------
     def stream(self, bind: Bind, snapshot: ClusterSnapshot) -> None:
@@ -307,7 +291,7 @@ class EffectsExecutor:
             self._streamed = (snapshot, streamed := set())
         streamed.add(bind.task_uid)
         tickets = self._terms.queue((bind,))  # from now on a node deletion drops it
-        self._submit_binds(tickets, {} if task is None else {bind.task_uid: task.created})
+        self._binder.submit(tickets, {} if task is None else {bind.task_uid: task.created})
 
     def submit(self, result: CycleResult, snapshot: ClusterSnapshot) -> None:
         """Assume the binds (but those streamed) and evictions in the cache, queue the rest,
@@ -326,7 +310,7 @@ class EffectsExecutor:
             logger.exception("assuming the cycle's decisions failed")
         tickets = self._terms.queue(binds)  # from now on a node deletion drops them
         dispatch = functools.partial(self._dispatch, result, snapshot, tickets, created)
-        if not self._queue("dispatch", dispatch, self._dispatcher):
+        if not self._workers.queue("dispatch", dispatch, self._workers.dispatcher):
             for ticket in tickets:
                 self._terms.take(ticket)
             self._forget_all(binds, result.evictions)
@@ -335,15 +319,13 @@ class EffectsExecutor:
         """The watch saw `node` deleted: the binds to it still queued are dropped now (their
         assumptions forgotten, so the next cycle places those pods again); a bind already being
         sent is stopped by its check right before it leaves."""
-        self._drop_queued(self._terms.drop_node(node), f"node {node} was deleted")
-        self._drop_waiting(self._waits.drop_node(node), f"node {node} was deleted")
+        self._binder.node_deleted(node)
 
     def step_down(self) -> None:
         """This replica stopped leading: every queued bind is dropped now, and any other work
         queued before this moment is dropped when a worker reaches it, even if this replica
         leads again by then (the decisions of an earlier term are not sent)."""
-        self._drop_queued(self._terms.step_down(), "this replica stopped leading")
-        self._drop_waiting(self._waits.drop_all(), "this replica stopped leading")
+        self._binder.step_down()
 
     def check_send(self) -> None:
         """Raise `NotSentError` when the write the calling worker thread is about to send must
@@ -353,71 +335,45 @@ class EffectsExecutor:
         request's bytes leave, after its rate limiter."""
         self._terms.check_send()
 
-    def _drop_queued(self, tickets: Iterable[QueuedBind], why: str) -> None:
-        dropped = 0
-        for ticket in tickets:
-            self._cache.forget_bind(ticket.bind.task_uid)
-            self._outcome("bind", "dropped")
-            dropped += 1
-        if dropped:
-            logger.info("%d queued binds dropped: %s", dropped, why)
+    def volumes_changed(self) -> None:
+        """The cache saw a claim or a volume change (its `on_volumes_changed` listener): the
+        binds waiting for their volumes are checked (never raises)."""
+        self._binder.volumes_changed()
 
     def busy(self) -> bool:
         """Whether API calls of earlier cycles are still queued or in flight."""
-        with self._idle:
-            return self._in_flight > 0
+        return self._workers.busy()
 
     def drain(self, timeout: float | None = None) -> bool:
         """Wait until no work is queued or running; False if `timeout` seconds passed first."""
-        with self._idle:
-            return self._idle.wait_for(lambda: self._in_flight == 0, timeout)
+        return self._workers.drain(timeout)
 
     def close(self) -> None:
         """Stop at once: cut retries short, drop queued work (its assumptions expire with their
         TTL), wait for the calls already in progress."""
-        pools = (self._dispatcher, self._pool, self._status_pool, self._event_pool)
-        timer = self._queue_timer
-        if timer is not None:
-            timer.cancel()
-        self._waits.close()
-        for pool in pools:  # queued work first, so none starts once retries are cut short
-            pool.shutdown(wait=False, cancel_futures=True)
-        self._stop.set()
-        self._events_go.set()
-        with self._turns:
-            self._turns.notify_all()
-        for pool in pools:
-            pool.shutdown(wait=True)
-        self._unsent_waits()
-
-    def _unsent_waits(self) -> None:
-        """The binds still waiting for their volumes are not sent: their assumptions go and
-        they count as binds not sent (the volume writes made stay: the next leader finds the
-        claims annotated, or bound, and places the pods again)."""
-        dropped = self._waits.drop_all()
-        for waiting in dropped:
-            self._cache.forget_bind(waiting.bind.task_uid)
-        if dropped:
-            with self._idle:
-                self._not_sent["binds"] += len(dropped)
+        self._queues.close()
+        self._binder.close()
+        self._workers.cancel()  # queued work first, so none starts once retries are cut short
+        self._events.wake()
+        self._workers.join()
+        self._binder.unsent_waits()
 
     def shutdown(self, grace: float) -> dict[str, int]:
         """Stop within `grace` seconds (SIGTERM): binds and evictions first (status writes not
         started yet are skipped, Events wait), then as many Events as the time left allows,
         then `close`. Logs, and returns, how many of each kind were not sent."""
         deadline = self._clock.monotonic() + grace
-        self._draining = True
-        self._unsent_waits()  # waiting up to their bind timeout would outlast any grace
-        self._events_go.clear()
+        self._workers.draining = True
+        self._binder.unsent_waits()  # waiting up to their bind timeout would outlast any grace
+        self._events.hold()
         try:
-            with self._idle:
-                self._idle.wait_for(self._decisions_done, grace)
+            with self._workers.idle:
+                self._workers.idle.wait_for(self._workers.decisions_done, grace)
         finally:
-            self._events_go.set()
+            self._events.release()
         self.drain(max(0.0, deadline - self._clock.monotonic()))
         self.close()
-        with self._idle:
-            dropped = {kind: n for kind, n in self._not_sent.items() if n}
+        dropped = self._workers.unsent()
         order = ("binds", "evictions", "Events", "status writes")
         dropped = dict(sorted(dropped.items(), key=lambda kv: (_rank(order, kv[0]), kv[0])))
         if dropped:
@@ -426,14 +382,6 @@ class EffectsExecutor:
         else:
             logger.info("shutdown: every queued write was sent")
         return dropped
-
-    def _decisions_left(self) -> int:
-        """Binds and evictions queued or in flight (under `_idle`)."""
-        return self._pending["binds"] + self._pending["evictions"]
-
-    def _decisions_done(self) -> bool:
-        """No bind or eviction is queued or in flight (called under `_idle`)."""
-        return self._decisions_left() + self._pending[""] == 0
 
     def _dispatch(
         self,
@@ -445,29 +393,29 @@ class EffectsExecutor:
         if self._terms.thread_term() != self._terms.current:  # submitted before a step-down
             for evict in result.evictions:  # its binds were dropped by the step-down
                 self._cache.forget_evict(evict.task_uid)
-                self._evicted(evict, "dropped")
+                self._outcomes.evicted(evict, "dropped")
             logger.info("a cycle's decisions dropped: this replica stopped leading since")
             return
         steps: tuple[tuple[str, Callable[[], None]], ...] = (
-            ("binds", lambda: self._submit_binds(tickets, created)),
-            ("evictions", lambda: self._submit_evictions(result.evictions)),
+            ("binds", lambda: self._binder.submit(tickets, created)),
+            ("evictions", lambda: self._evictor.submit(result.evictions)),
             (
                 "pod conditions",
-                lambda: self._update_pods(
+                lambda: self._pods.update_conditions(
                     {**result.unschedulable, **result.waiting}, result.arriving
                 ),
             ),
-            ("nominations", lambda: self._update_nominations(result, snapshot)),
+            ("nominations", lambda: self._pods.update_nominations(result, snapshot)),
             (
                 "podgroup statuses",
-                lambda: self._update_podgroups(
+                lambda: self._podgroups.update(
                     result.podgroups, created, result.arriving_groups, result.phased_groups
                 ),
             ),
-            ("reservation releases", lambda: self._release(result.reservations_released)),
-            ("queue warnings", lambda: self._warn_queues(result.queues)),
-            ("queue statuses", lambda: self._update_queue_statuses(result.queue_allocated)),
-            ("housekeeping", self._blocked_sent.expire),
+            ("reservation releases", lambda: self._releases.release(result.reservations_released)),
+            ("queue warnings", lambda: self._queues.warn(result.queues)),
+            ("queue statuses", lambda: self._queues.update(result.queue_allocated)),
+            ("housekeeping", self._evictor.expire),
         )
         for what, step in steps:
             try:
@@ -481,950 +429,6 @@ class EffectsExecutor:
         for evict in evictions:
             self._cache.forget_evict(evict.task_uid)
 
-    # --- binds and evictions ------------------------------------------------------------------
-    def _submit_binds(self, tickets: list[QueuedBind], created: Mapping[str, dt.datetime]) -> None:
-        for ticket in tickets:
-            born = created.get(ticket.bind.task_uid)
-            queued = self._spawn(f"bind {ticket.bind.pod}", self._bind, ticket, born)
-            if not queued and self._terms.take(ticket):
-                self._cache.forget_bind(ticket.bind.task_uid)
-
-    def _bind(self, ticket: QueuedBind, created: dt.datetime | None = None) -> None:
-        bind = ticket.bind
-        ref = st.pod_ref(bind.pod, bind.task_uid)
-        what = f"bind {bind.pod} to {bind.node}"
-        if not self._terms.take(ticket):
-            return
-        plan = self._bind_volumes(bind, ref, what)
-        if plan is None:
-            return
-        if plan.waits:
-            self._wait_for_volumes(bind, plan, created, what)
-            return
-        self._send_binding(bind, created)
-
-    def _send_binding(self, bind: Bind, created: dt.datetime | None = None) -> None:
-        """POST the pod's Binding (its volumes bound, or none to bind)."""
-        ref = st.pod_ref(bind.pod, bind.task_uid)
-        what = f"bind {bind.pod} to {bind.node}"
-        lost: list[TransientClusterError] = []
-
-        def send() -> None:
-            try:
-                self._writer.bind(ref.namespace, ref.name, ref.uid, bind.node)
-            except TransientClusterError as err:
-                if err.maybe_applied:
-                    lost.append(err)  # it may have been bound: only the watch can tell
-                raise
-
-        try:
-            self._timed(what, send, lambda: self._cache.bind_problem(ref.uid, bind.node))
-        except NotSentError as err:
-            self._cache.forget_bind(bind.task_uid)
-            self._outcome("bind", "dropped")
-            logger.info("%s not sent: %s", what, err)
-            return
-        except ConflictError as err:
-            if lost:  # most likely our own earlier attempt, whose answer was lost
-                self._unconfirmed(bind, what, err)
-                return
-            self._cache.forget_bind(bind.task_uid)
-            self._outcome("bind", "conflict")
-            logger.info("%s dropped: %s", what, err)
-            return
-        except NotFoundError as err:
-            self._cache.forget_bind(bind.task_uid)
-            self._outcome("bind", "conflict")
-            logger.info("%s dropped: %s", what, err)
-            return
-        except Exception as err:
-            if lost:
-                self._unconfirmed(bind, what, err)
-                return
-            self._cache.forget_bind(bind.task_uid)
-            self._outcome("bind", "error")
-            _log_failure(f"{what} failed: %s", err)
-            if not self._stop.is_set():  # a bind cut short by shutdown was not rejected
-                self._event(ref, "Warning", "FailedScheduling", f"Binding rejected: {err}")
-            return
-        self._cache.bind_sent(bind.task_uid)
-        self._outcome("bind", "success")
-        self._since("task", created)
-        logger.info("bound %s to %s", bind.pod, bind.node)
-        message = f"Successfully assigned {bind.pod} to {bind.node}"
-        # the Event goes to its own small pool: the next bind does not wait for it
-        self._queue(
-            f"event Scheduled on {bind.pod}",
-            lambda: self._scheduled_event(ref, message),
-            self._event_pool,
-        )
-
-    def _bind_volumes(self, bind: Bind, ref: ObjectRef, what: str) -> Plan | None:
-        """The writes that bind the pod's volumes to the bind's node, sent before its Binding
-        (kube-scheduler's VolumeBinding PreBind, `effects.volumes`): the plan, whose `waits`
-        the Binding then waits for, once they are sent. Else (None) its assumption is forgotten
-        and the pod is placed again next cycle: a claim not ready for this node (outcome
-        `dropped`), a write that failed (`conflict`, `error` with a Warning `FailedScheduling`,
-        as a failed Binding)."""
-        pod = self._cache.pod_volumes(bind.task_uid, bind.node)
-        if pod is None:
-            return Plan()
-        plan = volume_writes(pod)
-        if isinstance(plan, Refusal):
-            self._cache.forget_bind(bind.task_uid)
-            self._outcome("bind", "dropped")
-            logger.info("%s not sent: %s", what, plan.reason)
-            return None
-        for write in plan.writes:
-            try:
-                self._call(
-                    f"{what}: {write}",
-                    functools.partial(self._send_volume_write, write),
-                    check=lambda: self._cache.bind_problem(ref.uid, bind.node),
-                )
-            except Exception as err:
-                self._cache.forget_bind(bind.task_uid)
-                self._volume_write_failed(ref, f"{what} not sent: {write}", err)
-                return None
-            logger.info("%s: %s", what, write)
-        return plan
-
-    # --- binds waiting for their volumes (`effects.volume_wait`) ------------------------------
-    def volumes_changed(self) -> None:
-        """The cache saw a claim or a volume change (its `on_volumes_changed` listener): the
-        binds waiting for their volumes are checked (never raises)."""
-        if len(self._waits):
-            self._queue_wait_check()
-
-    def _wait_for_volumes(
-        self, bind: Bind, plan: Plan, created: dt.datetime | None, what: str
-    ) -> None:
-        """The volume writes of `bind` are sent: it waits, off the workers and still assumed
-        on its node, until the cache shows its claims bound (`_check_volume_waits`)."""
-        timeout = self._bind_timeout()
-        term = self._terms.thread_term()
-        self._waits.add(
-            WaitingBind(
-                bind=bind,
-                waits=plan.waits,
-                deadline=self._clock.monotonic() + timeout,
-                timeout=timeout,
-                term=self._terms.current if term is None else term,
-                created=created,
-            )
-        )
-        claims = ", ".join(w.key for w in plan.waits)
-        logger.info("%s: waiting for its volumes to be bound (%s)", what, claims)
-        self._queue_wait_check()
-
-    def _queue_wait_check(self) -> None:
-        """One dispatcher turn checking the waiting binds (none queued twice)."""
-        if self._waits.want_check() and not self._queue(
-            "dispatch volume waits", self._check_volume_waits, self._dispatcher
-        ):
-            self._waits.check_begins()
-
-    def _check_volume_waits(self) -> None:
-        """The dispatcher's turn: each waiting bind checked against the cache (kube's
-        `checkBindings`): its Binding queued once its claims are bound, failed when they cannot
-        be, or at its deadline; dropped when the decision no longer holds."""
-        self._waits.check_begins()
-        now = self._clock.monotonic()
-        for waiting in self._waits.all():
-            try:
-                self._check_wait(waiting, now)
-            except Exception:
-                logger.exception("checking the volumes of %s failed", waiting.bind.pod)
-        # the next poll (the timeouts; a pod or node gone), while some bind waits
-        self._waits.arm(self._volume_poll, self._queue_wait_check)
-
-    def _check_wait(self, waiting: WaitingBind, now: float) -> None:
-        bind = waiting.bind
-        what = f"bind {bind.pod} to {bind.node}"
-        problem = self._cache.bind_problem(bind.task_uid, bind.node)
-        if waiting.term != self._terms.current:
-            problem = "this replica stopped leading"
-        if problem is not None:
-            if self._waits.take(waiting):
-                self._cache.forget_bind(bind.task_uid)
-                self._outcome("bind", "dropped")
-                logger.info("%s not sent: %s", what, problem)
-            return
-        claims = [w.key for w in waiting.waits]
-        volumes = [w.volume for w in waiting.waits if isinstance(w, Claimed)]
-        held = self._cache.held_binding(claims, volumes, bind.node)
-        verdict = check(waiting.waits, held, bind.node) if held is not None else None
-        if isinstance(verdict, Bound):
-            if self._waits.take(waiting):
-                logger.info("%s: its volumes are bound", what)
-                queued = self._spawn(what, self._send_binding, bind, waiting.created)
-                if not queued:
-                    self._cache.forget_bind(bind.task_uid)
-        elif isinstance(verdict, Failed):
-            self._volumes_failed(waiting, verdict.reason)
-        elif now >= waiting.deadline:
-            self._volumes_failed(waiting, DEADLINE_EXCEEDED)
-
-    def _volumes_failed(self, waiting: WaitingBind, reason: str) -> None:
-        """The pod's volumes will not be bound (or not in time): its Binding is not sent, its
-        assumption goes (the next cycle places it again), and it is told as kube-scheduler
-        tells a failed PreBind: PodScheduled=False (SchedulerError) and a Warning
-        `FailedScheduling`, in kube's words."""
-        if not self._waits.take(waiting):
-            return
-        bind = waiting.bind
-        self._cache.forget_bind(bind.task_uid)
-        self._outcome("bind", "error")
-        message = f'running PreBind plugin "VolumeBinding": binding volumes: {reason}'
-        logger.warning(
-            "bind %s to %s not sent: its volumes were not bound (timeout %.0fs): %s",
-            bind.pod,
-            bind.node,
-            waiting.timeout,
-            message,
-        )
-        raw = self._cache.object_raw("Pod", bind.pod)
-        now = self._clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
-        condition = (
-            None
-            if raw is None
-            else st.pod_scheduled_condition(message, raw, now, reason=st.SCHEDULER_ERROR)
-        )
-        if raw is not None and condition is not None:
-            self._spawn_status(
-                f"condition of {bind.pod}", self._write_condition, bind.pod, raw, condition
-            )
-
-    def _drop_waiting(self, dropped: list[WaitingBind], why: str) -> None:
-        for waiting in dropped:
-            self._cache.forget_bind(waiting.bind.task_uid)
-            self._outcome("bind", "dropped")
-        if dropped:
-            logger.info("%d binds waiting for their volumes dropped: %s", len(dropped), why)
-
-    def _send_volume_write(self, write: VolumeWrite) -> None:
-        if isinstance(write, SelectNode):
-            self._writer.set_claim_selected_node(
-                write.namespace, write.name, write.node, write.resource_version
-            )
-        else:
-            self._writer.set_volume_claim_ref(
-                write.volume, write.namespace, write.name, write.uid, write.resource_version
-            )
-
-    def _volume_write_failed(self, ref: ObjectRef, what: str, err: Exception) -> None:
-        """A write binding a pod's volumes did not apply: the bind's outcome, logged."""
-        if isinstance(err, NotSentError):
-            self._outcome("bind", "dropped")
-            logger.info("%s: %s", what, err)
-        elif isinstance(err, ConflictError | NotFoundError):  # the claim or volume changed
-            self._outcome("bind", "conflict")
-            logger.info("%s: %s", what, err)
-        else:
-            self._outcome("bind", "error")
-            _log_failure(f"{what}: %s", err)
-            if not self._stop.is_set():
-                message = f'running PreBind plugin "VolumeBinding": {err}'
-                self._event(ref, "Warning", "FailedScheduling", message)
-
-    def _timed(self, what: str, send: Callable[[], None], check: Check) -> None:
-        """`_call` for a bind: the time from its first attempt to its answer is told to
-        `on_duration("bind", ...)`; a bind never attempted is not timed."""
-        started: list[float] = []
-
-        def attempt() -> None:
-            if not started:
-                started.append(self._clock.monotonic())
-            send()
-
-        try:
-            self._call(what, attempt, check=check)
-        finally:
-            if started:
-                self._duration("bind", self._clock.monotonic() - started[0])
-
-    def _unconfirmed(self, bind: Bind, what: str, err: Exception) -> None:
-        """An attempt of `bind` may have bound the pod but its answer was lost: the pod stays
-        assumed bound until the watch shows it placed, or the assume TTL (from now) expires;
-        only then is it decided again."""
-        self._cache.bind_sent(bind.task_uid)
-        self._outcome("bind", "unconfirmed")
-        logger.info(
-            "%s: an answer was lost (%s); the watch decides whether it bound the pod", what, err
-        )
-
-    def _scheduled_event(self, ref: ObjectRef, message: str) -> None:
-        """The `Scheduled` Event of a bind; while a shutdown drains binds it waits for them,
-        and while binds wait for a worker it waits its turn (`EVENTS_IN_BACKLOG`)."""
-        self._events_go.wait()
-        with self._turns:
-            self._turns.wait_for(self._event_turn, EVENT_TURN_WAIT)
-            self._events_sending += 1
-        try:
-            self._event(ref, "Normal", "Scheduled", message)
-        finally:
-            with self._turns:
-                self._events_sending -= 1
-                self._turns.notify()
-
-    def _event_turn(self) -> bool:
-        """A `Scheduled` Event may go now: no bind waits for a worker, or fewer than
-        `EVENTS_IN_BACKLOG` Events are being sent, or the executor stops (under the lock)."""
-        return (
-            self._decisions_left() <= self._workers
-            or self._events_sending < EVENTS_IN_BACKLOG
-            or self._stop.is_set()
-        )
-
-    def _submit_evictions(self, evictions: tuple[Evict, ...]) -> None:
-        plans: dict[str, list[Evict]] = {}
-        for evict in evictions:
-            plans.setdefault(evict.plan or f"pod {evict.task_uid}", []).append(evict)
-        for plan in plans.values():
-            if len(plan) == 1:
-                queued = self._spawn(f"evict {plan[0].pod}", self._evict, plan[0])
-            else:
-                queued = self._spawn(f"evictions of {plan[0].plan}", self._evict_plan, plan)
-            if not queued:
-                for evict in plan:
-                    self._cache.forget_evict(evict.task_uid)
-
-    def _evict_plan(self, plan: list[Evict]) -> None:
-        """The evictions of one plan, all or none: every victim is first asked for by a dry
-        run, then the victims are counted against their PodDisruptionBudgets together (a dry
-        run asks about one eviction alone); when one is refused none is evicted (the refused
-        ones back off, the others are shown running again) and the next cycle plans anew."""
-        refused = [(evict, err) for evict in plan if (err := self._dry_run(evict)) is not None]
-        if not refused:
-            refused = self._beyond_budgets(plan)
-        if not refused:
-            for evict in plan:
-                if not self._spawn(f"evict {evict.pod}", self._evict, evict):
-                    self._cache.forget_evict(evict.task_uid)
-            return
-        blocked = {evict.task_uid for evict, _ in refused}
-        for evict, err in refused:
-            self._blocked(evict, err)
-        kept = [evict for evict in plan if evict.task_uid not in blocked]
-        for evict in kept:  # not sent: shown running again, without waking the loop
-            self._cache.forget_evict(evict.task_uid, wake=False)
-            self._evicted(evict, "dropped")
-        logger.info(
-            "%s: %d of %d evictions refused by a disruption budget (%s): none sent",
-            plan[0].plan,
-            len(refused),
-            len(plan),
-            ", ".join(evict.pod for evict, _ in refused),
-        )
-
-    def _beyond_budgets(self, plan: list[Evict]) -> list[tuple[Evict, DisruptionBudgetError]]:
-        """The victims of `plan` whose budgets, as the cache last saw them, do not allow them
-        together with the plan's earlier victims, each with the refusal to report."""
-        beyond = self._cache.beyond_budgets([evict.task_uid for evict in plan])
-        return [
-            (
-                evict,
-                DisruptionBudgetError(
-                    f"{beyond[evict.task_uid]} does not allow this plan's evictions together"
-                    " (each alone passed its dry run): not sent"
-                ),
-            )
-            for evict in plan
-            if evict.task_uid in beyond
-        ]
-
-    def _dry_run(self, evict: Evict) -> DisruptionBudgetError | None:
-        """The refusal a dry run of `evict` met, or None (allowed, or failed otherwise: the
-        eviction itself then finds out)."""
-        ref = st.pod_ref(evict.pod, evict.task_uid)
-        what = f"dry-run evict {evict.pod}"
-        try:
-            self._call(
-                what, lambda: self._writer.evict(ref.namespace, ref.name, ref.uid, dry_run=True)
-            )
-        except DisruptionBudgetError as err:
-            return err
-        except Exception as err:
-            logger.debug("%s: %s", what, err)
-        return None
-
-    def _evict(self, evict: Evict) -> None:
-        ref = st.pod_ref(evict.pod, evict.task_uid)
-        what = f"evict {evict.pod} ({evict.reason})"
-        try:
-            self._call(
-                what,
-                lambda: self._writer.evict(ref.namespace, ref.name, ref.uid),
-                check=lambda: self._cache.evict_problem(ref.uid),
-            )
-        except NotSentError as err:
-            self._cache.forget_evict(evict.task_uid)
-            self._evicted(evict, "dropped")
-            logger.info("%s not sent: %s", what, err)
-            return
-        except DisruptionBudgetError as err:
-            self._blocked(evict, err)
-            return
-        except (ConflictError, NotFoundError) as err:
-            self._cache.forget_evict(evict.task_uid)
-            self._evicted(evict, "conflict")
-            logger.info("%s dropped: %s", what, err)
-            return
-        except Exception as err:
-            self._cache.forget_evict(evict.task_uid)
-            self._evicted(evict, "error")
-            _log_failure(f"{what} failed: %s", err)
-            return
-        self._evicted(evict, "success")
-        logger.info("evicted %s: %s", evict.pod, evict.reason)
-        self._event(ref, "Normal", "Evicted", f"Pod is evicted, because of {evict.reason}")
-
-    def _blocked(self, evict: Evict, err: DisruptionBudgetError) -> None:
-        """A disruption budget refused `evict`: the pod backs off as a victim; an Event."""
-        wait = self._cache.refuse_evict(evict.task_uid, err.retry_after)
-        self._evicted(evict, "blocked")
-        logger.info(
-            "evict %s (%s) refused by a disruption budget (not a victim for %.0fs): %s",
-            evict.pod,
-            evict.reason,
-            wait,
-            err,
-        )
-        message = f"Eviction ({evict.reason}) refused by a PodDisruptionBudget: {err}"
-        if self._blocked_sent.claim(evict.pod, message):  # one Event per refusal, not per cycle
-            ref = st.pod_ref(evict.pod, evict.task_uid)
-            self._event(ref, "Warning", "EvictionBlocked", message)
-
-    # --- pod conditions -----------------------------------------------------------------------
-    def _update_pods(
-        self, unschedulable: Mapping[str, str], arriving: AbstractSet[str] = frozenset()
-    ) -> None:
-        """PodScheduled=False on each pod left pending (`unschedulable`: those without a node
-        and those pipelined on one, each with its message), but those of a gang still arriving
-        (`CycleResult.arriving`: written once it stops growing)."""
-        now = self._clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
-        for key, message in unschedulable.items():
-            if key in arriving:
-                continue
-            raw = self._cache.object_raw("Pod", key)
-            if raw is None:
-                continue
-            condition = st.pod_scheduled_condition(message, raw, now)
-            if condition is None:
-                self._pods_sent.discard(key)
-            elif self._pods_sent.claim(key, st.cause(message)) and self._conditions_wanted.want(
-                key, (raw, condition)
-            ):
-                what = f"condition of {key}"
-                if not self._spawn_status(what, self._write_wanted_condition, key):
-                    self._conditions_wanted.forget(key)
-        self._pods_sent.prune(unschedulable.keys())
-
-    def _write_wanted_condition(self, key: str) -> None:
-        """The newest PodScheduled condition wanted for pod `key` (one queued behind a newer
-        one for the same pod is never sent)."""
-        while (wanted := self._conditions_wanted.take(key)) is not None:
-            self._write_condition(key, *wanted)
-
-    def _write_condition(self, key: str, raw: st.Raw, condition: Mapping[str, str]) -> None:
-        ref = st.object_ref("Pod", raw)
-        if ref is None or self._skipped_in_shutdown():
-            return
-        what = f"set PodScheduled=False on {key}"
-        problem = self._cache.condition_problem(key, ref.uid)
-        if problem:  # the common race (a gang's member bound meanwhile): no request is made
-            self._pods_sent.release(key, st.cause(condition["message"]))
-            self._outcome("pod_condition", "dropped")
-            logger.debug("%s not sent: %s", what, problem)
-            return
-        try:
-            self._call(
-                what,
-                lambda: self._writer.set_pod_condition(ref.namespace, ref.name, condition),
-                check=lambda: self._cache.condition_problem(key, ref.uid),
-            )
-        except NotSentError as err:
-            self._pods_sent.release(key, st.cause(condition["message"]))
-            self._outcome("pod_condition", "dropped")
-            logger.info("%s not sent: %s", what, err)
-            return
-        except Exception as err:
-            self._pods_sent.release(key, st.cause(condition["message"]))
-            self._outcome("pod_condition", "error")
-            _log_failure(f"{what} failed: %s", err)
-            return
-        self._outcome("pod_condition", "success")
-        self._event(ref, "Warning", "FailedScheduling", condition["message"])
-
-    # --- nominations --------------------------------------------------------------------------
-    def _update_nominations(self, result: CycleResult, snapshot: ClusterSnapshot) -> None:
-        """Write `status.nominatedNodeName` where `result.nominated` wants another node than
-        the watched pod shows, and clear it on every other pod of the snapshot carrying one
-        (bound, no longer nominated)."""
-        if self._nominations is None:
-            return
-        wanted: dict[str, str | None] = dict(result.nominated)
-        for task in snapshot.tasks.values():
-            if task.nominated_node is not None and task.key not in wanted:
-                wanted[task.key] = None
-        for key, node in wanted.items():
-            raw = self._cache.object_raw("Pod", key)
-            if raw is None:
-                continue
-            if st.nominated_node(raw) == node:
-                self._nominated_sent.discard(key)
-            elif self._nominated_sent.claim(key, node):
-                self._spawn_status(
-                    f"status nominatedNodeName of {key}", self._write_nomination, key, raw, node
-                )
-        self._nominated_sent.prune(wanted.keys())
-
-    def _write_nomination(self, key: str, raw: st.Raw, node: str | None) -> None:
-        writer = self._nominations
-        assert writer is not None
-        ref = st.object_ref("Pod", raw)
-        if ref is None or self._skipped_in_shutdown():
-            return
-        what = (
-            f"set nominatedNodeName {node} on {key}"
-            if node
-            else f"clear nominatedNodeName on {key}"
-        )
-        outcome = "success"
-        try:
-            self._call(
-                what,
-                lambda: writer.set_nominated_node(ref.namespace, ref.name, node),
-                check=lambda: self._cache.pod_problem(key, ref.uid),
-            )
-        except NotSentError as err:
-            self._nominated_sent.release(key, node)
-            outcome = "dropped"
-            logger.info("%s not sent: %s", what, err)
-        except NotFoundError:
-            outcome = "dropped"  # the pod is gone: nothing to nominate
-        except Exception as err:
-            self._nominated_sent.release(key, node)
-            outcome = "error"
-            _log_failure(f"{what} failed: %s", err)
-        self._outcome("pod_nomination", outcome)
-
-    # --- PodGroup statuses --------------------------------------------------------------------
-    def _update_podgroups(
-        self,
-        podgroups: Mapping[str, PodGroupStatus],
-        created: Mapping[str, dt.datetime],
-        arriving: AbstractSet[str] = frozenset(),
-        phased: AbstractSet[str] = frozenset(),
-    ) -> None:
-        """Each PodGroup's status where it differs from the watched one; nothing of a gang still
-        arriving (`CycleResult.arriving_groups`): its Unschedulable condition (and the Warning
-        Event with it) would follow each member's creation (`valid: 2`, `valid: 3`, ...), and
-        its phase go Inqueue, moments before the gang starts whole and goes Running; they are
-        written once it stops arriving, as its members' messages are. Of those in `phased` (a
-        PodGroup with no pod yet whose controller creates the pods once it is Inqueue; one
-        with minResources, whose Inqueue phase holds its admission budget) a move of the
-        phase is written, without the conditions."""
-        matched = self._groups_matched
-        still: dict[str, tuple[PodGroupStatus, st.Raw]] = {}
-        for key, status in podgroups.items():
-            raw = self._cache.podgroup_raw(key)
-            if raw is None:
-                continue
-            last = matched.get(key)
-            if last is not None and last[0] is status and last[1] is raw:
-                still[key] = last
-                continue
-            patch = st.podgroup_status_patch(status, raw)
-            if not patch:
-                self._groups_sent.discard(key)
-                still[key] = (status, raw)
-                continue
-            if key in arriving:
-                moved = _phase_move(patch) if key in phased else None
-                if moved is None:
-                    continue  # its members still come: said when they stop
-                patch = moved
-            if status.starting and patch.keys() <= st.COUNTS and self._written_lately(key):
-                continue  # its counts still climb: a later cycle writes them, nearer their end
-            if self._groups_sent.claim(key, st.patch_substance(patch)):
-                wanted = (status, raw, created.get(key), key in arriving)
-                if self._groups_wanted.want(key, wanted) and not self._spawn_status(
-                    f"status of {key}", self._write_wanted_podgroup, key
-                ):
-                    self._groups_wanted.forget(key)
-        self._groups_matched = still
-        self._groups_sent.prune(podgroups.keys())
-        written = self._groups_written
-        if len(written) > 2 * len(podgroups) + 64:  # PodGroups gone since: forgotten now and then
-            self._groups_written = {k: t for k, t in written.items() if k in podgroups}
-
-    def _written_lately(self, key: str) -> bool:
-        """Whether PodGroup `key`'s status was written less than `COUNT_HOLD` seconds ago."""
-        at = self._groups_written.get(key)
-        return at is not None and self._clock.monotonic() - at < COUNT_HOLD
-
-    def _write_wanted_podgroup(self, key: str) -> None:
-        """The newest status wanted for PodGroup `key`, patched against the PodGroup as it is
-        now (a status queued behind a newer one for the same PodGroup is never sent)."""
-        while (wanted := self._groups_wanted.take(key)) is not None:
-            status, raw, born, arriving = wanted
-            now = self._cache.podgroup_raw(key)
-            held = None if now is None else st.object_ref("PodGroup", now)
-            made_for = st.object_ref("PodGroup", raw)
-            if now is not None and held and made_for and held.uid == made_for.uid:
-                raw = now  # the same PodGroup as watched since (a replaced one is not written)
-            patch = st.podgroup_status_patch(status, raw)
-            if arriving:  # only its phase move, if it still moves (else written since wanted)
-                patch = _phase_move(patch) or {}
-            if not patch:
-                self._groups_sent.discard(key)
-                continue
-            self._groups_sent.note(key, st.patch_substance(patch))
-            events = st.podgroup_events(status, raw, patch)
-            self._write_podgroup(key, raw, patch, events, born)
-
-    def _write_podgroup(
-        self,
-        key: str,
-        raw: st.Raw,
-        patch: Mapping[str, object],
-        events: list[st.Event],
-        created: dt.datetime | None = None,
-    ) -> None:
-        ref = st.object_ref("PodGroup", raw)
-        if ref is None or self._skipped_in_shutdown():
-            return
-        what = f"patch the status of PodGroup {key}"
-        try:
-            self._call(
-                what,
-                lambda: self._writer.patch_podgroup_status(ref.namespace, ref.name, patch),
-                check=lambda: self._podgroup_problem(key, ref.uid),
-            )
-        except NotSentError as err:
-            self._groups_sent.release(key, st.patch_substance(patch))
-            self._outcome("podgroup_status", "dropped")
-            logger.info("%s not sent: %s", what, err)
-            return
-        except NotFoundError as err:  # gone: the watch will drop it
-            self._groups_sent.release(key, st.patch_substance(patch))
-            self._outcome("podgroup_status", "conflict")
-            logger.info("%s dropped: the PodGroup is gone (%s)", what, err)
-            return
-        except Exception as err:
-            self._groups_sent.release(key, st.patch_substance(patch))
-            self._outcome("podgroup_status", "error")
-            _log_failure(f"{what} failed: %s", err)
-            return
-        self._outcome("podgroup_status", "success")
-        self._groups_written[key] = self._clock.monotonic()
-        if patch.get("phase") == PodGroupPhase.RUNNING.value:
-            self._since("job", created)
-        for type_, reason, message in events:
-            self._event(ref, type_, reason, message)
-
-    def _podgroup_problem(self, key: str, uid: str) -> str | None:
-        """Why writing the status of PodGroup `key` (as `uid`) no longer holds: it is gone or
-        was replaced."""
-        raw = self._cache.podgroup_raw(key)
-        held = st.object_ref("PodGroup", raw) if raw is not None else None
-        if held is None or held.uid != uid:
-            return f"PodGroup {key} (uid {uid}) is gone or was replaced"
-        return None
-
-    def _skipped_in_shutdown(self) -> bool:
-        """While a shutdown drains binds, a status write not started yet is not sent."""
-        if not self._draining:
-            return False
-        with self._idle:
-            self._not_sent["status writes"] += 1
-        return True
-
-    # --- queue warnings -----------------------------------------------------------------------
-    def _warn_queues(self, queues: Mapping[str, QueueFigures]) -> None:
-        """A Warning Event on each Queue whose warning is new or changed (`queue_warnings`)."""
-        for name, warning in self._queue_warnings.due(queues):
-            raw = self._cache.object_raw("Queue", name)
-            ref = None if raw is None else st.object_ref("Queue", raw)
-            if ref is None:  # the default queue vscheduler assumes, or a queue being deleted
-                self._queue_warnings.retract(name)
-                continue
-            logger.warning("queue %s: %s", name, warning)
-            reason = queues[name].warning_reason
-            self._queue(
-                f"event {reason} on queue {name}",
-                functools.partial(self._event, ref, "Warning", reason, warning),
-                self._event_pool,
-            )
-
-    # --- Queue statuses -----------------------------------------------------------------------
-    def _update_queue_statuses(
-        self, allocated: Mapping[str, Resources], *, every: bool = True
-    ) -> None:
-        """Each Queue's `status.allocated` where it differs from the watched Queue
-        (`queue_status.allocated_patch`), not while in flight, and at most once per
-        `queue_hold` per Queue: a change within it is held, and written when the hold ends
-        (`_arm_queue_timer`). `every`: `allocated` names every queue of a cycle (what it does
-        not name is forgotten), not only the held ones."""
-        for name, amounts in allocated.items():
-            raw = self._cache.object_raw("Queue", name)
-            patch = None if raw is None else qs.allocated_patch(amounts, raw)
-            if patch is None:  # as wanted, or no Queue (the default queue assumed, or deleted)
-                self._queues_sent.discard(name)
-                self._queues_held.pop(name, None)
-                continue
-            left = self._queue_hold_left(name)
-            if left > 0:
-                self._queues_held[name] = amounts
-                self._arm_queue_timer(left)
-                continue
-            self._queues_held.pop(name, None)
-            if (
-                self._queues_sent.claim(name, amounts)
-                and self._queues_wanted.want(name, amounts)
-                and not self._spawn_status(
-                    f"status allocated of Queue {name}", self._write_wanted_queue, name
-                )
-            ):
-                self._queues_wanted.forget(name)
-        if every:
-            self._queues_sent.prune(allocated.keys())
-            for name in [n for n in self._queues_held if n not in allocated]:
-                del self._queues_held[name]
-
-    def _queue_hold_left(self, name: str) -> float:
-        """Seconds until Queue `name`'s status may be sent again (0 or less: now)."""
-        at = self._queues_sent_at.get(name)
-        return 0.0 if at is None else at + self._queue_hold - self._clock.monotonic()
-
-    def _arm_queue_timer(self, delay: float) -> None:
-        """A dispatcher turn writing the held Queue statuses, `delay` seconds from now (one
-        at a time; a status still held then arms the next): a change held is written when its
-        hold ends though no cycle comes (a pod deleted, then nothing)."""
-        if self._queue_timer is not None or self._stop.is_set():
-            return
-        timer = threading.Timer(
-            delay,
-            lambda: self._queue(
-                "dispatch held queue statuses", self._held_queues, self._dispatcher
-            ),
-        )
-        timer.daemon = True
-        self._queue_timer = timer
-        timer.start()
-
-    def _held_queues(self) -> None:
-        """The dispatcher's turn of `_arm_queue_timer`."""
-        self._queue_timer = None
-        self._update_queue_statuses(dict(self._queues_held), every=False)
-
-    def _write_wanted_queue(self, name: str) -> None:
-        """The newest `status.allocated` wanted for Queue `name`, patched against the Queue as
-        watched now (written meanwhile, or gone: nothing is sent)."""
-        while (amounts := self._queues_wanted.take(name)) is not None:
-            raw = self._cache.object_raw("Queue", name)
-            ref = None if raw is None else st.object_ref("Queue", raw)
-            patch = None if raw is None else qs.allocated_patch(amounts, raw)
-            if ref is None or patch is None:
-                self._queues_sent.discard(name)
-                continue
-            self._write_queue(ref, amounts, patch)
-
-    def _write_queue(self, ref: ObjectRef, amounts: Resources, patch: Mapping[str, object]) -> None:
-        if self._skipped_in_shutdown():
-            return
-        name = ref.name
-        what = f"patch the status of Queue {name}"
-        self._queues_sent_at[name] = self._clock.monotonic()
-        outcome = "success"
-        try:
-            self._call(
-                what,
-                lambda: self._writer.patch_queue_status(name, patch),
-                check=lambda: self._queue_problem(name, ref.uid),
-            )
-        except NotSentError as err:
-            self._queues_sent.release(name, amounts)
-            outcome = "dropped"
-            logger.info("%s not sent: %s", what, err)
-        except NotFoundError as err:  # deleted meanwhile: the watch drops it
-            self._queues_sent.release(name, amounts)
-            outcome = "dropped"
-            logger.info("%s dropped: the Queue is gone (%s)", what, err)
-        except Exception as err:
-            self._queues_sent.release(name, amounts)
-            outcome = "error"
-            _log_failure(f"{what} failed: %s", err)
-        self._outcome("queue_status", outcome)
-
-    def _queue_problem(self, name: str, uid: str) -> str | None:
-        """Why writing Queue `name`'s status (as `uid`) no longer holds: gone or replaced."""
-        raw = self._cache.object_raw("Queue", name)
-        held = st.object_ref("Queue", raw) if raw is not None else None
-        if held is None or held.uid != uid:
-            return f"Queue {name} (uid {uid}) is gone or was replaced"
-        return None
-
-    # --- reservations -------------------------------------------------------------------------
-    def _release(self, releases: tuple[ReservationRelease, ...]) -> None:
-        """One patch per ConfigMap removing the keys released and not already being removed."""
-        wanted = [f"{r.config_map}/{r.key}" for r in releases]
-        self._released_sent.prune(wanted)
-        if self._config_maps is None:
-            return
-        keys: dict[str, list[str]] = {}
-        for release, sent in zip(releases, wanted, strict=True):
-            if self._released_sent.claim(sent, True):
-                keys.setdefault(release.config_map, []).append(release.key)
-        for config_map, removed in sorted(keys.items()):
-            self._spawn_status(f"release in {config_map}", self._write_release, config_map, removed)
-
-    def _write_release(self, config_map: str, keys: list[str]) -> None:
-        writer = self._config_maps
-        assert writer is not None
-        if self._skipped_in_shutdown():
-            return
-        namespace, _, name = config_map.partition("/")
-        what = f"remove reservations {', '.join(keys)} from ConfigMap {config_map}"
-        outcome = "success"
-        try:
-            self._call(what, lambda: writer.remove_config_map_keys(namespace, name, keys))
-        except NotFoundError:
-            logger.info("%s: the ConfigMap is gone", what)
-        except NotSentError:
-            outcome = "dropped"
-            for key in keys:  # not sent: asked again as soon as this replica leads
-                self._released_sent.release(f"{config_map}/{key}", True)
-        except Exception as err:
-            outcome = "error"  # asked again after RESEND_AFTER, while the watch shows the keys
-            _log_failure(f"{what} failed: %s", err)
-        else:
-            logger.info("%s: done", what)
-        self._outcome("reservation_release", outcome)
-
-    # --- plumbing -----------------------------------------------------------------------------
-    def _spawn(
-        self,
-        what: str,
-        fn: Callable[P, None],
-        *args: P.args,
-        **kwargs: P.kwargs,
-    ) -> bool:
-        """Queue `fn(*args)` on the worker pool, guarded; False when the pool is closed."""
-        return self._queue(what, lambda: fn(*args, **kwargs), self._pool)
-
-    def _spawn_status(
-        self,
-        what: str,
-        fn: Callable[P, None],
-        *args: P.args,
-        **kwargs: P.kwargs,
-    ) -> bool:
-        """`_spawn` on the status pool (status writes never delay binds and evictions)."""
-        return self._queue(what, lambda: fn(*args, **kwargs), self._status_pool)
-
-    def _queue(self, what: str, call: Callable[[], None], pool: ThreadPoolExecutor) -> bool:
-        """Queue `call` on `pool`, counted for `drain` and guarded: nothing raises out of it.
-        It runs under the term it was queued in (see `check_send`)."""
-        kind = _KINDS.get(what.partition(" ")[0], "")
-        inherited = self._terms.thread_term()  # queued by a worker: under the worker's term
-        term = self._terms.current if inherited is None else inherited
-
-        def guarded() -> None:
-            with self._terms.running(term):
-                try:
-                    call()
-                except Exception:
-                    logger.exception("%s failed unexpectedly", what)
-
-        with self._idle:
-            self._in_flight += 1
-            self._pending[kind] += 1
-        try:
-            future = pool.submit(guarded)
-        except RuntimeError:
-            self._done(kind, None)
-            logger.info("%s not carried out: shutting down", what)
-            with self._idle:
-                self._not_sent[kind or "other"] += 1
-            return False
-        future.add_done_callback(lambda done: self._done(kind, done))
-        return True
-
-    def _done(self, kind: str, future: Future[None] | None) -> None:
-        with self._idle:
-            self._in_flight -= 1
-            self._pending[kind] -= 1
-            if future is not None and future.cancelled():
-                self._not_sent[kind or "other"] += 1
-            self._idle.notify_all()
-            if kind in ("binds", "evictions") and self._decisions_left() == self._workers:
-                self._turns.notify_all()  # the binds no longer wait: Events may all go
-
-    def _call(self, what: str, fn: Callable[[], None], *, check: Check | None = None) -> None:
-        """`fn()` under the retry rules; before every attempt (and, through `check_send`, right
-        before the request leaves) the term, the lease and `check` are asked again."""
-
-        def fenced() -> None:
-            self.check_send()
-            if not self._may_write():  # checked before every attempt, retries included
-                raise FencedError(f"{what}: this replica no longer leads")
-            fn()
-
-        with self._terms.checking(check):
-            call_with_retry(
-                self._retry,
-                fenced,
-                what=what,
-                clock=self._clock,
-                sleep=self._stop.wait,
-                stopping=self._stop.is_set,
-            )
-
-    def _event(self, ref: ObjectRef, type_: st.EventType, reason: str, message: str) -> None:
-        """Record an Event, best effort: a failure is logged, never raised."""
-        text = (
-            message
-            if len(message) <= EVENT_MESSAGE_LIMIT
-            else message[: EVENT_MESSAGE_LIMIT - 3] + "..."
-        )
-        try:
-            call_with_retry(
-                self._event_retry,
-                lambda: self._writer.record_event(ref, type_, reason, text),
-                what=f"event {reason} on {ref.kind} {ref.namespace}/{ref.name}",
-                clock=self._clock,
-                sleep=self._stop.wait,
-                stopping=self._stop.is_set,
-            )
-        except Exception as err:
-            _log_failure(f"event {reason} on {ref.kind} {ref.name} not recorded: %s", err)
-
-    def _outcome(self, action: str, outcome: str) -> None:
-        try:
-            self._on_outcome(action, outcome)
-        except Exception:
-            logger.exception("on_outcome(%s, %s) failed", action, outcome)
-
-    def _duration(self, kind: str, seconds: float) -> None:
-        try:
-            self._on_duration(kind, seconds)
-        except Exception:
-            logger.exception("on_duration(%s, %s) failed", kind, seconds)
-
-    def _since(self, kind: str, created: dt.datetime | None) -> None:
-        """`on_duration(kind, seconds since created)`, when the creation time is known."""
-        if created is not None and created > EPOCH:
-            self._duration(kind, max(0.0, (self._clock.now() - created).total_seconds()))
-
-    def _evicted(self, evict: Evict, outcome: str) -> None:
-        self._outcome("evict", outcome)
-        try:
-            self._on_eviction(evict, outcome)
-        except Exception:
-            logger.exception("on_eviction(%s, %s) failed", evict.pod, outcome)
-
 
 def _created(result: CycleResult, snapshot: ClusterSnapshot) -> dict[str, dt.datetime]:
     """Creation times of the pods to bind (by uid) and of the PodGroups (by key)."""
@@ -1435,20 +439,3 @@ def _created(result: CycleResult, snapshot: ClusterSnapshot) -> dict[str, dt.dat
 
 def _rank(order: tuple[str, ...], kind: str) -> int:
     return order.index(kind) if kind in order else len(order)
-
-
-def _phase_move(patch: Mapping[str, object]) -> dict[str, object] | None:
-    """What of a PodGroup status patch is written while its gang still arrives: the move of its
-    phase, without the conditions (they wait with its members' messages); None when the phase
-    does not move."""
-    if "phase" not in patch:
-        return None
-    return {k: v for k, v in patch.items() if k != "conditions"}
-
-
-def _log_failure(message: str, err: Exception) -> None:
-    """A failed write: a warning, unless the API server was unreachable (an outage, which the
-    client reports once when it ends: one line per call would bury it) or the write was not
-    sent on purpose (a step-down, a decision gone stale)."""
-    level = logging.INFO if isinstance(err, UnreachableError | NotSentError) else logging.WARNING
-    logger.log(level, message, err)

@@ -56,7 +56,7 @@ class PodGroupStatus:
     starting: int = 0
     """Its pods placed but not yet counted (allocated, binding, bound: not yet running): counts
     still to come. Not written; the effects hold a counts-only write back while it is above 0
-    (`effects/executor.py` `COUNT_HOLD`)."""
+    (`effects/podgroup_writes.py` `COUNT_HOLD`)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
