@@ -317,10 +317,11 @@ def pod_message(buf: bytes, pos: int, end: int) -> dict[str, Any]:
 _POD_SPEC: Final = _MESSAGES["core.v1.PodSpec"]
 _OBJECT_META: Final = _MESSAGES["meta.v1.ObjectMeta"]
 _POD_STATUS: Final = _MESSAGES["core.v1.PodStatus"]
-PLACED_STATUS: Final = ("phase", "startTime", "nominatedNodeName")
-"""Of a placed pod's status, what is read: the rest (its conditions above all, rewritten by
-its kubelet at every start) is neither converted nor kept (`cache.entries.kept_pod` keeps
-these of a placed pod's status)."""
+PLACED_STATUS: Final = ("phase", "startTime", "nominatedNodeName", "conditions")
+"""Of a placed pod's status, what is read: the rest (container statuses, addresses: most of a
+running pod's bytes) is neither converted nor kept. The conditions are read for the
+PodScheduled time cdp protects a running pod by (`convert.cooldown.scheduled_at`);
+`cache.entries.kept_pod` keeps of them only the PodScheduled ones."""
 _PLACED_STATUS: Final = {n: f for n, f in _POD_STATUS.items() if f[0] in PLACED_STATUS}
 _SPECS: dict[bytes, dict[str, Any]] = {}
 """Specs read, by their bytes (`pod_message`); emptied when `_SPECS_HELD` are held."""

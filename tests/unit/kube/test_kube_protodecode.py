@@ -232,16 +232,23 @@ def test_a_placed_pods_status_is_read_for_what_the_cache_keeps_of_it() -> None:
     placed = copy.deepcopy(POD_JSON)
     placed["spec"]["nodeName"] = "n1"
     placed["status"].update(phase="Running", nominatedNodeName="n1", qosClass="Burstable")
+    scheduled = {"type": "PodScheduled", "status": "True", "lastProbeTime": None}
+    placed["status"]["conditions"] = [{**scheduled, "lastTransitionTime": "2026-11-30T18:21:33Z"}]
     decoded = pd.pod(encode(placed))
     assert decoded["status"] == {
         "phase": "Running",
         "startTime": "2026-11-30T18:21:34Z",
         "nominatedNodeName": "n1",
+        "conditions": placed["status"]["conditions"],
     }
     assert decoded == pd.as_decoded(placed)
-    assert pd.PLACED_STATUS == entries._KEPT_STATUS
+    # the cache keeps these, and of the conditions the PodScheduled ones (cdp reads their time)
+    assert (*entries._KEPT_STATUS, "conditions") == pd.PLACED_STATUS
     convert = PodConverter(priority_classes={}, scheduler_name="vscheduler").convert
-    assert convert(decoded) == convert(placed)
+    facts = convert(decoded)
+    assert facts == convert(placed)
+    assert facts is not None
+    assert facts.scheduled_at is not None
     assert pd.pod(encode(POD_JSON))["status"]["conditions"] == POD_JSON["status"]["conditions"]
 
 
