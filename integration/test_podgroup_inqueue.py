@@ -63,10 +63,10 @@ def test_a_podgroup_is_written_inqueue_before_its_pods_only_when_a_controller_wa
     time.sleep(PODS_AFTER)  # which sees the PodGroup with no pod
     for i in range(2):
         harness.create(cluster, harness.pod(f"bare-{i}", "test", cpu="1", group="bare"))
-    harness.wait_for("the bare gang's PodGroup Running", lambda: phase("bare") == "Running")
+    # waited for through the recorder's own list: the phases it saw are the ones asserted on
+    harness.wait_for("the bare gang's PodGroup Running", lambda: "Running" in seen)
     done.set()
     recorder.join()
-    assert "Running" in seen, seen
     assert "Inqueue" not in seen, (seen, scheduler.log())
     harness.wait_for(
         "the gang and the lone pod bound", lambda: len(harness.bound(cluster, "test")) == 3
