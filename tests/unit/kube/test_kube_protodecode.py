@@ -233,13 +233,17 @@ def test_a_placed_pods_status_is_read_for_what_the_cache_keeps_of_it() -> None:
     placed["spec"]["nodeName"] = "n1"
     placed["status"].update(phase="Running", nominatedNodeName="n1", qosClass="Burstable")
     scheduled = {"type": "PodScheduled", "status": "True", "lastProbeTime": None}
-    placed["status"]["conditions"] = [{**scheduled, "lastTransitionTime": "2026-11-30T18:21:33Z"}]
+    kept = {**scheduled, "lastTransitionTime": "2026-11-30T18:21:33Z"}
+    ready = {**scheduled, "type": "Ready", "lastTransitionTime": "2026-11-30T18:21:35Z"}
+    # a condition's message may carry the bytes a PodScheduled condition starts with
+    odd = {**ready, "type": "Odd", "message": "\n\x0cPodScheduled"}
+    placed["status"]["conditions"] = [ready, kept, odd]
     decoded = pd.pod(encode(placed))
     assert decoded["status"] == {
         "phase": "Running",
         "startTime": "2026-11-30T18:21:34Z",
         "nominatedNodeName": "n1",
-        "conditions": placed["status"]["conditions"],
+        "conditions": [kept],  # of the conditions, only the PodScheduled ones are read
     }
     assert decoded == pd.as_decoded(placed)
     # the cache keeps these, and of the conditions the PodScheduled ones (cdp reads their time)
