@@ -22,12 +22,10 @@ import functools
 import logging
 from collections.abc import Callable, Iterable, Mapping
 
-from vscheduler.cache.cache import SchedulerCache
-from vscheduler.clock import Clock
 from vscheduler.effects import status as st
-from vscheduler.effects.events import EventSender
-from vscheduler.effects.outcomes import Outcomes, log_failure
-from vscheduler.effects.ports import ClusterWriter, ObjectRef
+from vscheduler.effects.context import EffectsContext
+from vscheduler.effects.outcomes import log_failure
+from vscheduler.effects.ports import ObjectRef
 from vscheduler.effects.terms import Check, QueuedBind, Terms
 from vscheduler.effects.volume_wait import (
     DEADLINE_EXCEEDED,
@@ -45,7 +43,6 @@ from vscheduler.effects.volumes import (
     VolumeWrite,
     volume_writes,
 )
-from vscheduler.effects.workers import Workers
 from vscheduler.errors import ConflictError, NotFoundError, NotSentError, TransientClusterError
 from vscheduler.model.commands import Bind
 
@@ -54,25 +51,18 @@ logger = logging.getLogger("vscheduler.effects.executor")
 
 
 class Binder:
-    """Sends the binds of the cycles through `writer`, on the bind workers."""
+    """Sends the binds of the cycles through the context's writer, on the bind workers."""
 
     def __init__(
         self,
-        writer: ClusterWriter,
-        cache: SchedulerCache,
+        context: EffectsContext,
         *,
-        clock: Clock,
         terms: Terms,
-        workers: Workers,
-        events: EventSender,
-        outcomes: Outcomes,
         write_condition: Callable[[str, st.Raw, Mapping[str, str]], None],
         volume_bind_timeout: Callable[[], float],
         volume_poll: float,
     ) -> None:
-        self._writer, self._cache, self._clock = writer, cache, clock
-        self._terms, self._workers = terms, workers
-        self._events, self._outcomes = events, outcomes
+        self._context, self._terms = context, terms
         self._write_condition = write_condition
         """A pod's PodScheduled=False condition written (`PodStatusWriter.write_condition`)."""
         # seconds a bind waits for its volumes (read as it begins to wait: the policy's), and
@@ -99,8 +89,8 @@ class Binder:
         """The queued binds of `tickets` are not sent: their assumptions go (outcome `dropped`)."""
         dropped = 0
         for ticket in tickets:
-            self._cache.forget_bind(ticket.bind.task_uid)
-            self._outcomes.outcome("bind", "dropped")
+            self._context.cache.forget_bind(ticket.bind.task_uid)
+            self._context.outcomes.outcome("bind", "dropped")
             dropped += 1
         if dropped:
             logger.info("%d queued binds dropped: %s", dropped, why)
@@ -111,17 +101,19 @@ class Binder:
         claims annotated, or bound, and places the pods again)."""
         dropped = self._waits.drop_all()
         for waiting in dropped:
-            self._cache.forget_bind(waiting.bind.task_uid)
+            self._context.cache.forget_bind(waiting.bind.task_uid)
         if dropped:
-            self._workers.count_not_sent("binds", len(dropped))
+            self._context.workers.count_not_sent("binds", len(dropped))
 
     # --- binds -------------------------------------------------------------------------------
     def submit(self, tickets: list[QueuedBind], created: Mapping[str, dt.datetime]) -> None:
         for ticket in tickets:
             born = created.get(ticket.bind.task_uid)
-            queued = self._workers.spawn(f"bind {ticket.bind.pod}", self._bind, ticket, born)
+            queued = self._context.workers.spawn(
+                f"bind {ticket.bind.pod}", self._bind, ticket, born
+            )
             if not queued and self._terms.take(ticket):
-                self._cache.forget_bind(ticket.bind.task_uid)
+                self._context.cache.forget_bind(ticket.bind.task_uid)
 
     def _bind(self, ticket: QueuedBind, created: dt.datetime | None = None) -> None:
         bind = ticket.bind
@@ -145,52 +137,56 @@ class Binder:
 
         def send() -> None:
             try:
-                self._writer.bind(ref.namespace, ref.name, ref.uid, bind.node)
+                self._context.writer.bind(ref.namespace, ref.name, ref.uid, bind.node)
             except TransientClusterError as err:
                 if err.maybe_applied:
                     lost.append(err)  # it may have been bound: only the watch can tell
                 raise
 
         try:
-            self._timed(what, send, lambda: self._cache.bind_problem(ref.uid, bind.node))
+            self._timed(what, send, lambda: self._context.cache.bind_problem(ref.uid, bind.node))
         except NotSentError as err:
-            self._cache.forget_bind(bind.task_uid)
-            self._outcomes.outcome("bind", "dropped")
+            self._context.cache.forget_bind(bind.task_uid)
+            self._context.outcomes.outcome("bind", "dropped")
             logger.info("%s not sent: %s", what, err)
             return
         except ConflictError as err:
             if lost:  # most likely our own earlier attempt, whose answer was lost
                 self._unconfirmed(bind, what, err)
                 return
-            self._cache.forget_bind(bind.task_uid)
-            self._outcomes.outcome("bind", "conflict")
+            self._context.cache.forget_bind(bind.task_uid)
+            self._context.outcomes.outcome("bind", "conflict")
             logger.info("%s dropped: %s", what, err)
             return
         except NotFoundError as err:
-            self._cache.forget_bind(bind.task_uid)
-            self._outcomes.outcome("bind", "conflict")
+            self._context.cache.forget_bind(bind.task_uid)
+            self._context.outcomes.outcome("bind", "conflict")
             logger.info("%s dropped: %s", what, err)
             return
         except Exception as err:
             if lost:
                 self._unconfirmed(bind, what, err)
                 return
-            self._cache.forget_bind(bind.task_uid)
-            self._outcomes.outcome("bind", "error")
+            self._context.cache.forget_bind(bind.task_uid)
+            self._context.outcomes.outcome("bind", "error")
             log_failure(f"{what} failed: %s", err)
-            if not self._workers.stop.is_set():  # a bind cut short by shutdown was not rejected
-                self._events.send(ref, "Warning", "FailedScheduling", f"Binding rejected: {err}")
+            if (
+                not self._context.workers.stop.is_set()
+            ):  # a bind cut short by shutdown was not rejected
+                self._context.events.send(
+                    ref, "Warning", "FailedScheduling", f"Binding rejected: {err}"
+                )
             return
-        self._cache.bind_sent(bind.task_uid)
-        self._outcomes.outcome("bind", "success")
-        self._outcomes.since("task", created)
+        self._context.cache.bind_sent(bind.task_uid)
+        self._context.outcomes.outcome("bind", "success")
+        self._context.outcomes.since("task", created)
         logger.info("bound %s to %s", bind.pod, bind.node)
         message = f"Successfully assigned {bind.pod} to {bind.node}"
         # the Event goes to its own small pool: the next bind does not wait for it
-        self._workers.queue(
+        self._context.workers.queue(
             f"event Scheduled on {bind.pod}",
-            lambda: self._events.scheduled(ref, message),
-            self._workers.event_pool,
+            lambda: self._context.events.scheduled(ref, message),
+            self._context.workers.event_pool,
         )
 
     def _bind_volumes(self, bind: Bind, ref: ObjectRef, what: str) -> Plan | None:
@@ -200,24 +196,24 @@ class Binder:
         and the pod is placed again next cycle: a claim not ready for this node (outcome
         `dropped`), a write that failed (`conflict`, `error` with a Warning `FailedScheduling`,
         as a failed Binding)."""
-        pod = self._cache.pod_volumes(bind.task_uid, bind.node)
+        pod = self._context.cache.pod_volumes(bind.task_uid, bind.node)
         if pod is None:
             return Plan()
         plan = volume_writes(pod)
         if isinstance(plan, Refusal):
-            self._cache.forget_bind(bind.task_uid)
-            self._outcomes.outcome("bind", "dropped")
+            self._context.cache.forget_bind(bind.task_uid)
+            self._context.outcomes.outcome("bind", "dropped")
             logger.info("%s not sent: %s", what, plan.reason)
             return None
         for write in plan.writes:
             try:
-                self._workers.call(
+                self._context.workers.call(
                     f"{what}: {write}",
                     functools.partial(self._send_volume_write, write),
-                    check=lambda: self._cache.bind_problem(ref.uid, bind.node),
+                    check=lambda: self._context.cache.bind_problem(ref.uid, bind.node),
                 )
             except Exception as err:
-                self._cache.forget_bind(bind.task_uid)
+                self._context.cache.forget_bind(bind.task_uid)
                 self._volume_write_failed(ref, f"{what} not sent: {write}", err)
                 return None
             logger.info("%s: %s", what, write)
@@ -241,7 +237,7 @@ class Binder:
             WaitingBind(
                 bind=bind,
                 waits=plan.waits,
-                deadline=self._clock.monotonic() + timeout,
+                deadline=self._context.clock.monotonic() + timeout,
                 timeout=timeout,
                 term=self._terms.current if term is None else term,
                 created=created,
@@ -253,8 +249,8 @@ class Binder:
 
     def _queue_wait_check(self) -> None:
         """One dispatcher turn checking the waiting binds (none queued twice)."""
-        if self._waits.want_check() and not self._workers.queue(
-            "dispatch volume waits", self._check_volume_waits, self._workers.dispatcher
+        if self._waits.want_check() and not self._context.workers.queue(
+            "dispatch volume waits", self._check_volume_waits, self._context.workers.dispatcher
         ):
             self._waits.check_begins()
 
@@ -263,7 +259,7 @@ class Binder:
         `checkBindings`): its Binding queued once its claims are bound, failed when they cannot
         be, or at its deadline; dropped when the decision no longer holds."""
         self._waits.check_begins()
-        now = self._clock.monotonic()
+        now = self._context.clock.monotonic()
         for waiting in self._waits.all():
             try:
                 self._check_wait(waiting, now)
@@ -275,25 +271,25 @@ class Binder:
     def _check_wait(self, waiting: WaitingBind, now: float) -> None:
         bind = waiting.bind
         what = f"bind {bind.pod} to {bind.node}"
-        problem = self._cache.bind_problem(bind.task_uid, bind.node)
+        problem = self._context.cache.bind_problem(bind.task_uid, bind.node)
         if waiting.term != self._terms.current:
             problem = "this replica stopped leading"
         if problem is not None:
             if self._waits.take(waiting):
-                self._cache.forget_bind(bind.task_uid)
-                self._outcomes.outcome("bind", "dropped")
+                self._context.cache.forget_bind(bind.task_uid)
+                self._context.outcomes.outcome("bind", "dropped")
                 logger.info("%s not sent: %s", what, problem)
             return
         claims = [w.key for w in waiting.waits]
         volumes = [w.volume for w in waiting.waits if isinstance(w, Claimed)]
-        held = self._cache.held_binding(claims, volumes, bind.node)
+        held = self._context.cache.held_binding(claims, volumes, bind.node)
         verdict = check(waiting.waits, held, bind.node) if held is not None else None
         if isinstance(verdict, Bound):
             if self._waits.take(waiting):
                 logger.info("%s: its volumes are bound", what)
-                queued = self._workers.spawn(what, self.send_binding, bind, waiting.created)
+                queued = self._context.workers.spawn(what, self.send_binding, bind, waiting.created)
                 if not queued:
-                    self._cache.forget_bind(bind.task_uid)
+                    self._context.cache.forget_bind(bind.task_uid)
         elif isinstance(verdict, Failed):
             self._volumes_failed(waiting, verdict.reason)
         elif now >= waiting.deadline:
@@ -307,8 +303,8 @@ class Binder:
         if not self._waits.take(waiting):
             return
         bind = waiting.bind
-        self._cache.forget_bind(bind.task_uid)
-        self._outcomes.outcome("bind", "error")
+        self._context.cache.forget_bind(bind.task_uid)
+        self._context.outcomes.outcome("bind", "error")
         message = f'running PreBind plugin "VolumeBinding": binding volumes: {reason}'
         logger.warning(
             "bind %s to %s not sent: its volumes were not bound (timeout %.0fs): %s",
@@ -317,49 +313,49 @@ class Binder:
             waiting.timeout,
             message,
         )
-        raw = self._cache.object_raw("Pod", bind.pod)
-        now = self._clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+        raw = self._context.cache.object_raw("Pod", bind.pod)
+        now = self._context.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
         condition = (
             None
             if raw is None
             else st.pod_scheduled_condition(message, raw, now, reason=st.SCHEDULER_ERROR)
         )
         if raw is not None and condition is not None:
-            self._workers.spawn_status(
+            self._context.workers.spawn_status(
                 f"condition of {bind.pod}", self._write_condition, bind.pod, raw, condition
             )
 
     def _drop_waiting(self, dropped: list[WaitingBind], why: str) -> None:
         for waiting in dropped:
-            self._cache.forget_bind(waiting.bind.task_uid)
-            self._outcomes.outcome("bind", "dropped")
+            self._context.cache.forget_bind(waiting.bind.task_uid)
+            self._context.outcomes.outcome("bind", "dropped")
         if dropped:
             logger.info("%d binds waiting for their volumes dropped: %s", len(dropped), why)
 
     def _send_volume_write(self, write: VolumeWrite) -> None:
         if isinstance(write, SelectNode):
-            self._writer.set_claim_selected_node(
+            self._context.writer.set_claim_selected_node(
                 write.namespace, write.name, write.node, write.resource_version
             )
         else:
-            self._writer.set_volume_claim_ref(
+            self._context.writer.set_volume_claim_ref(
                 write.volume, write.namespace, write.name, write.uid, write.resource_version
             )
 
     def _volume_write_failed(self, ref: ObjectRef, what: str, err: Exception) -> None:
         """A write binding a pod's volumes did not apply: the bind's outcome, logged."""
         if isinstance(err, NotSentError):
-            self._outcomes.outcome("bind", "dropped")
+            self._context.outcomes.outcome("bind", "dropped")
             logger.info("%s: %s", what, err)
         elif isinstance(err, ConflictError | NotFoundError):  # the claim or volume changed
-            self._outcomes.outcome("bind", "conflict")
+            self._context.outcomes.outcome("bind", "conflict")
             logger.info("%s: %s", what, err)
         else:
-            self._outcomes.outcome("bind", "error")
+            self._context.outcomes.outcome("bind", "error")
             log_failure(f"{what}: %s", err)
-            if not self._workers.stop.is_set():
+            if not self._context.workers.stop.is_set():
                 message = f'running PreBind plugin "VolumeBinding": {err}'
-                self._events.send(ref, "Warning", "FailedScheduling", message)
+                self._context.events.send(ref, "Warning", "FailedScheduling", message)
 
     def _timed(self, what: str, send: Callable[[], None], check: Check) -> None:
         """`_call` for a bind: the time from its first attempt to its answer is told to
@@ -368,21 +364,23 @@ class Binder:
 
         def attempt() -> None:
             if not started:
-                started.append(self._clock.monotonic())
+                started.append(self._context.clock.monotonic())
             send()
 
         try:
-            self._workers.call(what, attempt, check=check)
+            self._context.workers.call(what, attempt, check=check)
         finally:
             if started:
-                self._outcomes.duration("bind", self._clock.monotonic() - started[0])
+                self._context.outcomes.duration(
+                    "bind", self._context.clock.monotonic() - started[0]
+                )
 
     def _unconfirmed(self, bind: Bind, what: str, err: Exception) -> None:
         """An attempt of `bind` may have bound the pod but its answer was lost: the pod stays
         assumed bound until the watch shows it placed, or the assume TTL (from now) expires;
         only then is it decided again."""
-        self._cache.bind_sent(bind.task_uid)
-        self._outcomes.outcome("bind", "unconfirmed")
+        self._context.cache.bind_sent(bind.task_uid)
+        self._context.outcomes.outcome("bind", "unconfirmed")
         logger.info(
             "%s: an answer was lost (%s); the watch decides whether it bound the pod", what, err
         )

@@ -9,7 +9,9 @@ public face (`stream`, `submit`, `node_deleted`, `step_down`, `check_send`, `vol
 `binds` (Bindings, the volume writes and waits before them, the drops of queued binds),
 `evictions` (plans all or none), `pod_writes` (PodScheduled conditions, nominations),
 `podgroup_writes` (PodGroup statuses), `releases` (reservations released) and `queue_writes`
-(Queue warnings, Queue statuses and their hold). What the executor as a whole does:
+(Queue warnings, Queue statuses and their hold); the last six each take the one `context`
+(`EffectsContext`: the writer, cache, clock, workers, Events and outcomes they share), built
+here. What the executor as a whole does:
 
 Owns: turning decisions into `ClusterWriter` calls on bounded worker pools (binds and evictions
 on one, each bind queued as its statement commits when the loop streams it (`stream`), else with
@@ -104,8 +106,8 @@ from typing import Final
 
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import Clock
-from vscheduler.effects import status as st
 from vscheduler.effects.binds import Binder
+from vscheduler.effects.context import EffectsContext
 from vscheduler.effects.events import (
     EVENT_MESSAGE_LIMIT,
     EVENT_TURN_WAIT,
@@ -120,12 +122,11 @@ from vscheduler.effects.ports import ClusterWriter, ConfigMapWriter, NominationW
 from vscheduler.effects.queue_writes import QUEUE_HOLD, QueueWriter
 from vscheduler.effects.releases import ReservationReleaser
 from vscheduler.effects.retry import RetryPolicy
-from vscheduler.effects.sent import Newest
 from vscheduler.effects.terms import QueuedBind, Terms
 from vscheduler.effects.volume_wait import DEFAULT_BIND_TIMEOUT, VOLUME_POLL
 from vscheduler.effects.workers import Workers
 from vscheduler.model.cluster import ClusterSnapshot
-from vscheduler.model.commands import Bind, CycleResult, Evict, PodGroupStatus
+from vscheduler.model.commands import Bind, CycleResult, Evict
 
 logger = logging.getLogger(__name__)
 
@@ -193,59 +194,23 @@ class EffectsExecutor:
             workers=self._workers,
             turn_wait=EVENT_TURN_WAIT,
         )
-        self._evictor = Evictor(
-            writer,
-            cache,
+        context = EffectsContext(
+            writer=writer,
+            cache=cache,
             clock=clock,
             resend_after=RESEND_AFTER,
             workers=self._workers,
             events=self._events,
             outcomes=self._outcomes,
         )
-        self._pods = PodStatusWriter(
-            writer,
-            cache,
-            clock=clock,
-            resend_after=RESEND_AFTER,
-            workers=self._workers,
-            events=self._events,
-            outcomes=self._outcomes,
-            nominations=nominations,
-        )
-        self._podgroups = PodGroupStatusWriter(
-            writer,
-            cache,
-            clock=clock,
-            resend_after=RESEND_AFTER,
-            workers=self._workers,
-            events=self._events,
-            outcomes=self._outcomes,
-        )
-        self._releases = ReservationReleaser(
-            config_maps,
-            clock=clock,
-            resend_after=RESEND_AFTER,
-            workers=self._workers,
-            outcomes=self._outcomes,
-        )
-        self._queues = QueueWriter(
-            writer,
-            cache,
-            clock=clock,
-            resend_after=RESEND_AFTER,
-            hold=queue_hold,
-            workers=self._workers,
-            events=self._events,
-            outcomes=self._outcomes,
-        )
+        self._evictor = Evictor(context)
+        self._pods = PodStatusWriter(context, nominations=nominations)
+        self._podgroups = PodGroupStatusWriter(context)
+        self._releases = ReservationReleaser(context, config_maps=config_maps)
+        self._queues = QueueWriter(context, hold=queue_hold)
         self._binder = Binder(
-            writer,
-            cache,
-            clock=clock,
+            context,
             terms=self._terms,
-            workers=self._workers,
-            events=self._events,
-            outcomes=self._outcomes,
             write_condition=self._pods.write_condition,
             volume_bind_timeout=volume_bind_timeout,
             volume_poll=volume_poll,
@@ -271,10 +236,6 @@ class EffectsExecutor:
     @property
     def _stop(self) -> threading.Event:
         return self._workers.stop
-
-    @property
-    def _groups_wanted(self) -> Newest[tuple[PodGroupStatus, st.Raw, dt.datetime | None, bool]]:
-        return self._podgroups.wanted
 
     # --- the public face ----------------------------------------------------------------------
     def stream(self, bind: Bind, snapshot: ClusterSnapshot) -> None:
