@@ -108,17 +108,17 @@ from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import Clock
 from vscheduler.effects.binds import Binder
 from vscheduler.effects.context import EffectsContext
-from vscheduler.effects.events import (
-    EVENT_MESSAGE_LIMIT,
-    EVENT_TURN_WAIT,
-    EVENTS_IN_BACKLOG,
-    EventSender,
-)
+from vscheduler.effects.events import EVENT_TURN_WAIT, EVENTS_IN_BACKLOG, EventSender
 from vscheduler.effects.evictions import Evictor
 from vscheduler.effects.outcomes import Outcomes
 from vscheduler.effects.pod_writes import PodStatusWriter
 from vscheduler.effects.podgroup_writes import COUNT_HOLD, PodGroupStatusWriter
-from vscheduler.effects.ports import ClusterWriter, ConfigMapWriter, NominationWriter
+from vscheduler.effects.ports import (
+    EVENT_MESSAGE_LIMIT,
+    ClusterWriter,
+    ConfigMapWriter,
+    NominationWriter,
+)
 from vscheduler.effects.queue_writes import QUEUE_HOLD, QueueWriter
 from vscheduler.effects.releases import ReservationReleaser
 from vscheduler.effects.retry import RetryPolicy
