@@ -2,8 +2,8 @@
 
 Owns: the dependencies the parts share (the writer, the cache, the clock, the resend interval,
 the workers, the Event sender and the outcome callbacks), built once by the executor and handed
-to each part (`binds`, `evictions`, `pod_writes`, `podgroup_writes`, `releases`,
-`queue_writes`), which read them from here rather than keeping copies.
+to each part (`binds`, `volume_binds`, `evictions`, `pod_writes`, `podgroup_writes`,
+`releases`, `queue_writes`), which read them from here rather than keeping copies.
 Must not: hold state of its own (it is frozen; the state is the parts'), or carry what only one
 part takes (that part takes it as a keyword of its own).
 """
