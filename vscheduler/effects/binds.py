@@ -132,15 +132,11 @@ class Binder:
             self._context.outcomes.outcome("bind", "dropped")
             logger.info("%s not sent: %s", what, err)
             return
-        except ConflictError as err:
-            if lost:  # most likely our own earlier attempt, whose answer was lost
+        except (ConflictError, NotFoundError) as err:
+            # a conflict after an answer was lost: most likely that earlier attempt of ours
+            if lost and isinstance(err, ConflictError):
                 self._unconfirmed(bind, what, err)
                 return
-            self._context.cache.forget_bind(bind.task_uid)
-            self._context.outcomes.outcome("bind", "conflict")
-            logger.info("%s dropped: %s", what, err)
-            return
-        except NotFoundError as err:
             self._context.cache.forget_bind(bind.task_uid)
             self._context.outcomes.outcome("bind", "conflict")
             logger.info("%s dropped: %s", what, err)
