@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 from vscheduler.clock import SystemClock
-from vscheduler.effects.ports import ObjectRef
+from vscheduler.effects.ports import EVENT_MESSAGE_LIMIT, ObjectRef
 from vscheduler.errors import ConflictError, NotFoundError
 from vscheduler.kube.client import ClientSettings, connect
-from vscheduler.kube.writers import EVENT_MESSAGE_LIMIT, KubeWriter
+from vscheduler.kube.writers import KubeWriter
 
 from integration import harness
 

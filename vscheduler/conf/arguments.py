@@ -4,8 +4,9 @@ A plugin builds an `ArgumentReader` over its arguments, asks for each value with
 default, and calls `finish()`: every wrong value and every argument nobody asked for is reported
 together in one `PluginArgsError`. Values are accepted as leniently as Volcano reads them (a YAML
 int, an integral float or a numeric string for an int; `true`/`false` or their string spellings for
-a bool). Also owns Go duration parsing ("30s", "1h30m", "500ms") and Go's boolean spellings, which
-`vscheduler run`'s flags share. Does no I/O.
+a bool). Also owns reading Go durations in seconds ("30s", "1h30m", "500ms"; Go's exact grammar
+and range, `model.duration`) and Go's boolean spellings, which `vscheduler run`'s flags share.
+Does no I/O.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Final
 
 from vscheduler.conf.suggest import describe, did_you_mean
 from vscheduler.errors import PluginArgsError
+from vscheduler.model.duration import DurationError, DurationOverflowError, parse_go_duration_ns
 
 _INT_TEXT: Final = re.compile(r"[+-]?[0-9]+")
 _INT64_MIN: Final = -(2**63)
@@ -33,36 +35,24 @@ _BOOL_TEXT: Final[Mapping[str, bool]] = MappingProxyType(
         **dict.fromkeys(("false", "False", "FALSE", "f", "F", "0"), False),
     }
 )
-_DURATION_PART: Final = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
-_DURATION_UNIT_SECONDS: Final[Mapping[str, float]] = MappingProxyType(
-    {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-)
 _DURATION_HINT: Final = "a duration like '30s', '5m', '1h30m' or '500ms'"
+_GO_LONGEST: Final = "2562047h47m16.854775807s"
+"""Go's longest duration (2^63-1 ns): a longer one is an error, as in Go."""
 
 
 def parse_go_duration(text: str) -> float:
-    """Seconds in a Go `time.ParseDuration` string ("300ms", "1h30m", "-1.5h", "0").
+    """Seconds in a Go `time.ParseDuration` string ("300ms", "1h30m", "-1.5h", "0"), read as Go
+    reads it (`model.duration`), its range included.
 
-    Raises ValueError when `text` is not one.
+    Raises ValueError when `text` is not one: `DurationOverflowError` (a ValueError) when it is
+    a number beyond Go's range (longer than 2562047h47m16.854775807s).
     """
-    body, sign = text, 1.0
-    if body.startswith(("+", "-")):
-        sign = -1.0 if body[0] == "-" else 1.0
-        body = body[1:]
-    if body == "0":
-        return 0.0
-    if not body:
-        raise ValueError(f"invalid duration {text!r}")
-    total, position = 0.0, 0
-    while position < len(body):
-        part = _DURATION_PART.match(body, position)
-        if part is None:
-            raise ValueError(f"invalid duration {text!r}")
-        total += float(part.group(1)) * _DURATION_UNIT_SECONDS[part.group(2)]
-        position = part.end()
-    if not math.isfinite(total):
-        raise ValueError(f"invalid duration {text!r}")
-    return sign * total
+    try:
+        return parse_go_duration_ns(text) / 1e9
+    except DurationOverflowError:
+        raise DurationOverflowError(f"invalid duration {text!r}: beyond Go's range") from None
+    except DurationError:
+        raise ValueError(f"invalid duration {text!r}") from None
 
 
 def parse_go_bool(text: str) -> bool:
@@ -204,21 +194,27 @@ class ArgumentReader:
         return raw
 
     def duration(self, key: builtins.str, default_seconds: builtins.float) -> builtins.float:
-        """A non-negative Go duration string, in seconds ("5m" -> 300.0)."""
+        """A non-negative Go duration string, in seconds ("5m" -> 300.0), at most Go's longest."""
         if not self._present(key):
             return default_seconds
         raw = self._arguments[key]
-        try:
-            seconds = parse_go_duration(raw) if isinstance(raw, str) else None
-        except ValueError:
-            seconds = None
+        seconds: builtins.float | None = None
+        if isinstance(raw, str):
+            try:
+                seconds = parse_go_duration(raw)
+            except DurationOverflowError:
+                seconds = -math.inf if raw.startswith("-") else math.inf
+            except ValueError:
+                seconds = None
         if seconds is None:
             self._wrong(key, _DURATION_HINT, raw)
-            return default_seconds
-        if seconds < 0:
+        elif seconds < 0:
             self._problem(key, f"must not be negative, got {describe(raw)}")
-            return default_seconds
-        return seconds
+        elif seconds == math.inf:
+            self._wrong(key, f"at most {_GO_LONGEST} (Go's longest duration)", raw)
+        else:
+            return seconds
+        return default_seconds
 
     def raw(self, key: builtins.str) -> object | None:
         """The value as parsed (None when absent); the key counts as read."""

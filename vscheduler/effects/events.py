@@ -2,10 +2,10 @@
 turn while binds wait for a worker.
 
 Owns: recording an Event through the writer under the Event retry rules (its message cut to
-`EVENT_MESSAGE_LIMIT`), the bind-backlog turn rule (`EVENTS_IN_BACKLOG` `Scheduled` Events at
-once while binds wait for a worker, each waiting at most its turn wait), the count of those
-being sent (under the lock the workers' `idle` and `turns` share), and the shutdown's hold on
-them while it drains binds (`hold`, `release`).
+the port's `EVENT_MESSAGE_LIMIT`), the bind-backlog turn rule (`EVENTS_IN_BACKLOG` `Scheduled`
+Events at once while binds wait for a worker, each waiting at most its turn wait), the count of
+those being sent (under the lock the workers' `idle` and `turns` share), and the shutdown's hold
+on them while it drains binds (`hold`, `release`).
 Must not: raise (a failure is logged), hold an Event without end, or queue anything itself (the
 callers queue Events on the workers' `event_pool`).
 """
@@ -18,11 +18,10 @@ from typing import Final
 from vscheduler.clock import Clock
 from vscheduler.effects import status as st
 from vscheduler.effects.outcomes import log_failure
-from vscheduler.effects.ports import ClusterWriter, ObjectRef
+from vscheduler.effects.ports import EVENT_MESSAGE_LIMIT, ClusterWriter, ObjectRef
 from vscheduler.effects.retry import RetryPolicy, call_with_retry
 from vscheduler.effects.workers import Workers
 
-EVENT_MESSAGE_LIMIT: Final = 1024
 EVENTS_IN_BACKLOG: Final = 1
 """`Scheduled` Events sent at once while binds wait for a worker (a bind backlog); otherwise as
 many as the Event pool has workers. An Event is a write to the API server like a bind, and in a

@@ -14,14 +14,10 @@ from __future__ import annotations
 
 import logging
 
-from vscheduler.cache.cache import SchedulerCache
-from vscheduler.clock import Clock
 from vscheduler.effects import status as st
-from vscheduler.effects.events import EventSender
-from vscheduler.effects.outcomes import Outcomes, log_failure
-from vscheduler.effects.ports import ClusterWriter
+from vscheduler.effects.context import EffectsContext
+from vscheduler.effects.outcomes import log_failure
 from vscheduler.effects.sent import SentLog
-from vscheduler.effects.workers import Workers
 from vscheduler.errors import ConflictError, DisruptionBudgetError, NotFoundError, NotSentError
 from vscheduler.model.commands import Evict
 
@@ -30,22 +26,11 @@ logger = logging.getLogger("vscheduler.effects.executor")
 
 
 class Evictor:
-    """Sends the evictions of a cycle through `writer`, on the bind workers."""
+    """Sends the evictions of a cycle through the context's writer, on the bind workers."""
 
-    def __init__(
-        self,
-        writer: ClusterWriter,
-        cache: SchedulerCache,
-        *,
-        clock: Clock,
-        resend_after: float,
-        workers: Workers,
-        events: EventSender,
-        outcomes: Outcomes,
-    ) -> None:
-        self._writer, self._cache = writer, cache
-        self._workers, self._events, self._outcomes = workers, events, outcomes
-        self._blocked_sent = SentLog(clock, resend_after)
+    def __init__(self, context: EffectsContext) -> None:
+        self._context = context
+        self._blocked_sent = SentLog(context.clock, context.resend_after)
         """The `EvictionBlocked` Events told, per pod: one per refusal, not one per cycle."""
 
     def expire(self) -> None:
@@ -58,12 +43,14 @@ class Evictor:
             plans.setdefault(evict.plan or f"pod {evict.task_uid}", []).append(evict)
         for plan in plans.values():
             if len(plan) == 1:
-                queued = self._workers.spawn(f"evict {plan[0].pod}", self._evict, plan[0])
+                queued = self._context.workers.spawn(f"evict {plan[0].pod}", self._evict, plan[0])
             else:
-                queued = self._workers.spawn(f"evictions of {plan[0].plan}", self._evict_plan, plan)
+                queued = self._context.workers.spawn(
+                    f"evictions of {plan[0].plan}", self._evict_plan, plan
+                )
             if not queued:
                 for evict in plan:
-                    self._cache.forget_evict(evict.task_uid)
+                    self._context.cache.forget_evict(evict.task_uid)
 
     def _evict_plan(self, plan: list[Evict]) -> None:
         """The evictions of one plan, all or none: every victim is first asked for by a dry
@@ -75,16 +62,16 @@ class Evictor:
             refused = self._beyond_budgets(plan)
         if not refused:
             for evict in plan:
-                if not self._workers.spawn(f"evict {evict.pod}", self._evict, evict):
-                    self._cache.forget_evict(evict.task_uid)
+                if not self._context.workers.spawn(f"evict {evict.pod}", self._evict, evict):
+                    self._context.cache.forget_evict(evict.task_uid)
             return
         blocked = {evict.task_uid for evict, _ in refused}
         for evict, err in refused:
             self._blocked(evict, err)
         kept = [evict for evict in plan if evict.task_uid not in blocked]
         for evict in kept:  # not sent: shown running again, without waking the loop
-            self._cache.forget_evict(evict.task_uid, wake=False)
-            self._outcomes.evicted(evict, "dropped")
+            self._context.cache.forget_evict(evict.task_uid, wake=False)
+            self._context.outcomes.evicted(evict, "dropped")
         logger.info(
             "%s: %d of %d evictions refused by a disruption budget (%s): none sent",
             plan[0].plan,
@@ -96,7 +83,7 @@ class Evictor:
     def _beyond_budgets(self, plan: list[Evict]) -> list[tuple[Evict, DisruptionBudgetError]]:
         """The victims of `plan` whose budgets, as the cache last saw them, do not allow them
         together with the plan's earlier victims, each with the refusal to report."""
-        beyond = self._cache.beyond_budgets([evict.task_uid for evict in plan])
+        beyond = self._context.cache.beyond_budgets([evict.task_uid for evict in plan])
         return [
             (
                 evict,
@@ -115,8 +102,9 @@ class Evictor:
         ref = st.pod_ref(evict.pod, evict.task_uid)
         what = f"dry-run evict {evict.pod}"
         try:
-            self._workers.call(
-                what, lambda: self._writer.evict(ref.namespace, ref.name, ref.uid, dry_run=True)
+            self._context.workers.call(
+                what,
+                lambda: self._context.writer.evict(ref.namespace, ref.name, ref.uid, dry_run=True),
             )
         except DisruptionBudgetError as err:
             return err
@@ -128,37 +116,39 @@ class Evictor:
         ref = st.pod_ref(evict.pod, evict.task_uid)
         what = f"evict {evict.pod} ({evict.reason})"
         try:
-            self._workers.call(
+            self._context.workers.call(
                 what,
-                lambda: self._writer.evict(ref.namespace, ref.name, ref.uid),
-                check=lambda: self._cache.evict_problem(ref.uid),
+                lambda: self._context.writer.evict(ref.namespace, ref.name, ref.uid),
+                check=lambda: self._context.cache.evict_problem(ref.uid),
             )
         except NotSentError as err:
-            self._cache.forget_evict(evict.task_uid)
-            self._outcomes.evicted(evict, "dropped")
+            self._context.cache.forget_evict(evict.task_uid)
+            self._context.outcomes.evicted(evict, "dropped")
             logger.info("%s not sent: %s", what, err)
             return
         except DisruptionBudgetError as err:
             self._blocked(evict, err)
             return
         except (ConflictError, NotFoundError) as err:
-            self._cache.forget_evict(evict.task_uid)
-            self._outcomes.evicted(evict, "conflict")
+            self._context.cache.forget_evict(evict.task_uid)
+            self._context.outcomes.evicted(evict, "conflict")
             logger.info("%s dropped: %s", what, err)
             return
         except Exception as err:
-            self._cache.forget_evict(evict.task_uid)
-            self._outcomes.evicted(evict, "error")
+            self._context.cache.forget_evict(evict.task_uid)
+            self._context.outcomes.evicted(evict, "error")
             log_failure(f"{what} failed: %s", err)
             return
-        self._outcomes.evicted(evict, "success")
+        self._context.outcomes.evicted(evict, "success")
         logger.info("evicted %s: %s", evict.pod, evict.reason)
-        self._events.send(ref, "Normal", "Evicted", f"Pod is evicted, because of {evict.reason}")
+        self._context.events.send(
+            ref, "Normal", "Evicted", f"Pod is evicted, because of {evict.reason}"
+        )
 
     def _blocked(self, evict: Evict, err: DisruptionBudgetError) -> None:
         """A disruption budget refused `evict`: the pod backs off as a victim; an Event."""
-        wait = self._cache.refuse_evict(evict.task_uid, err.retry_after)
-        self._outcomes.evicted(evict, "blocked")
+        wait = self._context.cache.refuse_evict(evict.task_uid, err.retry_after)
+        self._context.outcomes.evicted(evict, "blocked")
         logger.info(
             "evict %s (%s) refused by a disruption budget (not a victim for %.0fs): %s",
             evict.pod,
@@ -169,4 +159,4 @@ class Evictor:
         message = f"Eviction ({evict.reason}) refused by a PodDisruptionBudget: {err}"
         if self._blocked_sent.claim(evict.pod, message):  # one Event per refusal, not per cycle
             ref = st.pod_ref(evict.pod, evict.task_uid)
-            self._events.send(ref, "Warning", "EvictionBlocked", message)
+            self._context.events.send(ref, "Warning", "EvictionBlocked", message)

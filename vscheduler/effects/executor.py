@@ -6,10 +6,12 @@ public face (`stream`, `submit`, `node_deleted`, `step_down`, `check_send`, `vol
 `busy`, `drain`, `close`, `shutdown`). The parts, each saying what it owns and must not do:
 `workers` (the pools, each queued call counted and guarded, the fence of every attempt),
 `outcomes` (the callbacks, a failure's log line), `events` (Events, the bind-backlog turn),
-`binds` (Bindings, the volume writes and waits before them, the drops of queued binds),
-`evictions` (plans all or none), `pod_writes` (PodScheduled conditions, nominations),
-`podgroup_writes` (PodGroup statuses), `releases` (reservations released) and `queue_writes`
-(Queue warnings, Queue statuses and their hold). What the executor as a whole does:
+`binds` (Bindings, the drops of queued binds) with `volume_binds` (the volume writes and waits
+before a Binding), `evictions` (plans all or none), `pod_writes` (PodScheduled conditions,
+nominations), `podgroup_writes` (PodGroup statuses), `releases` (reservations released) and
+`queue_writes` (Queue warnings, Queue statuses and their hold); these last seven each take the
+one `context` (`EffectsContext`: the writer, cache, clock, resend interval, workers, Events and
+outcomes they share), built here. What the executor as a whole does:
 
 Owns: turning decisions into `ClusterWriter` calls on bounded worker pools (binds and evictions
 on one, each bind queued as its statement commits when the loop streams it (`stream`), else with
@@ -44,20 +46,20 @@ Queue, not while in flight, at most once per `QUEUE_HOLD` per Queue (a change wi
 written when the hold ends, by a dispatcher turn of its own if no cycle comes), checked against
 the Queue's uid before it is sent like the writes below.
 
-Before a pod's Binding, the writes that bind its volumes to the node (`effects.volumes`:
-a WaitForFirstConsumer claim annotated with the node to provision for, or a pre-made volume's
-claimRef set), each checked and retried as the bind; a claim not ready for the node drops the
-bind (outcome `dropped`), a write that fails fails it (`conflict`, or `error` with a Warning
-`FailedScheduling`), and the Binding is not sent. Then, as kube's PreBind waits for the PV
-controller, the Binding waits until the cache shows the pod's claims bound (`effects.volume_wait`:
-a waiting set, not a pool: the bind leaves its worker, stays assumed on its node, and is checked
-on the dispatcher when a claim or volume changes, `volumes_changed`, and every `volume_poll`
-seconds; once bound its Binding is queued on the pool like any bind). A wait that fails (the
-selected-node annotation removed, a claim or volume gone, a volume bound elsewhere, past the
-policy's `volume_bind_timeout`) sends no Binding, forgets the assumption (outcome `error`) and
+Before a pod's Binding, the writes that bind its volumes to the node (`effects.volume_binds`, as
+`effects.volumes` decides them: a WaitForFirstConsumer claim annotated with the node to provision
+for, or a pre-made volume's claimRef set), each checked and retried as the bind; a claim not ready
+for the node drops the bind (outcome `dropped`), a write that fails fails it (`conflict`, or `error`
+with a Warning `FailedScheduling`), and the Binding is not sent. Then, as kube's PreBind waits for
+the PV controller, the Binding waits until the cache shows the pod's claims bound
+(`effects.volume_wait`: a waiting set, not a pool: the bind leaves its worker, stays assumed on its
+node, and is checked on the dispatcher when a claim or volume changes, `volumes_changed`, and every
+`volume_poll` seconds; once bound its Binding is queued on the pool like any bind). A wait that
+fails (the selected-node annotation removed, a claim or volume gone, a volume bound elsewhere, past
+the policy's `volume_bind_timeout`) sends no Binding, forgets the assumption (outcome `error`) and
 tells the pod as kube-scheduler does: PodScheduled=False `SchedulerError` and a Warning
-`FailedScheduling`, `running PreBind plugin "VolumeBinding": binding volumes: ...`. A node
-deletion, a step-down, a pod gone drop a waiting bind (`dropped`).
+`FailedScheduling`, `running PreBind plugin "VolumeBinding": binding volumes: ...`. A node deletion,
+a step-down, a pod gone drop a waiting bind (`dropped`).
 
 Checked just before sending, not when queued: every bind, eviction and status write is checked
 against the cache before each attempt and, through `check_send` (which the composition root
@@ -104,28 +106,27 @@ from typing import Final
 
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import Clock
-from vscheduler.effects import status as st
 from vscheduler.effects.binds import Binder
-from vscheduler.effects.events import (
-    EVENT_MESSAGE_LIMIT,
-    EVENT_TURN_WAIT,
-    EVENTS_IN_BACKLOG,
-    EventSender,
-)
+from vscheduler.effects.context import EffectsContext
+from vscheduler.effects.events import EVENT_TURN_WAIT, EVENTS_IN_BACKLOG, EventSender
 from vscheduler.effects.evictions import Evictor
 from vscheduler.effects.outcomes import Outcomes
 from vscheduler.effects.pod_writes import PodStatusWriter
 from vscheduler.effects.podgroup_writes import COUNT_HOLD, PodGroupStatusWriter
-from vscheduler.effects.ports import ClusterWriter, ConfigMapWriter, NominationWriter
+from vscheduler.effects.ports import (
+    EVENT_MESSAGE_LIMIT,
+    ClusterWriter,
+    ConfigMapWriter,
+    NominationWriter,
+)
 from vscheduler.effects.queue_writes import QUEUE_HOLD, QueueWriter
 from vscheduler.effects.releases import ReservationReleaser
 from vscheduler.effects.retry import RetryPolicy
-from vscheduler.effects.sent import Newest
 from vscheduler.effects.terms import QueuedBind, Terms
 from vscheduler.effects.volume_wait import DEFAULT_BIND_TIMEOUT, VOLUME_POLL
 from vscheduler.effects.workers import Workers
 from vscheduler.model.cluster import ClusterSnapshot
-from vscheduler.model.commands import Bind, CycleResult, Evict, PodGroupStatus
+from vscheduler.model.commands import Bind, CycleResult, Evict
 
 logger = logging.getLogger(__name__)
 
@@ -193,59 +194,23 @@ class EffectsExecutor:
             workers=self._workers,
             turn_wait=EVENT_TURN_WAIT,
         )
-        self._evictor = Evictor(
-            writer,
-            cache,
+        context = EffectsContext(
+            writer=writer,
+            cache=cache,
             clock=clock,
             resend_after=RESEND_AFTER,
             workers=self._workers,
             events=self._events,
             outcomes=self._outcomes,
         )
-        self._pods = PodStatusWriter(
-            writer,
-            cache,
-            clock=clock,
-            resend_after=RESEND_AFTER,
-            workers=self._workers,
-            events=self._events,
-            outcomes=self._outcomes,
-            nominations=nominations,
-        )
-        self._podgroups = PodGroupStatusWriter(
-            writer,
-            cache,
-            clock=clock,
-            resend_after=RESEND_AFTER,
-            workers=self._workers,
-            events=self._events,
-            outcomes=self._outcomes,
-        )
-        self._releases = ReservationReleaser(
-            config_maps,
-            clock=clock,
-            resend_after=RESEND_AFTER,
-            workers=self._workers,
-            outcomes=self._outcomes,
-        )
-        self._queues = QueueWriter(
-            writer,
-            cache,
-            clock=clock,
-            resend_after=RESEND_AFTER,
-            hold=queue_hold,
-            workers=self._workers,
-            events=self._events,
-            outcomes=self._outcomes,
-        )
+        self._evictor = Evictor(context)
+        self._pods = PodStatusWriter(context, nominations=nominations)
+        self._podgroups = PodGroupStatusWriter(context)
+        self._releases = ReservationReleaser(context, config_maps=config_maps)
+        self._queues = QueueWriter(context, hold=queue_hold)
         self._binder = Binder(
-            writer,
-            cache,
-            clock=clock,
+            context,
             terms=self._terms,
-            workers=self._workers,
-            events=self._events,
-            outcomes=self._outcomes,
             write_condition=self._pods.write_condition,
             volume_bind_timeout=volume_bind_timeout,
             volume_poll=volume_poll,
@@ -271,10 +236,6 @@ class EffectsExecutor:
     @property
     def _stop(self) -> threading.Event:
         return self._workers.stop
-
-    @property
-    def _groups_wanted(self) -> Newest[tuple[PodGroupStatus, st.Raw, dt.datetime | None, bool]]:
-        return self._podgroups.wanted
 
     # --- the public face ----------------------------------------------------------------------
     def stream(self, bind: Bind, snapshot: ClusterSnapshot) -> None:

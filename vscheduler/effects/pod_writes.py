@@ -17,14 +17,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Set as AbstractSet
 
-from vscheduler.cache.cache import SchedulerCache
-from vscheduler.clock import Clock
 from vscheduler.effects import status as st
-from vscheduler.effects.events import EventSender
-from vscheduler.effects.outcomes import Outcomes, log_failure
-from vscheduler.effects.ports import ClusterWriter, NominationWriter
+from vscheduler.effects.context import EffectsContext
+from vscheduler.effects.outcomes import log_failure
+from vscheduler.effects.ports import NominationWriter
 from vscheduler.effects.sent import Newest, SentLog
-from vscheduler.effects.workers import Workers
 from vscheduler.errors import NotFoundError, NotSentError
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult
@@ -36,26 +33,14 @@ logger = logging.getLogger("vscheduler.effects.executor")
 class PodStatusWriter:
     """Writes pods' PodScheduled conditions and nominations, on the status workers."""
 
-    def __init__(
-        self,
-        writer: ClusterWriter,
-        cache: SchedulerCache,
-        *,
-        clock: Clock,
-        resend_after: float,
-        workers: Workers,
-        events: EventSender,
-        outcomes: Outcomes,
-        nominations: NominationWriter | None,
-    ) -> None:
-        self._writer, self._cache, self._clock = writer, cache, clock
-        self._workers, self._events, self._outcomes = workers, events, outcomes
+    def __init__(self, context: EffectsContext, *, nominations: NominationWriter | None) -> None:
+        self._context = context
         self._nominations = nominations
-        self._pods_sent = SentLog(clock, resend_after)
+        self._pods_sent = SentLog(context.clock, context.resend_after)
         self._conditions_wanted: Newest[tuple[st.Raw, Mapping[str, str]]] = Newest()
         """Per pod key, the newest PodScheduled condition wanted, with the pod it was made
         against (see `Newest`)."""
-        self._nominated_sent = SentLog(clock, resend_after)
+        self._nominated_sent = SentLog(context.clock, context.resend_after)
 
     # --- pod conditions -----------------------------------------------------------------------
     def update_conditions(
@@ -64,11 +49,11 @@ class PodStatusWriter:
         """PodScheduled=False on each pod left pending (`unschedulable`: those without a node
         and those pipelined on one, each with its message), but those of a gang still arriving
         (`CycleResult.arriving`: written once it stops growing)."""
-        now = self._clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+        now = self._context.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
         for key, message in unschedulable.items():
             if key in arriving:
                 continue
-            raw = self._cache.object_raw("Pod", key)
+            raw = self._context.cache.object_raw("Pod", key)
             if raw is None:
                 continue
             condition = st.pod_scheduled_condition(message, raw, now)
@@ -78,7 +63,7 @@ class PodStatusWriter:
                 key, (raw, condition)
             ):
                 what = f"condition of {key}"
-                if not self._workers.spawn_status(what, self._write_wanted_condition, key):
+                if not self._context.workers.spawn_status(what, self._write_wanted_condition, key):
                     self._conditions_wanted.forget(key)
         self._pods_sent.prune(unschedulable.keys())
 
@@ -90,33 +75,33 @@ class PodStatusWriter:
 
     def write_condition(self, key: str, raw: st.Raw, condition: Mapping[str, str]) -> None:
         ref = st.object_ref("Pod", raw)
-        if ref is None or self._workers.skipped_in_shutdown():
+        if ref is None or self._context.workers.skipped_in_shutdown():
             return
         what = f"set PodScheduled=False on {key}"
-        problem = self._cache.condition_problem(key, ref.uid)
+        problem = self._context.cache.condition_problem(key, ref.uid)
         if problem:  # the common race (a gang's member bound meanwhile): no request is made
             self._pods_sent.release(key, st.cause(condition["message"]))
-            self._outcomes.outcome("pod_condition", "dropped")
+            self._context.outcomes.outcome("pod_condition", "dropped")
             logger.debug("%s not sent: %s", what, problem)
             return
         try:
-            self._workers.call(
+            self._context.workers.call(
                 what,
-                lambda: self._writer.set_pod_condition(ref.namespace, ref.name, condition),
-                check=lambda: self._cache.condition_problem(key, ref.uid),
+                lambda: self._context.writer.set_pod_condition(ref.namespace, ref.name, condition),
+                check=lambda: self._context.cache.condition_problem(key, ref.uid),
             )
         except NotSentError as err:
             self._pods_sent.release(key, st.cause(condition["message"]))
-            self._outcomes.outcome("pod_condition", "dropped")
+            self._context.outcomes.outcome("pod_condition", "dropped")
             logger.info("%s not sent: %s", what, err)
             return
         except Exception as err:
             self._pods_sent.release(key, st.cause(condition["message"]))
-            self._outcomes.outcome("pod_condition", "error")
+            self._context.outcomes.outcome("pod_condition", "error")
             log_failure(f"{what} failed: %s", err)
             return
-        self._outcomes.outcome("pod_condition", "success")
-        self._events.send(ref, "Warning", "FailedScheduling", condition["message"])
+        self._context.outcomes.outcome("pod_condition", "success")
+        self._context.events.send(ref, "Warning", "FailedScheduling", condition["message"])
 
     # --- nominations --------------------------------------------------------------------------
     def update_nominations(self, result: CycleResult, snapshot: ClusterSnapshot) -> None:
@@ -130,13 +115,13 @@ class PodStatusWriter:
             if task.nominated_node is not None and task.key not in wanted:
                 wanted[task.key] = None
         for key, node in wanted.items():
-            raw = self._cache.object_raw("Pod", key)
+            raw = self._context.cache.object_raw("Pod", key)
             if raw is None:
                 continue
             if st.nominated_node(raw) == node:
                 self._nominated_sent.discard(key)
             elif self._nominated_sent.claim(key, node):
-                self._workers.spawn_status(
+                self._context.workers.spawn_status(
                     f"status nominatedNodeName of {key}", self._write_nomination, key, raw, node
                 )
         self._nominated_sent.prune(wanted.keys())
@@ -145,7 +130,7 @@ class PodStatusWriter:
         writer = self._nominations
         assert writer is not None
         ref = st.object_ref("Pod", raw)
-        if ref is None or self._workers.skipped_in_shutdown():
+        if ref is None or self._context.workers.skipped_in_shutdown():
             return
         what = (
             f"set nominatedNodeName {node} on {key}"
@@ -154,10 +139,10 @@ class PodStatusWriter:
         )
         outcome = "success"
         try:
-            self._workers.call(
+            self._context.workers.call(
                 what,
                 lambda: writer.set_nominated_node(ref.namespace, ref.name, node),
-                check=lambda: self._cache.pod_problem(key, ref.uid),
+                check=lambda: self._context.cache.pod_problem(key, ref.uid),
             )
         except NotSentError as err:
             self._nominated_sent.release(key, node)
@@ -169,4 +154,4 @@ class PodStatusWriter:
             self._nominated_sent.release(key, node)
             outcome = "error"
             log_failure(f"{what} failed: %s", err)
-        self._outcomes.outcome("pod_nomination", outcome)
+        self._context.outcomes.outcome("pod_nomination", outcome)

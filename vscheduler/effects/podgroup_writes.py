@@ -18,14 +18,10 @@ import logging
 from collections.abc import Mapping, Set as AbstractSet
 from typing import Final
 
-from vscheduler.cache.cache import SchedulerCache
-from vscheduler.clock import Clock
 from vscheduler.effects import status as st
-from vscheduler.effects.events import EventSender
-from vscheduler.effects.outcomes import Outcomes, log_failure
-from vscheduler.effects.ports import ClusterWriter
+from vscheduler.effects.context import EffectsContext
+from vscheduler.effects.outcomes import log_failure
 from vscheduler.effects.sent import Newest, SentLog
-from vscheduler.effects.workers import Workers
 from vscheduler.errors import NotFoundError, NotSentError
 from vscheduler.model.commands import PodGroupStatus
 from vscheduler.model.status import PodGroupPhase
@@ -46,20 +42,9 @@ until then, as long as the next cycle, at most the loop's quiet period)."""
 class PodGroupStatusWriter:
     """Writes PodGroups' statuses, on the status workers."""
 
-    def __init__(
-        self,
-        writer: ClusterWriter,
-        cache: SchedulerCache,
-        *,
-        clock: Clock,
-        resend_after: float,
-        workers: Workers,
-        events: EventSender,
-        outcomes: Outcomes,
-    ) -> None:
-        self._writer, self._cache, self._clock = writer, cache, clock
-        self._workers, self._events, self._outcomes = workers, events, outcomes
-        self._groups_sent = SentLog(clock, resend_after)
+    def __init__(self, context: EffectsContext) -> None:
+        self._context = context
+        self._groups_sent = SentLog(context.clock, context.resend_after)
         self._groups_wanted: Newest[tuple[PodGroupStatus, st.Raw, dt.datetime | None, bool]] = (
             Newest()
         )
@@ -72,11 +57,6 @@ class PodGroupStatusWriter:
         """Per PodGroup key, the status last found to match the PodGroup as watched, with that
         PodGroup: while a cycle hands the same status object (a job taken unchanged, see
         `podgroup_statuses`) and the watch the same object, nothing is computed again."""
-
-    @property
-    def wanted(self) -> Newest[tuple[PodGroupStatus, st.Raw, dt.datetime | None, bool]]:
-        """The statuses wanted and not yet taken by a worker (tests watch the dispatcher by it)."""
-        return self._groups_wanted
 
     def update(
         self,
@@ -96,7 +76,7 @@ class PodGroupStatusWriter:
         matched = self._groups_matched
         still: dict[str, tuple[PodGroupStatus, st.Raw]] = {}
         for key, status in podgroups.items():
-            raw = self._cache.podgroup_raw(key)
+            raw = self._context.cache.podgroup_raw(key)
             if raw is None:
                 continue
             last = matched.get(key)
@@ -117,7 +97,7 @@ class PodGroupStatusWriter:
                 continue  # its counts still climb: a later cycle writes them, nearer their end
             if self._groups_sent.claim(key, st.patch_substance(patch)):
                 wanted = (status, raw, created.get(key), key in arriving)
-                if self._groups_wanted.want(key, wanted) and not self._workers.spawn_status(
+                if self._groups_wanted.want(key, wanted) and not self._context.workers.spawn_status(
                     f"status of {key}", self._write_wanted_podgroup, key
                 ):
                     self._groups_wanted.forget(key)
@@ -130,14 +110,14 @@ class PodGroupStatusWriter:
     def _written_lately(self, key: str) -> bool:
         """Whether PodGroup `key`'s status was written less than `COUNT_HOLD` seconds ago."""
         at = self._groups_written.get(key)
-        return at is not None and self._clock.monotonic() - at < COUNT_HOLD
+        return at is not None and self._context.clock.monotonic() - at < COUNT_HOLD
 
     def _write_wanted_podgroup(self, key: str) -> None:
         """The newest status wanted for PodGroup `key`, patched against the PodGroup as it is
         now (a status queued behind a newer one for the same PodGroup is never sent)."""
         while (wanted := self._groups_wanted.take(key)) is not None:
             status, raw, born, arriving = wanted
-            now = self._cache.podgroup_raw(key)
+            now = self._context.cache.podgroup_raw(key)
             held = None if now is None else st.object_ref("PodGroup", now)
             made_for = st.object_ref("PodGroup", raw)
             if now is not None and held and made_for and held.uid == made_for.uid:
@@ -161,41 +141,41 @@ class PodGroupStatusWriter:
         created: dt.datetime | None = None,
     ) -> None:
         ref = st.object_ref("PodGroup", raw)
-        if ref is None or self._workers.skipped_in_shutdown():
+        if ref is None or self._context.workers.skipped_in_shutdown():
             return
         what = f"patch the status of PodGroup {key}"
         try:
-            self._workers.call(
+            self._context.workers.call(
                 what,
-                lambda: self._writer.patch_podgroup_status(ref.namespace, ref.name, patch),
+                lambda: self._context.writer.patch_podgroup_status(ref.namespace, ref.name, patch),
                 check=lambda: self._podgroup_problem(key, ref.uid),
             )
         except NotSentError as err:
             self._groups_sent.release(key, st.patch_substance(patch))
-            self._outcomes.outcome("podgroup_status", "dropped")
+            self._context.outcomes.outcome("podgroup_status", "dropped")
             logger.info("%s not sent: %s", what, err)
             return
         except NotFoundError as err:  # gone: the watch will drop it
             self._groups_sent.release(key, st.patch_substance(patch))
-            self._outcomes.outcome("podgroup_status", "conflict")
+            self._context.outcomes.outcome("podgroup_status", "conflict")
             logger.info("%s dropped: the PodGroup is gone (%s)", what, err)
             return
         except Exception as err:
             self._groups_sent.release(key, st.patch_substance(patch))
-            self._outcomes.outcome("podgroup_status", "error")
+            self._context.outcomes.outcome("podgroup_status", "error")
             log_failure(f"{what} failed: %s", err)
             return
-        self._outcomes.outcome("podgroup_status", "success")
-        self._groups_written[key] = self._clock.monotonic()
+        self._context.outcomes.outcome("podgroup_status", "success")
+        self._groups_written[key] = self._context.clock.monotonic()
         if patch.get("phase") == PodGroupPhase.RUNNING.value:
-            self._outcomes.since("job", created)
+            self._context.outcomes.since("job", created)
         for type_, reason, message in events:
-            self._events.send(ref, type_, reason, message)
+            self._context.events.send(ref, type_, reason, message)
 
     def _podgroup_problem(self, key: str, uid: str) -> str | None:
         """Why writing the status of PodGroup `key` (as `uid`) no longer holds: it is gone or
         was replaced."""
-        raw = self._cache.podgroup_raw(key)
+        raw = self._context.cache.podgroup_raw(key)
         held = st.object_ref("PodGroup", raw) if raw is not None else None
         if held is None or held.uid != uid:
             return f"PodGroup {key} (uid {uid}) is gone or was replaced"

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Literal, Protocol
+from typing import Final, Literal, Protocol
+
+EVENT_MESSAGE_LIMIT: Final = 1024
+"""The longest Event message `record_event` sends: a longer one is cut (ending in an ellipsis),
+by the executor before it asks and by the writer whoever asks. An Event is a notice, not a log."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -70,7 +74,7 @@ class ClusterWriter(Protocol):
     def record_event(
         self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str
     ) -> None:
-        """Create a core/v1 Event about `ref`."""
+        """Create a core/v1 Event about `ref` (its message cut to `EVENT_MESSAGE_LIMIT`)."""
         ...
 
 

@@ -20,14 +20,11 @@ import threading
 from collections.abc import Mapping
 from typing import Final
 
-from vscheduler.cache.cache import SchedulerCache
-from vscheduler.clock import Clock
 from vscheduler.effects import queue_status as qs, queue_warnings as qw, status as st
-from vscheduler.effects.events import EventSender
-from vscheduler.effects.outcomes import Outcomes, log_failure
-from vscheduler.effects.ports import ClusterWriter, ObjectRef
+from vscheduler.effects.context import EffectsContext
+from vscheduler.effects.outcomes import log_failure
+from vscheduler.effects.ports import ObjectRef
 from vscheduler.effects.sent import Newest, SentLog
-from vscheduler.effects.workers import Workers
 from vscheduler.errors import NotFoundError, NotSentError
 from vscheduler.model.commands import QueueFigures
 from vscheduler.model.resources import Resources
@@ -46,21 +43,9 @@ class QueueWriter:
     """Writes the Queues' warnings and statuses: warnings and holds on the dispatcher, the
     status writes on the status workers."""
 
-    def __init__(
-        self,
-        writer: ClusterWriter,
-        cache: SchedulerCache,
-        *,
-        clock: Clock,
-        resend_after: float,
-        hold: float,
-        workers: Workers,
-        events: EventSender,
-        outcomes: Outcomes,
-    ) -> None:
-        self._writer, self._cache, self._clock = writer, cache, clock
-        self._workers, self._events, self._outcomes = workers, events, outcomes
-        self._queues_sent = SentLog(clock, resend_after)
+    def __init__(self, context: EffectsContext, *, hold: float) -> None:
+        self._context = context
+        self._queues_sent = SentLog(context.clock, context.resend_after)
         self._queues_wanted: Newest[Resources] = Newest()
         """Per Queue, the newest `status.allocated` wanted written (see `Newest`)."""
         self._queues_sent_at: dict[str, float] = {}
@@ -81,17 +66,17 @@ class QueueWriter:
     def warn(self, queues: Mapping[str, QueueFigures]) -> None:
         """A Warning Event on each Queue whose warning is new or changed (`queue_warnings`)."""
         for name, warning in self._queue_warnings.due(queues):
-            raw = self._cache.object_raw("Queue", name)
+            raw = self._context.cache.object_raw("Queue", name)
             ref = None if raw is None else st.object_ref("Queue", raw)
             if ref is None:  # the default queue vscheduler assumes, or a queue being deleted
                 self._queue_warnings.retract(name)
                 continue
             logger.warning("queue %s: %s", name, warning)
             reason = queues[name].warning_reason
-            self._workers.queue(
+            self._context.workers.queue(
                 f"event {reason} on queue {name}",
-                functools.partial(self._events.send, ref, "Warning", reason, warning),
-                self._workers.event_pool,
+                functools.partial(self._context.events.send, ref, "Warning", reason, warning),
+                self._context.workers.event_pool,
             )
 
     def update(self, allocated: Mapping[str, Resources], *, every: bool = True) -> None:
@@ -101,7 +86,7 @@ class QueueWriter:
         (`_arm_queue_timer`). `every`: `allocated` names every queue of a cycle (what it does
         not name is forgotten), not only the held ones."""
         for name, amounts in allocated.items():
-            raw = self._cache.object_raw("Queue", name)
+            raw = self._context.cache.object_raw("Queue", name)
             patch = None if raw is None else qs.allocated_patch(amounts, raw)
             if patch is None:  # as wanted, or no Queue (the default queue assumed, or deleted)
                 self._queues_sent.discard(name)
@@ -116,7 +101,7 @@ class QueueWriter:
             if (
                 self._queues_sent.claim(name, amounts)
                 and self._queues_wanted.want(name, amounts)
-                and not self._workers.spawn_status(
+                and not self._context.workers.spawn_status(
                     f"status allocated of Queue {name}", self._write_wanted_queue, name
                 )
             ):
@@ -129,18 +114,18 @@ class QueueWriter:
     def _queue_hold_left(self, name: str) -> float:
         """Seconds until Queue `name`'s status may be sent again (0 or less: now)."""
         at = self._queues_sent_at.get(name)
-        return 0.0 if at is None else at + self._queue_hold - self._clock.monotonic()
+        return 0.0 if at is None else at + self._queue_hold - self._context.clock.monotonic()
 
     def _arm_queue_timer(self, delay: float) -> None:
         """A dispatcher turn writing the held Queue statuses, `delay` seconds from now (one
         at a time; a status still held then arms the next): a change held is written when its
         hold ends though no cycle comes (a pod deleted, then nothing)."""
-        if self._queue_timer is not None or self._workers.stop.is_set():
+        if self._queue_timer is not None or self._context.workers.stop.is_set():
             return
         timer = threading.Timer(
             delay,
-            lambda: self._workers.queue(
-                "dispatch held queue statuses", self._held_queues, self._workers.dispatcher
+            lambda: self._context.workers.queue(
+                "dispatch held queue statuses", self._held_queues, self._context.workers.dispatcher
             ),
         )
         timer.daemon = True
@@ -156,7 +141,7 @@ class QueueWriter:
         """The newest `status.allocated` wanted for Queue `name`, patched against the Queue as
         watched now (written meanwhile, or gone: nothing is sent)."""
         while (amounts := self._queues_wanted.take(name)) is not None:
-            raw = self._cache.object_raw("Queue", name)
+            raw = self._context.cache.object_raw("Queue", name)
             ref = None if raw is None else st.object_ref("Queue", raw)
             patch = None if raw is None else qs.allocated_patch(amounts, raw)
             if ref is None or patch is None:
@@ -165,16 +150,16 @@ class QueueWriter:
             self._write_queue(ref, amounts, patch)
 
     def _write_queue(self, ref: ObjectRef, amounts: Resources, patch: Mapping[str, object]) -> None:
-        if self._workers.skipped_in_shutdown():
+        if self._context.workers.skipped_in_shutdown():
             return
         name = ref.name
         what = f"patch the status of Queue {name}"
-        self._queues_sent_at[name] = self._clock.monotonic()
+        self._queues_sent_at[name] = self._context.clock.monotonic()
         outcome = "success"
         try:
-            self._workers.call(
+            self._context.workers.call(
                 what,
-                lambda: self._writer.patch_queue_status(name, patch),
+                lambda: self._context.writer.patch_queue_status(name, patch),
                 check=lambda: self._queue_problem(name, ref.uid),
             )
         except NotSentError as err:
@@ -189,11 +174,11 @@ class QueueWriter:
             self._queues_sent.release(name, amounts)
             outcome = "error"
             log_failure(f"{what} failed: %s", err)
-        self._outcomes.outcome("queue_status", outcome)
+        self._context.outcomes.outcome("queue_status", outcome)
 
     def _queue_problem(self, name: str, uid: str) -> str | None:
         """Why writing Queue `name`'s status (as `uid`) no longer holds: gone or replaced."""
-        raw = self._cache.object_raw("Queue", name)
+        raw = self._context.cache.object_raw("Queue", name)
         held = st.object_ref("Queue", raw) if raw is not None else None
         if held is None or held.uid != uid:
             return f"Queue {name} (uid {uid}) is gone or was replaced"

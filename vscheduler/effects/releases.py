@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import logging
 
-from vscheduler.clock import Clock
-from vscheduler.effects.outcomes import Outcomes, log_failure
+from vscheduler.effects.context import EffectsContext
+from vscheduler.effects.outcomes import log_failure
 from vscheduler.effects.ports import ConfigMapWriter
 from vscheduler.effects.sent import SentLog
-from vscheduler.effects.workers import Workers
 from vscheduler.errors import NotFoundError, NotSentError
 from vscheduler.model.commands import ReservationRelease
 
@@ -28,18 +27,10 @@ logger = logging.getLogger("vscheduler.effects.executor")
 class ReservationReleaser:
     """Removes released reservations' keys through `config_maps`, on the status workers."""
 
-    def __init__(
-        self,
-        config_maps: ConfigMapWriter | None,
-        *,
-        clock: Clock,
-        resend_after: float,
-        workers: Workers,
-        outcomes: Outcomes,
-    ) -> None:
+    def __init__(self, context: EffectsContext, *, config_maps: ConfigMapWriter | None) -> None:
+        self._context = context
         self._config_maps = config_maps
-        self._workers, self._outcomes = workers, outcomes
-        self._released_sent = SentLog(clock, resend_after)
+        self._released_sent = SentLog(context.clock, context.resend_after)
 
     def release(self, releases: tuple[ReservationRelease, ...]) -> None:
         """One patch per ConfigMap removing the keys released and not already being removed."""
@@ -52,20 +43,22 @@ class ReservationReleaser:
             if self._released_sent.claim(sent, True):
                 keys.setdefault(release.config_map, []).append(release.key)
         for config_map, removed in sorted(keys.items()):
-            self._workers.spawn_status(
+            self._context.workers.spawn_status(
                 f"release in {config_map}", self._write_release, config_map, removed
             )
 
     def _write_release(self, config_map: str, keys: list[str]) -> None:
         writer = self._config_maps
         assert writer is not None
-        if self._workers.skipped_in_shutdown():
+        if self._context.workers.skipped_in_shutdown():
             return
         namespace, _, name = config_map.partition("/")
         what = f"remove reservations {', '.join(keys)} from ConfigMap {config_map}"
         outcome = "success"
         try:
-            self._workers.call(what, lambda: writer.remove_config_map_keys(namespace, name, keys))
+            self._context.workers.call(
+                what, lambda: writer.remove_config_map_keys(namespace, name, keys)
+            )
         except NotFoundError:
             logger.info("%s: the ConfigMap is gone", what)
         except NotSentError:
@@ -77,4 +70,4 @@ class ReservationReleaser:
             log_failure(f"{what} failed: %s", err)
         else:
             logger.info("%s: done", what)
-        self._outcomes.outcome("reservation_release", outcome)
+        self._context.outcomes.outcome("reservation_release", outcome)

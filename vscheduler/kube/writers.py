@@ -48,7 +48,7 @@ from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from vscheduler.clock import Clock
-from vscheduler.effects.ports import ObjectRef
+from vscheduler.effects.ports import EVENT_MESSAGE_LIMIT, ObjectRef
 from vscheduler.errors import NotFoundError, TransientClusterError
 from vscheduler.kube import protobuf
 from vscheduler.kube.client import JSON, MERGE_PATCH, STRATEGIC_MERGE_PATCH, KubeApi
@@ -61,8 +61,6 @@ logger = logging.getLogger(__name__)
 PODGROUP_API = ("scheduling.volcano.sh", "v1beta1", "podgroups")
 QUEUE_API = ("scheduling.volcano.sh", "v1beta1", "queues")
 _KIND = {PODGROUP_API: "PodGroup", QUEUE_API: "Queue"}
-EVENT_MESSAGE_LIMIT = 1024
-"""Longer Event messages are cut (with an ellipsis): an Event is a notice, not a log."""
 
 
 class KubeWriter:

@@ -5,7 +5,9 @@ Owns: the grammar (`[-+]?([0-9]*(\\.[0-9]*)?[a-z]+)+`, or a bare `0`, with the u
 holds are ignored; a fraction is added through float64, as Go adds it) and its overflow rule
 (more than 2^63-1 ns, about 292 years, is an error; -2^63 ns is not). For annotations Volcano
 parses with it (`volcano.sh/cooldown-time`): the same strings are accepted, with the same value.
-Must not: read policies (`conf.arguments.parse_go_duration` reads arguments, in float seconds).
+A number beyond that range raises `DurationOverflowError` (a `DurationError` with Go's message),
+so a caller may say what the limit is. Must not: read policies (`conf.arguments.parse_go_duration`
+reads arguments, in float seconds, through this).
 """
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ class DurationError(ValueError):
     """Not a Go duration; the message is Go's (`time: invalid duration "x"`, ...)."""
 
 
+class DurationOverflowError(DurationError):
+    """A number beyond Go's range (more than 2^63-1 ns, or below -2^63 ns); Go's message."""
+
+
 def parse_go_duration_ns(text: str) -> int:
     """The nanoseconds of Go duration `text` ("600s", "1h30m", "-1.5h", "0", ".5s").
 
@@ -52,11 +58,11 @@ def parse_go_duration_ns(text: str) -> int:
         value, rest = _component(rest, text)
         total += value
         if total > _LIMIT:
-            raise DurationError(invalid)
+            raise DurationOverflowError(invalid)
     if negative:
         return -total
     if total > _LIMIT - 1:
-        raise DurationError(invalid)
+        raise DurationOverflowError(invalid)
     return total
 
 
@@ -82,12 +88,12 @@ def _component(rest: str, text: str) -> tuple[int, str]:
     if unit is None:
         raise DurationError(f'time: unknown unit "{unit_text}" in duration "{text}"')
     if whole > _LIMIT // unit:
-        raise DurationError(invalid)
+        raise DurationOverflowError(invalid)
     whole *= unit
     if fraction > 0:
         whole += int(float(fraction) * (float(unit) / scale))
         if whole > _LIMIT:
-            raise DurationError(invalid)
+            raise DurationOverflowError(invalid)
     return whole, rest
 
 
@@ -97,10 +103,10 @@ def _leading_int(text: str, invalid: str) -> tuple[int, str, bool]:
     value, i = 0, 0
     while i < len(text) and text[i] in _DIGITS:
         if value > _LIMIT // 10:
-            raise DurationError(invalid)
+            raise DurationOverflowError(invalid)
         value = value * 10 + ord(text[i]) - 48
         if value > _LIMIT:
-            raise DurationError(invalid)
+            raise DurationOverflowError(invalid)
         i += 1
     return value, text[i:], i > 0
 

@@ -41,6 +41,7 @@ from typing import Final
 from vscheduler import __version__
 from vscheduler.conf.arguments import parse_go_bool, parse_go_duration
 from vscheduler.errors import InputError
+from vscheduler.model.duration import DurationOverflowError
 from vscheduler.obs.http import parse_address
 from vscheduler.runtime.foreign_flags import FOREIGN_FLAGS, ForeignFlag
 from vscheduler.runtime.settings import (
@@ -79,12 +80,11 @@ def duration(text: str) -> float:
     seconds: float | None
     try:
         seconds = parse_go_duration(text)
+    except DurationOverflowError:  # a number beyond Go's range, either way: said below
+        seconds = -math.inf if text.startswith("-") else math.inf
     except ValueError:
-        try:
-            seconds = float(text)
-        except ValueError:
-            seconds = None
-    if seconds is None or not math.isfinite(seconds):
+        seconds = _plain_seconds(text)
+    if seconds is None:
         raise argparse.ArgumentTypeError(
             f"must be a duration like 1s, 500ms, 1m30s or a number of seconds, got {text!r}"
         )
@@ -95,6 +95,15 @@ def duration(text: str) -> float:
             f"must be at most 2562047h (Go's longest duration), got {text!r}"
         )
     return seconds
+
+
+def _plain_seconds(text: str) -> float | None:
+    """A finite plain number of seconds ("1.5"), or None."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) else None
 
 
 def _number(text: str, convert: Callable[[str], float], noun: str) -> float:

@@ -8,6 +8,7 @@ import pytest
 from vscheduler.conf.arguments import ArgumentReader, parse_go_duration
 from vscheduler.conf.parse import parse_policy
 from vscheduler.errors import PluginArgsError
+from vscheduler.model.duration import DurationOverflowError
 
 POLICIES = Path(__file__).resolve().parents[2] / "fixtures" / "policies"
 PLUGINS_IN_THE_ARGUMENTS_FIXTURE = (
@@ -196,6 +197,27 @@ def test_go_durations_parse_to_seconds(text: str, seconds: float) -> None:
 @pytest.mark.parametrize("text", ["", "5", "m", "1d", "5 m", "1h 30m", "abc", "-", ".s", "1e3s"])
 def test_malformed_go_durations_are_value_errors(text: str) -> None:
     with pytest.raises(ValueError, match="invalid duration"):
+        parse_go_duration(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        pytest.param("2562047h", 9223369200.0, id="the-longest-whole-hours"),
+        pytest.param("9223372036854775807ns", 9223372036.854775807, id="int64-max-ns"),
+        pytest.param("-9223372036854775808ns", -9223372036.854775808, id="int64-min-ns"),
+    ],
+)
+def test_go_durations_up_to_gos_range_parse(text: str, seconds: float) -> None:
+    assert parse_go_duration(text) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["9223372036854775808ns", "2562048h", "2562047h47m16.854775808s", "-9223372036854775809ns"],
+)
+def test_go_durations_beyond_gos_range_are_overflow_errors_as_in_go(text: str) -> None:
+    with pytest.raises(DurationOverflowError, match=f"^invalid duration '{text}': beyond Go's"):
         parse_go_duration(text)
 
 

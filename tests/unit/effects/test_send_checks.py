@@ -209,6 +209,12 @@ def queued(effects: EffectsExecutor, kind: str, count: int = 1) -> None:
         threading.Event().wait(0.001)
 
 
+def dispatched(effects: EffectsExecutor) -> None:
+    """Until the dispatcher has carried out every submit (diffed and queued its writes)."""
+    while effects._pending[""]:  # the dispatcher's own count
+        threading.Event().wait(0.001)
+
+
 def finish(effects: EffectsExecutor, writer: Writer) -> None:
     for gate in writer.gates.values():
         gate.set()
@@ -398,9 +404,7 @@ def test_a_backlog_of_status_writes_sends_only_the_newest_for_each_object(
         unschedulable={"ns/p2": "0/2 nodes are available: 2 node(s) were unschedulable."},
     )
     effects.submit(newer, ClusterSnapshot())
-    wanted = effects._groups_wanted._wanted  # the dispatcher's progress
-    while wanted["ns/pg1"][0] is not newer.podgroups["ns/pg1"]:
-        threading.Event().wait(0.001)
+    dispatched(effects)
     finish(effects, writer)
     assert writer.of("status") == ["ns/pg1"]
     assert writer.of("condition") == ["ns/p2"]

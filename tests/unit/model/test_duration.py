@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from vscheduler.model.duration import DurationError, parse_go_duration_ns
+from vscheduler.model.duration import DurationError, DurationOverflowError, parse_go_duration_ns
 
 ACCEPTED = [
     ("600s", 600_000_000_000),
@@ -82,3 +82,24 @@ def test_what_go_refuses_is_refused(text: str) -> None:
 def test_the_error_says_what_go_says(text: str, message: str) -> None:
     with pytest.raises(DurationError, match=f"^{message}$"):
         parse_go_duration_ns(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "overflow"),
+    [
+        ("9223372036854775808ns", True),
+        ("-9223372036854775809ns", True),
+        ("2562048h", True),
+        ("2562047h47m16.854775808s", True),
+        ("1h2562047h", True),
+        ("600abcde", False),
+        ("600", False),
+        ("1..5s", False),
+    ],
+)
+def test_a_number_beyond_gos_range_is_told_apart_from_a_malformed_duration(
+    text: str, overflow: bool
+) -> None:
+    with pytest.raises(DurationError) as caught:
+        parse_go_duration_ns(text)
+    assert isinstance(caught.value, DurationOverflowError) is overflow

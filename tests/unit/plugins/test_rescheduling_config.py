@@ -242,6 +242,39 @@ def test_a_bad_policy_fails_to_load_naming_the_plugin_entry() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("2562047h", 2562047 * 3600), ("9223372036854775807ns", 9223372036.854775807)],
+)
+def test_a_duration_up_to_gos_longest_is_read(text: str, seconds: float) -> None:
+    assert parse({"interval": text}).interval == dt.timedelta(seconds=seconds)
+
+
+AT_MOST_GOS_LONGEST = "must be at most 2562047h47m16.854775807s (Go's longest duration)"
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("9223372036854775808ns", AT_MOST_GOS_LONGEST),
+        ("2562048h", AT_MOST_GOS_LONGEST),
+        ("2562047h47m16.854775808s", AT_MOST_GOS_LONGEST),
+        ("-2562048h", "must not be negative"),
+    ],
+)
+def test_a_duration_beyond_gos_range_fails_the_policy_as_in_go(text: str, problem: str) -> None:
+    """Go's time.ParseDuration refuses these (an int64 of nanoseconds overflows)."""
+    plugin = {"name": "rescheduling", "arguments": {"interval": text}}
+    policy = yaml.safe_dump({"actions": "shuffle", "tiers": [{"plugins": [plugin]}]})
+
+    with pytest.raises(PolicyError) as caught:
+        catalog.load_pipeline(policy)
+
+    assert caught.value.errors == (
+        f"tiers[0].plugins[0]: plugin rescheduling: arguments.interval: {problem}, got '{text}'",
+    )
+
+
 def test_build_makes_a_factory_with_an_empty_memory() -> None:
     factory = rescheduling.build({})
 
