@@ -5,12 +5,13 @@ Owns: queueing the binds of a cycle (each already assumed in the cache and holdi
 `terms.QueuedBind`), each bind's send and outcome (a conflict or a missing pod forgets the
 assumption; other failures also get a Warning `FailedScheduling`; an answer lost keeps it,
 `unconfirmed`; success a Normal `Scheduled` Event, queued on the Event pool), the time a bind
-took (`on_duration("bind")`, and `task` since the pod's creation); before the Binding, the
-writes that bind its volumes to the node (`effects.volumes`), each checked and retried as the
-bind, and the binds waiting until the cache shows their claims bound (`effects.volume_wait`: a
-waiting set checked on the dispatcher when a claim or volume changes and every `volume_poll`
-seconds; a wait that fails tells the pod as kube-scheduler does); the drops of queued and
-waiting binds (a node deleted, a step-down, a shutdown).
+took (`on_duration("bind")`, and `task` since the pod's creation); before the Binding, when the
+policy binds volumes (`volume_binding`), the writes that bind its volumes to the node
+(`effects.volumes`), each checked and retried as the bind, and the binds waiting until the
+cache shows their claims bound (`effects.volume_wait`: a waiting set checked on the dispatcher
+when a claim or volume changes and every `volume_poll` seconds; a wait that fails tells the
+pod as kube-scheduler does); the drops of queued and waiting binds (a node deleted, a
+step-down, a shutdown).
 Must not: assume binds in the cache (the executor does, before queueing), retry but through
 the workers' `call`, or raise out of a worker or the dispatcher.
 """
@@ -67,6 +68,7 @@ class Binder:
         events: EventSender,
         outcomes: Outcomes,
         write_condition: Callable[[str, st.Raw, Mapping[str, str]], None],
+        volume_binding: Callable[[], bool],
         volume_bind_timeout: Callable[[], float],
         volume_poll: float,
     ) -> None:
@@ -75,6 +77,9 @@ class Binder:
         self._events, self._outcomes = events, outcomes
         self._write_condition = write_condition
         """A pod's PodScheduled=False condition written (`PodStatusWriter.write_condition`)."""
+        self._volume_binding = volume_binding
+        """Whether a bind binds its pod's volumes first (read as the bind begins: the policy's,
+        `Pipeline.volume_binding`)."""
         # seconds a bind waits for its volumes (read as it begins to wait: the policy's), and
         # between two checks of the waiting binds
         self._bind_timeout, self._volume_poll = volume_bind_timeout, volume_poll
@@ -199,7 +204,10 @@ class Binder:
         the Binding then waits for, once they are sent. Else (None) its assumption is forgotten
         and the pod is placed again next cycle: a claim not ready for this node (outcome
         `dropped`), a write that failed (`conflict`, `error` with a Warning `FailedScheduling`,
-        as a failed Binding)."""
+        as a failed Binding). With volume binding off (the policy's: Volcano's predicates
+        without `predicate.VolumeBindingEnable`), nothing is written or waited for."""
+        if not self._volume_binding():
+            return Plan()
         pod = self._cache.pod_volumes(bind.task_uid, bind.node)
         if pod is None:
             return Plan()
