@@ -7,9 +7,12 @@ import dataclasses
 
 import pytest
 
+from vscheduler import cycle
 from vscheduler.model.cluster import ClusterSnapshot
+from vscheduler.model.commands import Bind, CycleResult
 from vscheduler.model.facts import Requirement, SelectorTerm, TaskFacts
 from vscheduler.model.selector import LabelRequirement, LabelSelector
+from vscheduler.model.status import TaskStatus
 from vscheduler.model.volumes import NO_PROVISIONER, ClaimFacts, StorageClassFacts, VolumeFacts
 from vscheduler.testing.builders import Item, NodeBuilder, node, pod, snapshot
 from vscheduler.testing.scenario import TIERS, Outcome, run
@@ -301,6 +304,23 @@ def test_with_volume_binding_on_a_bind_claims_its_premade_volume_for_the_next_cy
     assert after.claims["default/data"].volume_name == "pv-a"
     assert (after.volumes["pv-a"].claim, after.volumes["pv-b"].claim) == ("default/data", "")
     assert second.binds == {"default/p2": "n2"}
+
+
+def test_between_cycles_a_bind_the_effects_would_refuse_for_its_claims_leaves_the_pod_pending() -> (
+    None
+):
+    """`cycle.next_snapshot` with volume binding: a bind whose claim is not ready for its node
+    (here: gone since the cycle) is dropped by the effects, so the pod stays pending, unplaced;
+    without volume binding the bind goes."""
+    snap = cluster(using("p", "data"))
+    task = snap.tasks["default/p"]
+    result = CycleResult(binds=(Bind(task_uid=task.uid, pod=task.key, node="n1"),))
+
+    kept = cycle.next_snapshot(snap, result, volume_binding=True).tasks[task.uid]
+    bound = cycle.next_snapshot(snap, result, volume_binding=False).tasks[task.uid]
+
+    assert (kept.node_name, kept.status) == (None, TaskStatus.PENDING)
+    assert (bound.node_name, bound.status) == ("n1", TaskStatus.RUNNING)
 
 
 def test_with_volume_binding_off_no_volume_is_claimed_or_checked() -> None:
