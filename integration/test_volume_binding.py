@@ -8,11 +8,13 @@ that node, claimed for the claim, and the PV controller binds them); a provision
 words; a claim of a class of pre-made local volumes gets the volume on the pod's node claimed
 for it (the PV controller completes the binding, then the pod is bound); a claim the PV
 controller bound at once keeps its pod to its volume's node; a pod whose claim does not exist
-stays pending, told so in kube-scheduler's words."""
+stays pending, told so in kube-scheduler's words. With `predicate.VolumeBindingEnable: false`
+none of it: the pod is bound at once and its claim left as it was."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -212,4 +214,55 @@ def test_pods_bind_where_their_claims_can_be_bound_and_bind_them_there(
         '0/2 nodes are available: persistentvolumeclaim "nowhere" not found.'
     )
     assert "orphan" not in harness.bound(cluster, "test")
+    assert scheduler.alive()
+
+
+OFF_POLICY = """\
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: drf
+  - name: predicates
+    arguments:
+      predicate.VolumeBindingEnable: false
+  - name: proportion
+  - name: nodeorder
+"""
+
+
+@pytest.mark.timeout(180)
+def test_with_volume_binding_off_pods_bind_at_once_and_their_claims_are_not_written(
+    cluster: harness.ScopedCluster,
+    start_scheduler: Callable[..., harness.Scheduler],
+    tmp_path: Path,
+) -> None:
+    """`predicate.VolumeBindingEnable: false` turns off Volcano's whole VolumeBinding plugin:
+    a pod whose WaitForFirstConsumer claim would be annotated with its node, and the Binding
+    held until the claim is bound, is bound at once and its claim is left as it was."""
+    if harness.backend() != "local":
+        pytest.skip(
+            "StorageClasses and PersistentVolumes are cluster-wide: the cluster must be"
+            " the test's alone"
+        )
+    cluster.add_node("node-a", cpu="4", memory="8Gi")
+    cluster.request(
+        "POST",
+        "/apis/storage.k8s.io/v1/storageclasses",
+        storage_class("fake", "example.com/fake", "WaitForFirstConsumer"),
+    )
+    cluster.request("POST", "/api/v1/namespaces/test/persistentvolumeclaims", claim("data", "fake"))
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(OFF_POLICY)
+    scheduler = start_scheduler(args=[f"--policy-file={policy}"])
+    scheduler.wait_ready(TIMEOUT)
+
+    harness.create(cluster, pod_using("p", "data"))
+
+    assert bound_node(cluster, "p") == "node-a"
+    assert selected_node(cluster, "data") is None
+    assert "volumeName" not in get(cluster, claim_path("data"))["spec"]
     assert scheduler.alive()

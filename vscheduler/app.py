@@ -277,6 +277,7 @@ class App:
             may_write=self.is_leading,
             config_maps=self.writer,
             nominations=self.writer,
+            volume_binding=lambda: self.policy.current.volume_binding,
             volume_bind_timeout=self._volume_bind_timeout,
         )
         self.cache.on_node_deleted(self.effects.node_deleted)

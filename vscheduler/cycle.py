@@ -10,12 +10,16 @@ import datetime as dt
 from collections.abc import Callable, Mapping
 
 from vscheduler.clock import Clock, perf_counter
+from vscheduler.effects.volumes import Refusal, SelectNode, volume_writes
 from vscheduler.framework.registry import Pipeline
 from vscheduler.framework.session import Carried, Session, Watch
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import Bind, CycleResult
+from vscheduler.model.facts import TaskFacts
 from vscheduler.model.reservation import ReservationBook
 from vscheduler.model.status import TaskStatus
+from vscheduler.model.volumebind import HeldVolume, PodClaim, PodVolumes
+from vscheduler.model.volumes import ClaimFacts, VolumeFacts
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -119,21 +123,32 @@ def run_cycle(
 
 
 def next_snapshot(
-    snapshot: ClusterSnapshot, result: CycleResult, *, now: dt.datetime | None = None
+    snapshot: ClusterSnapshot,
+    result: CycleResult,
+    *,
+    now: dt.datetime | None = None,
+    volume_binding: bool = False,
 ) -> ClusterSnapshot:
     """The cluster after `result` took effect, as `simulate` assumes between cycles: bound pods
     run on their node (scheduled at `now`, the cycle's time, when given: their PodScheduled
     condition's time, which cdp reads), evicted pods are gone, pending pods carry the nominations
     `result.nominated` names (others none, as the effects write `status.nominatedNodeName`),
     PodGroup phases and conditions carry over, released reservations are gone from their
-    ConfigMap."""
+    ConfigMap. With `volume_binding` (the pipeline's: the effects bind volumes before the
+    Binding), each bind's volume writes take effect first, in bind order (`_volumes_bound`)."""
     tasks = dict(snapshot.tasks)
     for uid, task in snapshot.tasks.items():
         node = result.nominated.get(task.key)
         if node != task.nominated_node:
             tasks[uid] = dataclasses.replace(task, nominated_node=node)
+    claims, volumes = snapshot.claims, snapshot.volumes
     for bind in result.binds:
         task = tasks[bind.task_uid]
+        if volume_binding and task.claims:
+            bound = _volumes_bound(snapshot, task, bind.node, claims, volumes)
+            if bound is None:
+                continue  # the effects drop the bind: the pod is placed again next cycle
+            claims, volumes = bound
         tasks[bind.task_uid] = dataclasses.replace(
             task,
             node_name=bind.node,
@@ -150,8 +165,60 @@ def next_snapshot(
                 jobs[key], phase=status.phase, conditions=status.conditions
             )
     return dataclasses.replace(
-        snapshot, tasks=tasks, jobs=jobs, reservations=_released(snapshot, result)
+        snapshot,
+        tasks=tasks,
+        jobs=jobs,
+        claims=claims,
+        volumes=volumes,
+        reservations=_released(snapshot, result),
     )
+
+
+def _volumes_bound(
+    snapshot: ClusterSnapshot,
+    task: TaskFacts,
+    node: str,
+    claims: Mapping[str, ClaimFacts],
+    volumes: Mapping[str, VolumeFacts],
+) -> tuple[Mapping[str, ClaimFacts], Mapping[str, VolumeFacts]] | None:
+    """The claims and volumes once the writes binding `task`'s volumes to `node` took effect
+    (`effects.volumes`, as the effects send them before the Binding) and the PV controller did
+    its part: a claim annotated with the node to provision for keeps the annotation (its
+    provisioner is not modelled), a pre-made volume claimed for a claim and that claim are bound
+    to each other. None: the effects would refuse the bind (a claim not ready for the node)."""
+    labels = next((n.labels for n in snapshot.nodes if n.name == node), {})
+    plan = volume_writes(
+        PodVolumes(
+            namespace=task.namespace,
+            name=task.name,
+            uid=task.uid,
+            node=node,
+            node_labels=labels,
+            claims=tuple(
+                PodClaim(name=n, ephemeral=e, facts=claims.get(f"{task.namespace}/{n}"))
+                for n, e in task.claims
+            ),
+            classes=snapshot.storage_classes,
+            volumes=tuple(HeldVolume(facts=v) for v in volumes.values()),
+        )
+    )
+    if isinstance(plan, Refusal):
+        return None
+    if not plan.writes:
+        return claims, volumes
+    claims, volumes = dict(claims), dict(volumes)
+    for write in plan.writes:
+        key = f"{write.namespace}/{write.name}"
+        if isinstance(write, SelectNode):
+            claims[key] = dataclasses.replace(claims[key], selected_node=write.node)
+        else:
+            claims[key] = dataclasses.replace(
+                claims[key], volume_name=write.volume, bind_completed=True
+            )
+            volumes[write.volume] = dataclasses.replace(
+                volumes[write.volume], claim=key, claim_uid=write.uid, phase="Bound"
+            )
+    return claims, volumes
 
 
 def _released(snapshot: ClusterSnapshot, result: CycleResult) -> Mapping[str, ReservationBook]:

@@ -1,8 +1,9 @@
 """`vscheduler simulate`: what would this policy do to this cluster?
 
 Reads snapshot files (ordinary Kubernetes objects), runs N cycles of the real scheduler on them
-and reports the decisions. Between cycles, bound pods run on their node, evicted pods are gone
-and PodGroup phases carry over (`cycle.next_snapshot`). `--explain NS/POD` evaluates a pod
+and reports the decisions. Between cycles, bound pods run on their node, evicted pods are gone,
+PodGroup phases carry over and, when the policy binds volumes, the binds' volume writes have taken
+effect (`cycle.next_snapshot`). `--explain NS/POD` evaluates a pod
 against every node as the first cycle stood when allocate decided it (after the placements the
 cycle made before it; as the session opened when allocate never reached it): its queue's verdict,
 each node's filter result and, for a node that passes every filter, each scoring plugin's
@@ -140,7 +141,9 @@ def simulate(request: Request) -> Json:
         all_evictions.extend(e.pod for e in report.result.evictions)
         all_details.extend(eviction_json(e) for e in report.result.evictions)
         all_released.extend(release_json(r) for r in report.result.reservations_released)
-        snap = cycle.next_snapshot(snap, report.result, now=clock.now())
+        snap = cycle.next_snapshot(
+            snap, report.result, now=clock.now(), volume_binding=pipeline.volume_binding
+        )
         clock.advance(1.0)
     return {
         "cycles": cycles,

@@ -283,3 +283,32 @@ def test_the_preemptor_named_in_the_eviction_binds_where_its_victims_were() -> N
     assert third.binds == {"default/h-00-1": "n1", "default/h-01-0": "n1"}
     assert third.evictions == []
     assert third.result.nominated == {}
+
+
+def test_a_nominated_pod_no_action_tries_keeps_its_nomination_and_says_it_waits_for_the_node() -> (
+    None
+):
+    """mine-1 carries a nomination to n1 (its room held there); allocate stops its job at
+    mine-0, whose claim does not exist, so no action tries mine-1 (the policy has no preempt or
+    reclaim). It keeps the nomination, and its message says so rather than the generic `pod
+    was not considered in this cycle` (kube-scheduler would keep its last attempt's message,
+    Volcano gives its job's generic one)."""
+    items: list[Item] = [node("n1").resources(cpu="2", memory="16Gi"), queue("a")]
+    items += [podgroup("mine").queue("a").min_member(1).inqueue()]
+    items += [pod("mine-0").group("mine").requests(cpu="1").created(1)]
+    items += [pod("mine-1").group("mine").requests(cpu="1").created(2).nominated("n1")]
+    snap = snapshot(*items)
+    first = snap.tasks["default/mine-0"]
+    snap = dataclasses.replace(
+        snap, tasks={**snap.tasks, first.uid: dataclasses.replace(first, claims=(("data", False),))}
+    )
+
+    (outcome,) = run(snap, policy='actions: "enqueue, allocate, backfill"\n' + TIERS)
+
+    assert outcome.binds == {}
+    assert outcome.result.nominated == {"default/mine-1": "n1"}
+    assert outcome.unschedulable == {
+        "default/mine-0": '0/1 nodes are available: persistentvolumeclaim "data" not found.',
+        "default/mine-1": "Pod default/mine-1 waits for its nominated node n1, where its room is"
+        " held; it was not tried in this cycle",
+    }

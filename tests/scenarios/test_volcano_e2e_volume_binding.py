@@ -15,8 +15,9 @@ class (`e2epv`'s defaults). In `Immediate` mode the e2e waits for the PV control
 two before it goes on, so the pods meet the claim bound. The pods (`e2epod.MakeSecPod`, a
 StatefulSet's nginx) request nothing: best-effort pods, placed by `backfill`. Each bare pod is its
 own PodGroup (Volcano's PodGroup controller). Between cycles the scheduler's volume writes take
-effect and the PV controller completes them (`volumes_settled`): a claimed volume and its claim
-bound to each other, a provisioned claim bound to the volume its provisioner made.
+effect and the PV controller completes them (the scenario runner's, `cycle.next_snapshot`): a
+claimed volume and its claim bound to each other; a provisioned claim is bound to the volume its
+provisioner made by the test (`provisioned`).
 
 **The policy** is the e2e ConfigMap's (`kind_e2e.CI_POLICY`).
 
@@ -32,10 +33,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
-from vscheduler.effects.volumes import ClaimVolume, Plan, SelectNode, volume_writes
 from vscheduler.model.cluster import ClusterSnapshot, complete_jobs
 from vscheduler.model.facts import Requirement, SelectorTerm, TaskFacts
-from vscheduler.model.volumebind import HeldVolume, PodClaim, PodVolumes
 from vscheduler.model.volumes import (
     NO_PROVISIONER,
     ClaimFacts,
@@ -152,49 +151,10 @@ def deleted(snap: ClusterSnapshot, name: str) -> ClusterSnapshot:
     return dataclasses.replace(snap, tasks=tasks, jobs=complete_jobs(tasks, snap.jobs))
 
 
-def volumes_settled(snap: ClusterSnapshot) -> ClusterSnapshot:
-    """The volume writes of every placed pod taken effect (`effects.volumes`, as the scheduler
-    sends them before the Binding), and the PV controller done: a claimed volume and its claim
-    bound; a claim annotated with its node keeps the annotation (its provisioner is the test's)."""
-    claims, volumes = dict(snap.claims), dict(snap.volumes)
-    labels = {n.name: n.labels for n in snap.nodes}
-    for task in snap.tasks.values():
-        if not task.node_name or not task.claims:
-            continue
-        pod_volumes = PodVolumes(
-            namespace=task.namespace,
-            name=task.name,
-            uid=task.uid,
-            node=task.node_name,
-            node_labels=labels[task.node_name],
-            claims=tuple(
-                PodClaim(name=n, ephemeral=e, facts=claims.get(f"{task.namespace}/{n}"))
-                for n, e in task.claims
-            ),
-            classes=snap.storage_classes,
-            volumes=tuple(HeldVolume(facts=v) for v in volumes.values()),
-        )
-        plan = volume_writes(pod_volumes)
-        assert isinstance(plan, Plan), plan
-        for write in plan.writes:
-            if isinstance(write, SelectNode):
-                key = f"{write.namespace}/{write.name}"
-                claims[key] = dataclasses.replace(claims[key], selected_node=write.node)
-            elif isinstance(write, ClaimVolume):
-                key = f"{write.namespace}/{write.name}"
-                claims[key] = dataclasses.replace(
-                    claims[key], volume_name=write.volume, bind_completed=True
-                )
-                volumes[write.volume] = dataclasses.replace(
-                    volumes[write.volume], claim=key, claim_uid=write.uid, phase="Bound"
-                )
-    return dataclasses.replace(snap, claims=claims, volumes=volumes)
-
-
 def cycle(snap: ClusterSnapshot) -> tuple[Outcome, ClusterSnapshot]:
-    """One cycle, and the cluster after it with the volumes settled."""
+    """One cycle, and the cluster after it (the scheduler's volume writes taken effect)."""
     (outcome,) = run(snap, policy=CI_POLICY)
-    return outcome, volumes_settled(outcome.snapshot_after)
+    return outcome, outcome.snapshot_after
 
 
 def immediate_volume(*tasks: TaskFacts, with_class: bool = True) -> ClusterSnapshot:

@@ -7,9 +7,12 @@ import dataclasses
 
 import pytest
 
+from vscheduler import cycle
 from vscheduler.model.cluster import ClusterSnapshot
+from vscheduler.model.commands import Bind, CycleResult
 from vscheduler.model.facts import Requirement, SelectorTerm, TaskFacts
 from vscheduler.model.selector import LabelRequirement, LabelSelector
+from vscheduler.model.status import TaskStatus
 from vscheduler.model.volumes import NO_PROVISIONER, ClaimFacts, StorageClassFacts, VolumeFacts
 from vscheduler.testing.builders import Item, NodeBuilder, node, pod, snapshot
 from vscheduler.testing.scenario import TIERS, Outcome, run
@@ -71,6 +74,14 @@ def cluster(
         claims={c.key: c for c in claims},
         volumes={v.name: v for v in volumes},
         storage_classes={c.name: c for c in classes},
+    )
+
+
+def added(snap: ClusterSnapshot, task: TaskFacts) -> ClusterSnapshot:
+    """The cluster with `task` (and its PodGroup) created."""
+    more = snapshot(task)
+    return dataclasses.replace(
+        snap, tasks={**snap.tasks, **more.tasks}, jobs={**snap.jobs, **more.jobs}
     )
 
 
@@ -259,14 +270,70 @@ def test_a_premade_volume_must_be_large_enough_and_alike() -> None:
     assert outcome.binds == {"default/p": "n2"}
 
 
+OFF = POLICY.replace(
+    "  - name: predicates\n",
+    "  - name: predicates\n    arguments:\n      predicate.VolumeBindingEnable: false\n",
+)
+"""The policy with Volcano's volume binding switched off."""
+
+
 def test_volume_binding_can_be_switched_off() -> None:
-    policy = POLICY.replace(
-        "  - name: predicates\n",
-        "  - name: predicates\n    arguments:\n      predicate.VolumeBindingEnable: false\n",
-    )
-    outcome = once(cluster(using("p", "data")), policy)
+    outcome = once(cluster(using("p", "data")), OFF)
 
     assert outcome.binds == {"default/p": "n1"}
+
+
+def test_with_volume_binding_on_a_bind_claims_its_premade_volume_for_the_next_cycle() -> None:
+    """The writes before the Binding (the VolumeBinding PreBind) take effect between cycles: p1,
+    held to zone b, has the volume on n2 claimed for its claim (the PV controller binds the
+    two), so p2, sharing the claim, follows it there the next cycle, though the volume on n1
+    would serve an unbound claim on n1, the node chosen when nothing else decides."""
+    rwx = frozenset({"ReadWriteMany"})
+    claims = (claim("data", storage_class="local", access_modes=rwx),)
+    volumes = (volume("pv-a", "n2", access_modes=rwx), volume("pv-b", "n1", access_modes=rwx))
+    p1 = dataclasses.replace(using("p1", "data"), node_selector={"zone": "b"})
+    first, second = run(
+        cluster(p1, claims=claims, volumes=volumes),
+        policy=POLICY,
+        cycles=2,
+        between=lambda _, snap: added(snap, using("p2", "data")),
+    )
+
+    assert first.binds == {"default/p1": "n2"}
+    after = first.snapshot_after
+    assert after.claims["default/data"].volume_name == "pv-a"
+    assert (after.volumes["pv-a"].claim, after.volumes["pv-b"].claim) == ("default/data", "")
+    assert second.binds == {"default/p2": "n2"}
+
+
+def test_between_cycles_a_bind_the_effects_would_refuse_for_its_claims_leaves_the_pod_pending() -> (
+    None
+):
+    """`cycle.next_snapshot` with volume binding: a bind whose claim is not ready for its node
+    (here: gone since the cycle) is dropped by the effects, so the pod stays pending, unplaced;
+    without volume binding the bind goes."""
+    snap = cluster(using("p", "data"))
+    task = snap.tasks["default/p"]
+    result = CycleResult(binds=(Bind(task_uid=task.uid, pod=task.key, node="n1"),))
+
+    kept = cycle.next_snapshot(snap, result, volume_binding=True).tasks[task.uid]
+    bound = cycle.next_snapshot(snap, result, volume_binding=False).tasks[task.uid]
+
+    assert (kept.node_name, kept.status) == (None, TaskStatus.PENDING)
+    assert (bound.node_name, bound.status) == ("n1", TaskStatus.RUNNING)
+
+
+def test_with_volume_binding_off_no_volume_is_claimed_or_checked() -> None:
+    """`predicate.VolumeBindingEnable: false` turns off the whole of Volcano's VolumeBinding
+    plugin: the pod goes where nothing else decides (n1, though its volume could only be on
+    n2), and its claim is neither annotated nor bound after the bind."""
+    claims = (claim("data", storage_class="local"), claim("made", storage_class="late"))
+    snap = cluster(using("p", "data", "made"), claims=claims, volumes=(volume("pv-a", "n2"),))
+    (outcome,) = run(snap, policy=OFF)
+
+    assert outcome.binds == {"default/p": "n1"}
+    assert outcome.snapshot_after.claims == snap.claims
+    assert outcome.snapshot_after.volumes == snap.volumes
 
 
 def test_a_claims_selector_picks_among_premade_volumes() -> None:

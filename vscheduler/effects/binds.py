@@ -40,6 +40,7 @@ class Binder:
         *,
         terms: Terms,
         write_condition: Callable[[str, st.Raw, Mapping[str, str]], None],
+        volume_binding: Callable[[], bool],
         volume_bind_timeout: Callable[[], float],
         volume_poll: float,
     ) -> None:
@@ -49,6 +50,7 @@ class Binder:
             terms=terms,
             send_binding=self.send_binding,
             write_condition=write_condition,
+            volume_binding=volume_binding,
             volume_bind_timeout=volume_bind_timeout,
             volume_poll=volume_poll,
         )

@@ -46,7 +46,9 @@ Queue, not while in flight, at most once per `QUEUE_HOLD` per Queue (a change wi
 written when the hold ends, by a dispatcher turn of its own if no cycle comes), checked against
 the Queue's uid before it is sent like the writes below.
 
-Before a pod's Binding, the writes that bind its volumes to the node (`effects.volume_binds`, as
+Before a pod's Binding, when the policy binds volumes (`volume_binding`: the pipeline's
+`volume_binding`, read as the bind begins; off, the Binding goes at once, as Volcano's without its
+VolumeBinding plugin), the writes that bind its volumes to the node (`effects.volume_binds`, as
 `effects.volumes` decides them: a WaitForFirstConsumer claim annotated with the node to provision
 for, or a pre-made volume's claimRef set), each checked and retried as the bind; a claim not ready
 for the node drops the bind (outcome `dropped`), a write that fails fails it (`conflict`, or `error`
@@ -175,6 +177,7 @@ class EffectsExecutor:
         config_maps: ConfigMapWriter | None = None,
         nominations: NominationWriter | None = None,
         queue_hold: float = QUEUE_HOLD,
+        volume_binding: Callable[[], bool] = lambda: True,
         volume_bind_timeout: Callable[[], float] = lambda: DEFAULT_BIND_TIMEOUT,
         volume_poll: float = VOLUME_POLL,
     ) -> None:
@@ -212,6 +215,7 @@ class EffectsExecutor:
             context,
             terms=self._terms,
             write_condition=self._pods.write_condition,
+            volume_binding=volume_binding,
             volume_bind_timeout=volume_bind_timeout,
             volume_poll=volume_poll,
         )

@@ -1,7 +1,8 @@
 """A bind's volumes: the writes that bind them to the node before its Binding, and the wait for
 the PV controller to bind them (kube-scheduler's VolumeBinding PreBind).
 
-Owns: sending a bind's volume writes (`effects.volumes` decides them), each checked and retried
+Owns: sending a bind's volume writes (`effects.volumes` decides them; none when the policy
+binds no volumes, `volume_binding`), each checked and retried
 as the bind (a claim not ready for the node drops the bind, outcome `dropped`; a write that
 fails fails it: `conflict`, or `error` with a Warning `FailedScheduling`); the binds waiting
 until the cache shows their claims bound (`effects.volume_wait`: a waiting set checked on the
@@ -59,10 +60,14 @@ class VolumeBinder:
         terms: Terms,
         send_binding: Callable[[Bind, dt.datetime | None], None],
         write_condition: Callable[[str, st.Raw, Mapping[str, str]], None],
+        volume_binding: Callable[[], bool],
         volume_bind_timeout: Callable[[], float],
         volume_poll: float,
     ) -> None:
         self._context, self._terms = context, terms
+        self._volume_binding = volume_binding
+        """Whether a bind binds its pod's volumes first (read as the bind begins: the policy's,
+        `Pipeline.volume_binding`)."""
         self._send_binding = send_binding
         """A bind's Binding sent, its volumes bound (`Binder.send_binding`)."""
         self._write_condition = write_condition
@@ -79,7 +84,10 @@ class VolumeBinder:
         the Binding then waits for, once they are sent. Else (None) its assumption is forgotten
         and the pod is placed again next cycle: a claim not ready for this node (outcome
         `dropped`), a write that failed (`conflict`, `error` with a Warning `FailedScheduling`,
-        as a failed Binding)."""
+        as a failed Binding). With volume binding off (the policy's: Volcano's predicates
+        without `predicate.VolumeBindingEnable`), nothing is written or waited for."""
+        if not self._volume_binding():
+            return Plan()
         pod = self._context.cache.pod_volumes(bind.task_uid, bind.node)
         if pod is None:
             return Plan()

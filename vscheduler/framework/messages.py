@@ -11,9 +11,10 @@ the nodes' aggregate first (kube-scheduler's words), then the queue's reason. A 
 (preempt or reclaim passed over pods whose eviction was refused) ends the message after a `;`.
 A pod pipelined on a node (waiting for room being released there: the victims preempt or reclaim
 evicted for it) gets Volcano's `Pod ns/p can possibly be assigned to n, once resource is
-released and minAvailable is satisfied` (`waiting`). A pod with a scheduling gate is not tried;
-its message is the API server's (`SCHEDULING_GATED`), and the condition the API server wrote is
-left as it is (`effects.status`).
+released and minAvailable is satisfied` (`waiting`). A pod that keeps its nomination to a node
+but was not tried in the cycle, with nothing else to say, says so (`nominated_untried`). A pod
+with a scheduling gate is not tried; its message is the API server's (`SCHEDULING_GATED`), and
+the condition the API server wrote is left as it is (`effects.status`).
 
 Reads the session's findings (`framework.findings`), its read view, the dispatcher (the tasks a
 plugin raised about, whether a gang is ready) and the placer (each node's reason); never the
@@ -23,7 +24,7 @@ session itself.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Final
 
 import numpy as np
@@ -41,6 +42,17 @@ def waiting(task: TaskState) -> str:
     return (
         f"Pod {task.key} can possibly be assigned to {task.node}, "
         "once resource is released and minAvailable is satisfied"
+    )
+
+
+def nominated_untried(task: TaskState, node: str) -> str:
+    """The message of a pending pod that keeps its nomination (`status.nominatedNodeName`) to
+    `node`, its room held there, but that no action tried in this cycle (its job stopped at an
+    earlier pod, or no action reached it): kube-scheduler would keep the message of its last
+    attempt, Volcano would give its job's generic one."""
+    return (
+        f"Pod {task.key} waits for its nominated node {node}, where its room is held;"
+        " it was not tried in this cycle"
     )
 
 
@@ -112,13 +124,16 @@ def unschedulable(
     findings: Findings,
     dispatch: Dispatcher,
     placer: Placer,
+    nominated: Mapping[str, str],
 ) -> dict[str, str]:
     """pod key -> message, for every pod of this scheduler still pending at session close, in
     task order (`pending_at_open`: the tasks pending as the session opened, in task order; no
-    task becomes pending in a session unless it was then)."""
+    task becomes pending in a session unless it was then). `nominated`: pod key -> node, the
+    pods that keep an honoured nomination without having been tried (`nominated_untried`, in
+    place of the generic message)."""
     by_class: dict[int, str] = {}
     out: dict[str, str] = {}
-    sources = _Sources(findings, dispatch, placer)
+    sources = _Sources(findings, dispatch, placer, nominated)
     for task in pending_at_open:
         if task.status is not TaskStatus.PENDING or task.node is not None:
             continue
@@ -131,10 +146,17 @@ def unschedulable(
 
 
 class _Sources:
-    __slots__ = ("dispatch", "findings", "placer")
+    __slots__ = ("dispatch", "findings", "nominated", "placer")
 
-    def __init__(self, findings: Findings, dispatch: Dispatcher, placer: Placer) -> None:
+    def __init__(
+        self,
+        findings: Findings,
+        dispatch: Dispatcher,
+        placer: Placer,
+        nominated: Mapping[str, str],
+    ) -> None:
         self.findings, self.dispatch, self.placer = findings, dispatch, placer
+        self.nominated = nominated
 
 
 def _own_and_gang(sources: _Sources, task: TaskState) -> tuple[str, str]:
@@ -182,6 +204,9 @@ def _message(sources: _Sources, task: TaskState, by_class: dict[int, str]) -> st
         return f"{own.rstrip('.')}. {gang}"
     if own or gang:
         return own or gang
+    node = sources.nominated.get(task.key)
+    if node is not None:
+        return nominated_untried(task, node)
     if findings.is_schedulable(task.uid):
         return "pod fits a node but was not placed in this cycle"
     return "pod was not considered in this cycle"

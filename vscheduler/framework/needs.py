@@ -2,8 +2,8 @@
 
 Owns `Needs` (an optional `needs` attribute of a plugin factory, read with `needs_of`) and the
 rules it can declare: the node-usage periods the plugin reads, the ConfigMaps it reads from the
-snapshot, the plugins it conflicts with in one tier when one of its flags is on, and how long a
-bind waits for its pod's volumes.
+snapshot, the plugins it conflicts with in one tier when one of its flags is on, whether binds
+bind their pods' volumes first, and how long a bind waits for them.
 `framework.registry.build` collects every factory's needs in one place, so the config layer
 never names a plugin. Must not know any plugin by name: each plugin declares its own needs.
 """
@@ -34,14 +34,19 @@ class Needs:
     each; one that is not a PromQL duration is left out: the plugin reports its own argument
     error, or finds no value). `config_maps`: the (namespace, name) of every ConfigMap the plugin
     reads from the snapshot (the runtime watches them, `snapshot` and `simulate` load them).
-    `conflicts`: rules checked once per tier by `registry.build`. `volume_bind_timeout`: the
-    seconds a bind waits for its pod's volumes to be bound (the effects read it from the
-    `Pipeline`; the first plugin declaring one sets it; None: no opinion).
+    `conflicts`: rules checked once per tier by `registry.build`. `volume_binding`: before a
+    pod's Binding, the effects bind its volumes to the node and wait for them to be bound
+    (kube-scheduler's VolumeBinding PreBind; on when some plugin of the policy declares it, as
+    Volcano runs the PreBind only when its predicates plugin enables volume binding).
+    `volume_bind_timeout`: the seconds a bind waits for its pod's volumes to be bound (the
+    effects read it from the `Pipeline`; the first plugin declaring one sets it; None: no
+    opinion).
     """
 
     usage_periods: tuple[str, ...] = ()
     config_maps: tuple[tuple[str, str], ...] = ()
     conflicts: tuple[TierConflict, ...] = ()
+    volume_binding: bool = False
     volume_bind_timeout: float | None = None
 
 

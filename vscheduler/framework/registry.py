@@ -97,14 +97,16 @@ class Pipeline:
     collector, the `metrics` block and every usage period the policy's plugins read (the block's
     `period` first, then each plugin's declared `Needs.usage_periods`); for the ConfigMap watches,
     every ConfigMap a plugin declares it reads (`Needs.config_maps`, sorted, once each); for the
-    effects, the seconds a bind waits for its pod's volumes (`Needs.volume_bind_timeout`, the
-    first plugin's that declares one; None: none does)."""
+    effects, whether binds bind their pods' volumes first (`Needs.volume_binding`, some plugin
+    declares it) and the seconds a bind waits for them (`Needs.volume_bind_timeout`, the first
+    plugin's that declares one; None: none does)."""
 
     actions: tuple[Action, ...]
     tiers: tuple[tuple[PluginEntry, ...], ...]
     metrics: MetricsConfig | None = None
     usage_periods: tuple[str, ...] = ()
     config_maps: tuple[tuple[str, str], ...] = ()
+    volume_binding: bool = False
     volume_bind_timeout: float | None = None
 
 
@@ -157,6 +159,7 @@ def build(policy: PolicyLike, registry: Registry, *, source: str = "policy") -> 
         metrics=policy.metrics,
         usage_periods=usage_periods(policy.metrics, asked),
         config_maps=tuple(sorted({cm for each in needs for cm in each.config_maps})),
+        volume_binding=any(each.volume_binding for each in needs),
         volume_bind_timeout=next(
             (each.volume_bind_timeout for each in needs if each.volume_bind_timeout is not None),
             None,

@@ -760,6 +760,7 @@ class Session:
             for uid, i in self.nominations.items()
             if (t := self.tasks[uid]).status is TaskStatus.PENDING and uid not in self._tried
         }
+        untried = dict(nominated)
         waiting = [
             t for t in staged if t.status is TaskStatus.PIPELINED and t.facts.node_name is None
         ]
@@ -773,7 +774,9 @@ class Session:
             pipelined,
             nominated,
             statuses,
-            messages.unschedulable(self, pending, self.findings, self.dispatch, self.placer),
+            messages.unschedulable(
+                self, pending, self.findings, self.dispatch, self.placer, untried
+            ),
             queue_status.allocated_by_queue(
                 self.queues, self.jobs, self.queue_totals, self._touched_jobs
             ),

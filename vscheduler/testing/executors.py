@@ -37,6 +37,7 @@ class ExecutorOptions(TypedDict, total=False):
     config_maps: ConfigMapWriter | None
     nominations: NominationWriter | None
     queue_hold: float
+    volume_binding: Callable[[], bool]
     volume_bind_timeout: Callable[[], float]
     volume_poll: float
 

@@ -3,7 +3,10 @@
     results = run(snapshot(...), policy=POLICY_TEXT, cycles=2)
     assert results[-1].binds == ...
 
-Between cycles the snapshot evolves as `simulate` evolves it (`cycle.next_snapshot`).
+Between cycles the snapshot evolves as `simulate` evolves it (`cycle.next_snapshot`): bound pods
+run, evicted ones are gone, and, when the policy binds volumes (predicates'
+`predicate.VolumeBindingEnable`, on by default), each bind's volume writes have taken effect
+(claims annotated with their node, pre-made volumes and their claims bound to each other).
 """
 
 from __future__ import annotations
@@ -77,7 +80,9 @@ def run(
             snap = between(i, snap)
         report = cycle.run_cycle(snap, pipeline, clock=clock, uid=f"cycle-{i + 1}", carried=carried)
         carried = report.carried
-        snap = cycle.next_snapshot(snap, report.result, now=clock.now())
+        snap = cycle.next_snapshot(
+            snap, report.result, now=clock.now(), volume_binding=pipeline.volume_binding
+        )
         out.append(Outcome(report.result, snap))
         clock.advance(step)
     return out

@@ -206,6 +206,35 @@ def test_a_claim_that_needs_nothing_for_the_node_lets_the_binding_go_alone(
     assert [c[0] for c in writer.calls if c[0] != "event"] == ["bind"]
 
 
+# --- volume binding off -------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "claim",
+    [
+        raw_claim("c1", storage_class="fast"),  # would be annotated, then waited for
+        raw_claim("c1"),  # would have a pre-made volume claimed, then waited for
+        raw_claim("c1", storage_class="fast", selected="n2"),  # would drop the bind
+    ],
+    ids=["to-provision", "pre-made", "selected-other-node"],
+)
+def test_with_volume_binding_off_the_binding_goes_at_once_and_no_volume_is_written(
+    writer: Writer,
+    cache: SchedulerCache,
+    clock: FixedClock,
+    outcomes: list[tuple[str, str]],
+    claim: dict[str, Any],
+) -> None:
+    """The policy's predicates with `predicate.VolumeBindingEnable: false` (Volcano then runs no
+    VolumeBinding PreBind): no claim annotated, no volume claimed, no wait."""
+    cache.replace(CLAIM, [claim])
+    cache.replace(VOLUME, [raw_volume("pv-1")])
+    with running_executor(
+        writer, cache, clock, outcomes, workers=2, attempts=2, volume_binding=lambda: False
+    ) as effects:
+        bind(effects, cache, raw_pod("c1"))
+    assert [c[:3] for c in writer.calls if c[0] != "event"] == [("bind", "ns/p1", "n1")]
+    assert outcomes == [("bind", "success")]
+
+
 # --- refusals ----------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("claims", "pod"),

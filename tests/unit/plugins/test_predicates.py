@@ -522,6 +522,18 @@ def test_the_bind_timeout_for_volumes_is_volcanos_argument_600_seconds_by_defaul
         pipeline(POLICY + "    arguments:\n      volumebinding.bindTimeoutSeconds: -1\n")
 
 
+def test_volume_binding_at_bind_time_follows_volcanos_flag_and_needs_the_plugin() -> None:
+    """The effects bind a pod's volumes before its Binding (the VolumeBinding PreBind) while
+    `predicate.VolumeBindingEnable` is on, as Volcano registers the PreBind with the filter;
+    off, or without predicates in the policy, they do not."""
+    assert pipeline().volume_binding
+    off = POLICY + "    arguments:\n      predicate.VolumeBindingEnable: false\n"
+    assert not pipeline(off).volume_binding
+    assert not pipeline(
+        'actions: "allocate"\ntiers:\n- plugins:\n  - name: conformance\n'
+    ).volume_binding
+
+
 def test_unknown_and_mistyped_arguments_are_errors_with_a_suggestion() -> None:
     with pytest.raises(PolicyError) as caught:
         pipeline(

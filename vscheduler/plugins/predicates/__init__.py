@@ -57,8 +57,13 @@ Arguments (Volcano's names and defaults):
 - `predicate.ProportionalEnable` (false): check 9, with `predicate.resources` ("",
   comma-separated resource names) and `predicate.resources.<name>.cpu` / `.memory` (1.0 core /
   1.0 GB per unit; a negative rate means 1.0).
+- `predicate.VolumeBindingEnable` (true): volume binding, as Volcano's VolumeBinding plugin:
+  the checks of a pod's claims (`volumes`: a prePredicate and a per-node check, policy.md's
+  check V), and, declared as `Needs.volume_binding`, the writes
+  binding a pod's claims before its Binding and the wait for them (`effects.volumes`,
+  `effects.volume_wait`); off, none of them.
 - Accepted without effect (vscheduler has no such check): `predicate.NodeVolumeLimitsEnable`,
-  `predicate.VolumeZoneEnable`, `predicate.VolumeBindingEnable` (all true),
+  `predicate.VolumeZoneEnable` (both true),
   `predicate.DynamicResourceAllocationEnable`, `predicate.GPUSharingEnable`,
   `predicate.GPUNumberEnable`, and the old `predicate.MemoryPressureEnable`,
   `predicate.DiskPressureEnable`, `predicate.PIDPressureEnable` (all false),

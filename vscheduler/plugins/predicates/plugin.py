@@ -382,7 +382,7 @@ class Factory:
 
     def __init__(self, config: Config, bind_timeout: float) -> None:
         self.config = config
-        self.needs = Needs(volume_bind_timeout=bind_timeout)
+        self.needs = Needs(volume_binding=config.volume_binding, volume_bind_timeout=bind_timeout)
         self._views = NodeMemo(NodeViews)
 
     def open(self, session: PluginSession) -> Predicates:
