@@ -384,14 +384,15 @@ class PodGroupBuilder(_Builder[JobFacts]):
 
     def annotate(self, key: str, value: str) -> PodGroupBuilder:
         """Adds an annotation (`volcano.sh/preemptable` and the task-topology ones are read as
-        the converter reads them)."""
+        the converter reads them, with its warnings)."""
         annotations = {**self._facts.annotations, key: value}
         label = f"PodGroup {self._facts.namespace}/{self._facts.name}"
-        topology, _ = task_topology(annotations, label)
+        topology, warnings = task_topology(annotations, label)
         self._set(
             annotations=annotations,
             preemption_opt_out=preemptable_flags(annotations, {})[1],
             task_topology=topology,
+            warnings=warnings,
         )
         return self
 
