@@ -152,6 +152,7 @@ from vscheduler.model.facts import (
     Requirement,
     SelectorTerm,
     Taint,
+    TaskTopology,
     Toleration,
     says_unschedulable,
 )
@@ -260,6 +261,7 @@ __all__ = [
     "TaskOrder",
     "TaskState",
     "TaskStatus",
+    "TaskTopology",
     "TemplateTable",
     "TierConflict",
     "Toleration",

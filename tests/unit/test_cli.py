@@ -331,6 +331,7 @@ AVAILABLE = [
     "volcano-plugin-arguments.yaml",
     "volcano-rescheduling.yaml",
     "volcano-resource-strategy-fit.yaml",
+    "volcano-task-topology.yaml",
     "volcano-usage-adaptor.yaml",
     "volcano-usage-elasticsearch.yaml",
     "volcano-usage-prometheus.yaml",

@@ -3,9 +3,9 @@
 Owns: the PodGroup's gang (`minMember`, default 1; `minTaskMember`, where the key "" counts
 the pods without a task role, as in Volcano), `minResources`, queue (default `default`), priority
 (from `priorityClassName`, as for pods), whether it opts out of the gang-aware actions'
-evictions (`volcano.sh/preemptable`, annotation else label, as on a pod), phase (default
-Pending) and conditions (any `type`, as the CRD allows), with Volcano's field names; whether a
-controller owns it (`controlled`).
+evictions (`volcano.sh/preemptable`, annotation else label, as on a pod), its task topology
+(`convert.tasktopology`), phase (default Pending) and conditions (any `type`, as the CRD allows),
+with Volcano's field names; whether a controller owns it (`controlled`).
 Must not: look at the PodGroup's pods or check that its queue exists (the scheduler reports it).
 """
 
@@ -35,6 +35,7 @@ from vscheduler.convert.fields import (
 )
 from vscheduler.convert.misc import resolve_priority
 from vscheduler.convert.pod import preemptable_flags
+from vscheduler.convert.tasktopology import task_topology
 from vscheduler.model.facts import (
     UNUSUAL_VALUE,
     FieldWarning,
@@ -61,6 +62,8 @@ def convert_podgroup(
     warnings: list[FieldWarning] = []
     min_member = _min_member(spec, label, warnings)
     min_task_member = _min_task_member(spec, label, warnings)
+    topology, topology_warnings = task_topology(meta.annotations, label)
+    warnings.extend(topology_warnings)
     return JobFacts(
         uid=meta.uid,
         namespace=meta.namespace,
@@ -77,6 +80,7 @@ def convert_podgroup(
         conditions=_conditions(status, label),
         created=meta.created,
         annotations=meta.annotations,
+        task_topology=topology,
         preemption_opt_out=preemptable_flags(meta.annotations, meta.labels)[1],
         controlled=bool(controller_owner(obj, label)),
         warnings=tuple(warnings),

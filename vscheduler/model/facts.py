@@ -338,6 +338,27 @@ def says_unschedulable(conditions: Iterable[PodGroupCondition]) -> bool:
     return any(c.type == "Unschedulable" and c.status == "True" for c in conditions)
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class TaskTopology:
+    """A job's task topology (the task-topology plugin's), from its PodGroup's annotations
+    `volcano.sh/task-topology-affinity`, `-anti-affinity` (groups of task roles: `;` between
+    groups, `,` within one) and `-task-order` (roles, `,`-separated), split as Volcano splits
+    them: empty names kept (they name no pod), nothing trimmed."""
+
+    affinity: tuple[tuple[str, ...], ...] = ()
+    """Groups whose roles' pods go together; a group of one role: its pods together."""
+    anti_affinity: tuple[tuple[str, ...], ...] = ()
+    """Groups whose roles' pods go apart; a group of one role: its pods apart."""
+    order: tuple[str, ...] = ()
+    """The roles placed first, first."""
+
+    def roles(self) -> frozenset[str]:
+        """Every role named (the empty name left out)."""
+        named = {r for group in (*self.affinity, *self.anti_affinity, self.order) for r in group}
+        named.discard("")
+        return frozenset(named)
+
+
 @quick_init
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class JobFacts:
@@ -356,6 +377,9 @@ class JobFacts:
     conditions: tuple[PodGroupCondition, ...] = ()
     created: dt.datetime = EPOCH
     annotations: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    task_topology: TaskTopology | None = None
+    """The PodGroup's task-topology annotations, read (None without any, or when they are
+    ignored: a role repeated within one group, as Volcano ignores them; a warning says so)."""
     preemption_opt_out: bool = False
     """The PodGroup's `volcano.sh/preemptable` (annotation, else label) is set and does not read
     true: gangpreempt and gangreclaim take none of its pods (Volcano's

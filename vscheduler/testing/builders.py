@@ -23,6 +23,7 @@ from vscheduler.convert.queue import node_group_limits
 from vscheduler.convert.queue_hierarchy import hierarchy_levels
 from vscheduler.convert.resourcequota import convert_resource_quota
 from vscheduler.convert.scoring import scoring_override
+from vscheduler.convert.tasktopology import task_topology
 from vscheduler.model import quantity
 from vscheduler.model.cluster import (
     DEFAULT_SCHEDULER_NAME,
@@ -382,9 +383,17 @@ class PodGroupBuilder(_Builder[JobFacts]):
         return self
 
     def annotate(self, key: str, value: str) -> PodGroupBuilder:
-        """Adds an annotation (`volcano.sh/preemptable` is read as the converter reads it)."""
+        """Adds an annotation (`volcano.sh/preemptable` and the task-topology ones are read as
+        the converter reads them, with its warnings)."""
         annotations = {**self._facts.annotations, key: value}
-        self._set(annotations=annotations, preemption_opt_out=preemptable_flags(annotations, {})[1])
+        label = f"PodGroup {self._facts.namespace}/{self._facts.name}"
+        topology, warnings = task_topology(annotations, label)
+        self._set(
+            annotations=annotations,
+            preemption_opt_out=preemptable_flags(annotations, {})[1],
+            task_topology=topology,
+            warnings=warnings,
+        )
         return self
 
     def controlled(self) -> PodGroupBuilder:

@@ -133,6 +133,29 @@ ANNOTATED_COOLDOWNS: Final = (
     "2562047h47m16.854775807s",
 )
 """And those only an annotation can hold."""
+TOPOLOGY_KEYS: Final = (
+    "volcano.sh/task-topology-affinity",
+    "volcano.sh/task-topology-anti-affinity",
+    "volcano.sh/task-topology-task-order",
+)
+TOPOLOGIES: Final = (
+    "ps,worker",
+    "ps;worker",
+    "worker",
+    "ps,worker;ps",
+    "worker,ps;worker",
+    "ps,ps",
+    "",
+    ";;",
+    ",,",
+    "ps,,worker,;",
+    "ps, worker",
+    "ps|worker",
+    "wroker",
+    "ps;worker,chief",
+)
+"""Values of a PodGroup's task-topology annotations: sound, empty, repeated roles, roles no pod
+has, other separators (the pods' roles are `ps`, `worker` and none)."""
 OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 
 
@@ -511,7 +534,8 @@ def podgroups() -> st.SearchStrategy[Raw]:
     """A PodGroup (named by `clusters`): minMember from negative (Volcano's CRDs before 1.14) to
     far above its pods, minResources with unknown names and negative amounts, minTaskMember with
     the key "" (pods without a role) and negative minima, a queue that exists or not, garbage
-    annotations, owner references (a controller or not)."""
+    annotations, task-topology annotations sound and odd (`TOPOLOGIES`), owner references (a
+    controller or not)."""
     spec = st.fixed_dictionaries(
         {"minMember": st.integers(0, 2**31 - 1) | st.integers(-2, 5)},
         optional={
@@ -530,19 +554,23 @@ def podgroups() -> st.SearchStrategy[Raw]:
         {"apiVersion": st.just("batch.volcano.sh/v1alpha1"), "kind": st.just("Job")},
         optional={"controller": st.booleans()},
     )
+    topology = st.fixed_dictionaries(
+        {}, optional={key: st.sampled_from(TOPOLOGIES) for key in TOPOLOGY_KEYS}
+    )
     return st.builds(
-        lambda ann, owners, sp, phase: {
+        lambda ann, topo, owners, sp, phase: {
             "apiVersion": "scheduling.volcano.sh/v1beta1",
             "kind": "PodGroup",
             "metadata": {
                 "creationTimestamp": "2026-01-01T00:00:00Z",
-                "annotations": ann,
+                "annotations": {**ann, **topo},
                 **({"ownerReferences": owners} if owners else {}),
             },
             "spec": sp,
             **({"status": {"phase": phase}} if phase else {}),
         },
         annotation_maps(),
+        topology,
         st.lists(owner, max_size=2).map(_one_controller),
         spec,
         st.sampled_from(("", "Pending", "Inqueue", "Running", "Unknown")),
@@ -793,3 +821,60 @@ def clusters(draw: st.DrawFn, *, max_pods: int = 8) -> list[Raw]:
         pods_.append(_named(draw(pods()), f"p{i}", f"uid-{namespace}-p{i}", namespace))
     objects.extend(draw(volumes.storage_objects(pods_)))
     return [*objects, *pods_]
+
+
+@st.composite
+def topology_jobs(draw: st.DrawFn) -> list[Raw]:
+    """Up to four plain nodes and one PodGroup `default/tf` with task-topology annotations sound
+    and odd (`TOPOLOGIES`), and up to eight of its pods: roles `ps`, `worker`, `chief`, none or
+    an empty one, as a label or an annotation; pending, or running on a node; one cpu or so each
+    (the clusters of `clusters` seldom give a topology a pending pod of every role it names)."""
+    names = NODE_NAMES[: draw(st.integers(1, 4))]
+    objects: list[Raw] = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": name, "uid": f"uid-node-{name}"},
+            "status": {
+                "allocatable": {"cpu": draw(st.sampled_from(("2", "3", "4"))), "pods": "110"}
+            },
+        }
+        for name in names
+    ]
+    value = st.sampled_from(TOPOLOGIES[:5]) | st.sampled_from(TOPOLOGIES)  # sound half the time
+    annotations = draw(st.fixed_dictionaries({}, optional=dict.fromkeys(TOPOLOGY_KEYS, value)))
+    objects.append(
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": "tf", "namespace": "default", "uid": "uid-pg-tf"}
+            | {"annotations": annotations, "creationTimestamp": "2026-01-01T00:00:00Z"},
+            "spec": {"minMember": draw(st.integers(0, 4))},
+        }
+    )
+    for i in range(draw(st.integers(1, 8))):
+        role = draw(st.sampled_from(("ps", "worker", "ps", "worker", "chief", "", None)))
+        where = draw(st.sampled_from(("labels", "annotations")))
+        node = draw(st.none() | st.sampled_from(names))
+        meta: Raw = {
+            "name": f"tf-{i}",
+            "namespace": "default",
+            "uid": f"uid-tf-{i}",
+            "creationTimestamp": "2026-01-01T00:00:00Z",
+            "labels": {},
+            "annotations": {"scheduling.k8s.io/group-name": "tf"},
+        }
+        if role is not None:
+            meta[where] = {**meta[where], "volcano.sh/task-spec": role}
+        cpu = draw(st.sampled_from(("500m", "1", "2")))
+        spec: Raw = {
+            "schedulerName": SCHEDULER,
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}],
+        }
+        if node is not None:
+            spec["nodeName"] = node
+        status = {"phase": "Running" if node is not None else "Pending"}
+        objects.append(
+            {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
+        )
+    return objects

@@ -43,7 +43,7 @@ from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import CycleResult
 from vscheduler.model.status import TaskStatus
 from vscheduler.testing.sessions import assert_same_opening
-from vscheduler.testing.strategies import SCHEDULER, clusters
+from vscheduler.testing.strategies import SCHEDULER, clusters, topology_jobs
 
 NOW = dt.datetime(2026, 1, 1, 0, 5, tzinfo=dt.UTC)
 PREEMPTING = """\
@@ -120,6 +120,13 @@ tiers:
 - plugins: [{name: priority}, {name: gang}, {name: conformance}, {name: cdp}]
 - plugins: [{name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder}]
 """
+TOPOLOGY = """\
+actions: "enqueue, allocate, preempt, reclaim, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins: [{name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder},
+            {name: task-topology, arguments: {task-topology.weight: 10}}]
+"""
 POLICIES: dict[str, str | None] = {
     "default": None,
     "preempting": PREEMPTING,
@@ -132,6 +139,7 @@ POLICIES: dict[str, str | None] = {
     "gang-evict": GANG_EVICT,
     "gang-evict-proportion": GANG_EVICT_PROPORTION,
     "cooldown": COOLDOWN,
+    "topology": TOPOLOGY,
 }
 PIPELINES: dict[str, Pipeline] = {k: catalog.load_pipeline(v) for k, v in POLICIES.items()}
 KEPT_PIPELINES: dict[str, Pipeline] = {k: catalog.load_pipeline(v) for k, v in POLICIES.items()}
@@ -203,6 +211,7 @@ def cycles(snap: ClusterSnapshot, pipeline: Pipeline, count: int = 2) -> None:
     for i in range(count):
         report = cycle.run_cycle(snap, pipeline, clock=clock, uid=f"cycle-{i + 1}")
         result = report.result
+        assert not [e for e in report.plugin_errors if e.startswith("task-topology")], report
         placed = {b.pod for b in result.binds} | set(result.pipelined)
         ours_pending = {
             t.key
@@ -278,6 +287,16 @@ def test_whole_cycles_on_what_the_cache_holds_never_raise_and_name_every_pending
 
 
 @FUZZ
+@given(topology_jobs())
+def test_task_topologies_sound_and_odd_go_through_whole_cycles_without_an_error(
+    objects: list[dict[str, Any]],
+) -> None:
+    """A job's task-topology annotations, sound, empty, repeated, naming roles its pods lack or
+    with other separators, over pods of every role, pending or running: whole cycles through
+    the cache never raise, the plugin raises nothing, and every pending pod is named."""
+    cycles(through_cache(objects).snapshot(), PIPELINES["topology"], count=3)
+
+
 @given(clusters(), st.sampled_from(sorted(PIPELINES)))
 def test_simulates_path_either_names_the_object_it_rejects_or_runs_every_cycle(
     objects: list[dict[str, Any]], policy: str
