@@ -107,8 +107,6 @@ class GangEvictor:
         if gate is not None and not gate(queue, pending):
             return False
         need = _sum(pending)
-        room, freed = self._room(), EMPTY
-        chosen: list[TaskState] = []
         trying: list[Statement] = []
 
         def undo() -> None:
@@ -116,14 +114,11 @@ class GangEvictor:
                 stmt.discard()
 
         with session.contained(self.kind, job, undo):
-            for bundle in self._bundles(job, need):
-                chosen.extend(bundle.tasks)
-                freed = freed + bundle.local
-                if not need.fits_in(room + freed):
-                    continue
+            taken = self._bundles(job, need)
+            for victims in bundles.attempts(taken, need, self._room(), allow_whole=self._whole):
                 stmt = session.statement()
                 trying[:] = [stmt]
-                held = self._trial(stmt, queue, job, pending, chosen)
+                held = self.trial(stmt, queue, job, pending, victims)
                 trying.clear()
                 if held:
                     stmt.commit()
@@ -156,11 +151,7 @@ class GangEvictor:
         if not allowed:
             return []
         kept = bundles.keep_allowed(first, {t.uid for t in allowed})
-        return [
-            b
-            for b in bundles.ordered(kept, need, order)
-            if self._whole or b.kind is bundles.Kind.SAFE
-        ]
+        return bundles.ordered(kept, need, order)
 
     def _room(self) -> Resources:
         """The cluster's future idle (idle + releasing - pipelined), summed over the nodes."""
@@ -170,7 +161,7 @@ class GangEvictor:
         return ledger.resources_of(np.maximum(ledger.future, 0).sum(axis=0))
 
     # --- the trial ----------------------------------------------------------------------------
-    def _trial(
+    def trial(
         self,
         stmt: Statement,
         queue: QueueState,
