@@ -15,12 +15,13 @@ For one asking job (the asker), in one domain (here always the whole cluster, Vo
 3. bundles are added one by one, cheapest first; once the cluster's future idle plus what the
    chosen bundles free covers the need, a trial: one statement evicts every chosen victim and
    pipelines each pending task on the node the allocate rules choose (predicates, the queue's
-   allocatable, idle room before future room, then the scores); the trial holds only if every
-   task is placed and the job is then ready or pipelined. A failed trial is discarded and the
-   next bundle added. The first trial that holds is committed: its evictions (one plan, carried
-   out all or none, `Evict.plan`) and the pipelined tasks, nominated to their nodes for a later
-   allocate to bind. Nothing is evicted without a trial that holds, and nothing is placed
-   without evicting (a job that fits as the cluster stands is allocate's).
+   allocatable, idle room before future room, then the scores; a nominated node is not
+   preferred, as in Volcano's simulation); the trial holds only if every task is placed and
+   the job is then ready or pipelined. A failed trial is discarded and the next bundle added.
+   The first trial that holds is committed: its evictions (one plan, carried out all or none,
+   `Evict.plan`) and the pipelined tasks, nominated to their nodes for a later allocate to
+   bind. Nothing is evicted without a trial that holds, and nothing is placed without evicting
+   (a job that fits as the cluster stands is allocate's).
 
 Must not: decide which jobs ask, or in which order (the actions do).
 """
@@ -170,7 +171,8 @@ class GangEvictor:
         victims: Sequence[TaskState],
     ) -> bool:
         """Evict `victims` and place every pending task in `stmt`; True when the job is then
-        ready or pipelined (the caller commits or discards)."""
+        ready or pipelined (the caller commits or discards). A task's nomination is no hint here:
+        the node is chosen as for a task without one (Volcano's simulation reads none)."""
         session = self.session
         dispatch = session.dispatch
         reason = self._reason(job, queue)
@@ -180,7 +182,7 @@ class GangEvictor:
             if not dispatch.allows_allocation(queue, task) or dispatch.prefilter(task) is not None:
                 return False
             with session.own_room(task):
-                choice = session.placer.choose(task, session.nominations.get(task.uid))
+                choice = session.placer.choose(task)
                 if not isinstance(choice, Choice):
                     return False
                 stmt.pipeline(task, choice.node)
