@@ -15,7 +15,8 @@ requests, the sum of min(freed here, needed) / needed, divided by the sum of (wh
 eviction costs the cluster) / needed; a safe bundle costs nothing (infinitely efficient), a
 whole one costs every task of its job. Last ties go to the job uid, the first task's uid, the
 smaller bundle. Volcano's sub-job (partition) surplus is not modelled: vscheduler has no
-sub-jobs.
+sub-jobs. The victim sets worth a trial are the sorted bundles taken one by one, each time the
+room plus what they free covers the need (`attempts`).
 
 Must not: choose which tasks are candidates or ask the plugins (`gangevict` does).
 """
@@ -27,7 +28,7 @@ import enum
 import functools
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from vscheduler.framework.state import JobState, TaskState
 from vscheduler.model import status as st
@@ -143,6 +144,24 @@ def ordered(bundles: Iterable[Bundle], need: Resources, order: Order) -> list[Bu
         return (ka > kb) - (ka < kb)
 
     return sorted(bundles, key=functools.cmp_to_key(compare))
+
+
+def attempts(
+    bundles: Iterable[Bundle], need: Resources, room: Resources, *, allow_whole: bool
+) -> Iterator[tuple[TaskState, ...]]:
+    """The victim sets worth a trial, in turn: `bundles` (sorted) taken one by one, a whole
+    bundle only when `allow_whole`, each time `room` plus what the taken bundles free covers
+    `need` (Volcano's actions' loop; its `SelectBundles`, which they do not call, returns the
+    first prefix that covers, or all bundles when none does)."""
+    chosen: list[TaskState] = []
+    freed = EMPTY
+    for bundle in bundles:
+        if bundle.kind is Kind.WHOLE and not allow_whole:
+            continue
+        chosen.extend(bundle.tasks)
+        freed = freed + bundle.local
+        if need.fits_in(room + freed):
+            yield tuple(chosen)
 
 
 def flatten(bundles: Iterable[Bundle]) -> list[TaskState]:

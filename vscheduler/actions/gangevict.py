@@ -15,12 +15,13 @@ For one asking job (the asker), in one domain (here always the whole cluster, Vo
 3. bundles are added one by one, cheapest first; once the cluster's future idle plus what the
    chosen bundles free covers the need, a trial: one statement evicts every chosen victim and
    pipelines each pending task on the node the allocate rules choose (predicates, the queue's
-   allocatable, idle room before future room, then the scores); the trial holds only if every
-   task is placed and the job is then ready or pipelined. A failed trial is discarded and the
-   next bundle added. The first trial that holds is committed: its evictions (one plan, carried
-   out all or none, `Evict.plan`) and the pipelined tasks, nominated to their nodes for a later
-   allocate to bind. Nothing is evicted without a trial that holds, and nothing is placed
-   without evicting (a job that fits as the cluster stands is allocate's).
+   allocatable, idle room before future room, then the scores; a nominated node is not
+   preferred, as in Volcano's simulation); the trial holds only if every task is placed and
+   the job is then ready or pipelined. A failed trial is discarded and the next bundle added.
+   The first trial that holds is committed: its evictions (one plan, carried out all or none,
+   `Evict.plan`) and the pipelined tasks, nominated to their nodes for a later allocate to
+   bind. Nothing is evicted without a trial that holds, and nothing is placed without evicting
+   (a job that fits as the cluster stands is allocate's).
 
 Must not: decide which jobs ask, or in which order (the actions do).
 """
@@ -107,8 +108,6 @@ class GangEvictor:
         if gate is not None and not gate(queue, pending):
             return False
         need = _sum(pending)
-        room, freed = self._room(), EMPTY
-        chosen: list[TaskState] = []
         trying: list[Statement] = []
 
         def undo() -> None:
@@ -116,14 +115,11 @@ class GangEvictor:
                 stmt.discard()
 
         with session.contained(self.kind, job, undo):
-            for bundle in self._bundles(job, need):
-                chosen.extend(bundle.tasks)
-                freed = freed + bundle.local
-                if not need.fits_in(room + freed):
-                    continue
+            taken = self._bundles(job, need)
+            for victims in bundles.attempts(taken, need, self._room(), allow_whole=self._whole):
                 stmt = session.statement()
                 trying[:] = [stmt]
-                held = self._trial(stmt, queue, job, pending, chosen)
+                held = self.trial(stmt, queue, job, pending, victims)
                 trying.clear()
                 if held:
                     stmt.commit()
@@ -156,11 +152,7 @@ class GangEvictor:
         if not allowed:
             return []
         kept = bundles.keep_allowed(first, {t.uid for t in allowed})
-        return [
-            b
-            for b in bundles.ordered(kept, need, order)
-            if self._whole or b.kind is bundles.Kind.SAFE
-        ]
+        return bundles.ordered(kept, need, order)
 
     def _room(self) -> Resources:
         """The cluster's future idle (idle + releasing - pipelined), summed over the nodes."""
@@ -170,7 +162,7 @@ class GangEvictor:
         return ledger.resources_of(np.maximum(ledger.future, 0).sum(axis=0))
 
     # --- the trial ----------------------------------------------------------------------------
-    def _trial(
+    def trial(
         self,
         stmt: Statement,
         queue: QueueState,
@@ -179,7 +171,8 @@ class GangEvictor:
         victims: Sequence[TaskState],
     ) -> bool:
         """Evict `victims` and place every pending task in `stmt`; True when the job is then
-        ready or pipelined (the caller commits or discards)."""
+        ready or pipelined (the caller commits or discards). A task's nomination is no hint here:
+        the node is chosen as for a task without one (Volcano's simulation reads none)."""
         session = self.session
         dispatch = session.dispatch
         reason = self._reason(job, queue)
@@ -189,7 +182,7 @@ class GangEvictor:
             if not dispatch.allows_allocation(queue, task) or dispatch.prefilter(task) is not None:
                 return False
             with session.own_room(task):
-                choice = session.placer.choose(task, session.nominations.get(task.uid))
+                choice = session.placer.choose(task)
                 if not isinstance(choice, Choice):
                     return False
                 stmt.pipeline(task, choice.node)
