@@ -23,11 +23,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from integration import harness
 from integration.exporter import NodeExporter
 from integration.prometheus import PrometheusServer
 
 TIMEOUT = 120.0
+pytestmark = pytest.mark.timeout(300)
+"""Each test here waits on Prometheus scrapes and descheduling runs, step after step (each step
+up to `TIMEOUT`): the suite's 60 s per test, a guard against a hang, stopped one on a loaded
+machine between two steps that each went as they should."""
 """Generous: CI machines are slow, and the control plane shares them."""
 HOT, COLD = "node-hot", ("node-cold-a", "node-cold-b")
 NODES = (HOT, *COLD)
