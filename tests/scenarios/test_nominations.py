@@ -285,30 +285,62 @@ def test_the_preemptor_named_in_the_eviction_binds_where_its_victims_were() -> N
     assert third.result.nominated == {}
 
 
-def test_a_nominated_pod_no_action_tries_keeps_its_nomination_and_says_it_waits_for_the_node() -> (
-    None
-):
-    """mine-1 carries a nomination to n1 (its room held there); allocate stops its job at
-    mine-0, whose claim does not exist, so no action tries mine-1 (the policy has no preempt or
-    reclaim). It keeps the nomination, and its message says so rather than the generic `pod
-    was not considered in this cycle` (kube-scheduler would keep its last attempt's message,
-    Volcano gives its job's generic one)."""
+MISSING_CLAIM = '0/1 nodes are available: persistentvolumeclaim "data" not found.'
+STOPPED = (
+    "allocate stopped its job at pod default/mine-0 (0/1 nodes are available:"
+    ' persistentvolumeclaim "data" not found)'
+)
+
+
+def held_behind_a_missing_claim() -> ClusterSnapshot:
+    """Job mine (minMember 1, queue a, the only queue): mine-0, first in task order, mounts a
+    claim that does not exist, so allocate stops the job there (Volcano's job-stop rule);
+    mine-1 carries a nomination to n1, where its room is held."""
     items: list[Item] = [node("n1").resources(cpu="2", memory="16Gi"), queue("a")]
     items += [podgroup("mine").queue("a").min_member(1).inqueue()]
     items += [pod("mine-0").group("mine").requests(cpu="1").created(1)]
     items += [pod("mine-1").group("mine").requests(cpu="1").created(2).nominated("n1")]
     snap = snapshot(*items)
     first = snap.tasks["default/mine-0"]
-    snap = dataclasses.replace(
+    return dataclasses.replace(
         snap, tasks={**snap.tasks, first.uid: dataclasses.replace(first, claims=(("data", False),))}
     )
 
-    (outcome,) = run(snap, policy='actions: "enqueue, allocate, backfill"\n' + TIERS)
+
+def test_a_nominated_pod_no_action_tries_keeps_its_nomination_and_says_it_waits_for_the_node() -> (
+    None
+):
+    """No action tries mine-1 (the policy has no preempt or reclaim, allocate stopped its job
+    at mine-0). It keeps the nomination, and its message says so, and why, rather than the
+    generic `pod was not considered in this cycle` (kube-scheduler would keep its last attempt's
+    message, Volcano gives its job's generic one)."""
+    (outcome,) = run(
+        held_behind_a_missing_claim(), policy='actions: "enqueue, allocate, backfill"\n' + TIERS
+    )
 
     assert outcome.binds == {}
     assert outcome.result.nominated == {"default/mine-1": "n1"}
     assert outcome.unschedulable == {
-        "default/mine-0": '0/1 nodes are available: persistentvolumeclaim "data" not found.',
+        "default/mine-0": MISSING_CLAIM,
         "default/mine-1": "Pod default/mine-1 waits for its nominated node n1, where its room is"
-        " held; it was not tried in this cycle",
+        f" held; it was not tried in this cycle: {STOPPED}",
+    }
+
+
+def test_a_nominated_pod_reclaim_tries_in_vain_says_what_reclaim_found() -> None:
+    """With reclaim in the actions, reclaim tries mine-1 (its job starving) and finds nothing to
+    take: queue a is the only queue. Tried and left pending, mine-1 loses its nomination (as
+    kube-scheduler clears it when preemption finds no candidate), and its message says why
+    allocate did not try it, then what reclaim found, in kube-scheduler's words for a failed
+    preemption (`preemption: 0/1 nodes are available: 1 No preemption victims found for
+    incoming pod.`) with the action's name; not `pod was not considered in this cycle`."""
+    (outcome,) = run(held_behind_a_missing_claim(), policy=RECLAIM)
+
+    assert outcome.binds == {}
+    assert outcome.evictions == []
+    assert outcome.result.nominated == {}
+    assert outcome.unschedulable == {
+        "default/mine-0": MISSING_CLAIM,
+        "default/mine-1": f"{STOPPED}. reclaim: 0/1 nodes are available: 1 No preemption victims"
+        " found for incoming pod.",
     }

@@ -6,8 +6,11 @@ pods and on their PodGroup."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
+from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.status import PodGroupPhase
 from vscheduler.testing.builders import Item, node, pod, podgroup, queue, snapshot
 from vscheduler.testing.scenario import run
@@ -275,4 +278,64 @@ def test_a_best_effort_pod_in_a_closed_queue_is_still_backfilled(policy: str | N
     assert outcome.unschedulable == {
         "default/b-0": f"queue shut is Closed ({'capacity' if policy else 'proportion'}: its pods"
         " are not placed while its status.state is Closed, only when it is Open)"
+    }
+
+
+def _behind_a_missing_claim() -> ClusterSnapshot:
+    """Job etl (minMember 1): etl-0, first in task order, mounts a claim that does not exist;
+    etl-1 would fit n1."""
+    items: list[Item] = [node("n1").resources(cpu="2", memory="16Gi")]
+    items += [podgroup("etl").min_member(1).inqueue()]
+    items += [pod("etl-0").group("etl").requests(cpu="1").created(1)]
+    items += [pod("etl-1").group("etl").requests(cpu="1").created(2)]
+    snap = snapshot(*items)
+    first = snap.tasks["default/etl-0"]
+    return dataclasses.replace(
+        snap, tasks={**snap.tasks, first.uid: dataclasses.replace(first, claims=(("data", False),))}
+    )
+
+
+MISSING_CLAIM = '0/1 nodes are available: persistentvolumeclaim "data" not found.'
+TIERS = """\
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+- plugins:
+  - name: drf
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+"""
+
+
+def test_a_pod_behind_one_its_job_stopped_at_names_that_pod_and_its_reason() -> None:
+    """allocate stops etl at etl-0 (Volcano's job-stop rule), every cycle while the claim is
+    missing: etl-1 is never tried, and says so, naming etl-0 and its reason, rather than the
+    generic `pod was not considered in this cycle`."""
+    (outcome,) = run(
+        _behind_a_missing_claim(), policy='actions: "enqueue, allocate, backfill"\n' + TIERS
+    )
+
+    assert outcome.binds == {}
+    assert outcome.unschedulable == {
+        "default/etl-0": MISSING_CLAIM,
+        "default/etl-1": "pod was not tried in this cycle: allocate stopped its job at pod"
+        ' default/etl-0 (0/1 nodes are available: persistentvolumeclaim "data" not found)',
+    }
+
+
+def test_pods_only_reclaim_tried_say_what_it_found_in_kube_schedulers_words() -> None:
+    """Without allocate, reclaim tries both pods in vain (one queue: nothing to reclaim). etl-0
+    fails its pre-predicates: the reason, then no node where reclaim could help, as
+    kube-scheduler's FitError gives a failed preemption (`preemption: 0/1 nodes are available:
+    1 Preemption is not helpful for scheduling.`); etl-1 passes every predicate: no victims."""
+    (outcome,) = run(_behind_a_missing_claim(), policy='actions: "enqueue, reclaim"\n' + TIERS)
+
+    assert outcome.binds == {}
+    assert outcome.unschedulable == {
+        "default/etl-0": f"{MISSING_CLAIM} reclaim: 0/1 nodes are available: 1 Preemption is"
+        " not helpful for scheduling.",
+        "default/etl-1": "reclaim: 0/1 nodes are available: 1 No preemption victims found for"
+        " incoming pod.",
     }

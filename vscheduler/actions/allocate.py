@@ -105,6 +105,7 @@ class Allocate:
                 session.findings.record_fit_failure(task, placer.failure(task, None, None, pre))
                 if task.uid in dispatch.failed_tasks:
                     continue  # a plugin raised about this task: skip it, not its job
+                session.findings.stop_job(task)
                 break
             with session.own_room(task):
                 choice = placer.choose(task, session.nominations.get(task.uid))
@@ -121,6 +122,7 @@ class Allocate:
                 failed.add(task.class_id)
                 if _may_continue(job, tasks, failed):
                     continue
+                session.findings.stop_job(task)
                 break
             if tasks and dispatch.is_job_ready(job):
                 waiting.push(job)

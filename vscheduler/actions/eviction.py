@@ -200,7 +200,9 @@ class Evictor:
         memo: str,
     ) -> bool:
         session = self.session
-        if session.dispatch.prefilter(task) is not None:
+        pre = session.dispatch.prefilter(task)
+        if pre is not None:
+            self._note_attempt(task, pre.reason)
             return False
         if self._pipeline_without_evicting(txn, task, queue, mask if held_only else None):
             return True
@@ -212,11 +214,41 @@ class Evictor:
             plan = self._search(task, mask & self.table.alive, select, excluded, remembered)
             if plan is None:
                 self._note_refused(task, mask)
+                self._note_attempt(task, None)
                 return False
             if self._apply(txn, task, queue, plan, reason, rail):
                 return True
             excluded[plan.node] = True
         return False
+
+    def _note_attempt(self, task: TaskState, prefiltered: str | None) -> None:
+        """Say on `task`'s message what this action found, in kube-scheduler's words for a
+        failed preemption with the action's name for `preemption`: `reclaim: 0/3 nodes are
+        available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for
+        incoming pod.` (a node failing a predicate no eviction resolves is not helpful, every
+        other node had no victims that would do). After a pre-predicate failure (`prefiltered`,
+        its reason) no node is helpful, and the reason comes first, as kube-scheduler's FitError
+        gives it (`0/3 nodes are available: persistentvolumeclaim "data" not found. reclaim:
+        ...`). The pod's message shows it only when nothing more specific applies (allocate did
+        not try it)."""
+        total = len(self.session.ledger)
+        if not total:
+            return
+        head = f"0/{total} nodes are available"
+        if prefiltered is not None:
+            helpful = 0
+            found = f"{head}: {prefiltered.rstrip('.')}. "
+        else:
+            helpful = int(self.session.placer.resolvable(task, simulate=self.simulate).sum())
+            found = ""
+        counts = []
+        if total - helpful:
+            counts.append(f"{total - helpful} Preemption is not helpful for scheduling")
+        if helpful:
+            counts.append(f"{helpful} No preemption victims found for incoming pod")
+        self.session.findings.note_attempt(
+            task.uid, f"{found}{self.action}: {head}: {', '.join(sorted(counts))}."
+        )
 
     def _note_refused(self, task: TaskState, mask: BoolArray) -> None:
         """Remember the pods in eviction backoff that `task` could have taken."""

@@ -4,10 +4,11 @@ methods.
 Owns: why pending tasks were not tried (`note_task`), why jobs were not (`note_job`), what else
 held a job back (`hint_job`), what held back every pod of a job at its queue (`hold_job`), why a
 queue has less room than its figures say (`note_queue`), the conditions plugins set on PodGroups,
-each task class's latest fit failure and which tasks found a node, why a victim-tasks plugin
-proposed a victim, and the jobs an action failed on. Each write keeps the rule it always had (most
-notes: the first one stays). Reads are methods or read-only views; `framework.messages` turns
-findings into the pods' pending messages.
+each task class's latest fit failure and which tasks found a node, what preempt or reclaim found
+for a task it tried in vain (`note_attempt`), the task allocate stopped a job at (`stop_job`),
+why a victim-tasks plugin proposed a victim, and the jobs an action failed on. Each write keeps
+the rule it always had (most notes: the first one stays). Reads are methods or read-only views;
+`framework.messages` turns findings into the pods' pending messages.
 Must not: decide anything, or know the session: it is told about tasks and jobs, by key.
 """
 
@@ -27,6 +28,7 @@ class Findings:
 
     __slots__ = (
         "_action_errors",
+        "_attempts",
         "_budgeted",
         "_failed_class",
         "_fit_failures",
@@ -34,6 +36,7 @@ class Findings:
         "_job_hints",
         "_job_holds",
         "_job_notes",
+        "_job_stops",
         "_queue_notes",
         "_schedulable",
         "_task_notes",
@@ -53,6 +56,8 @@ class Findings:
         self._action_errors: list[str] = []
         self._victim_notes: dict[str, tuple[str, str]] = {}
         self._budgeted: set[str] = set()
+        self._attempts: dict[str, str] = {}
+        self._job_stops: dict[str, TaskState] = {}
 
     # --- tasks --------------------------------------------------------------------------------
     def note_task(self, uid: str, reason: str) -> None:
@@ -77,6 +82,16 @@ class Findings:
         """`task` found a node (whether or not its job could keep it)."""
         self._schedulable.add(task.uid)
         self._failed_class.pop(task.uid, None)
+        self._attempts.pop(task.uid, None)
+
+    def note_attempt(self, uid: str, text: str) -> None:
+        """An evicting action (preempt, reclaim) tried task `uid` and found no way to place it,
+        as `text` says (the latest attempt stays)."""
+        self._attempts[uid] = text
+
+    def attempt(self, uid: str) -> str:
+        """What the last evicting action that tried task `uid` in vain found, or empty."""
+        return self._attempts.get(uid, "")
 
     def fit_failure(self, uid: str) -> tuple[int, FitFailure] | None:
         """The class and failure that kept task `uid` off every node, if it failed to fit."""
@@ -100,6 +115,16 @@ class Findings:
     def job_note(self, key: str) -> str | None:
         """The job's note, if any."""
         return self._job_notes.get(key)
+
+    def stop_job(self, task: TaskState) -> None:
+        """allocate stopped `task`'s job at `task` (it fits no node, and no other template could
+        still make the gang): its later tasks were not tried (the first stop stays)."""
+        if task.job is not None:
+            self._job_stops.setdefault(task.job.key, task)
+
+    def job_stop(self, key: str) -> TaskState | None:
+        """The task allocate stopped job `key` at, if it did."""
+        return self._job_stops.get(key)
 
     def hint_job(self, key: str, hint: str) -> None:
         """Add `hint` to the end of job `key`'s pending pods' messages (the first hint stays)."""

@@ -13,6 +13,11 @@ A pod pipelined on a node (waiting for room being released there: the victims pr
 evicted for it) gets Volcano's `Pod ns/p can possibly be assigned to n, once resource is
 released and minAvailable is satisfied` (`waiting`). A pod that keeps its nomination to a node
 but was not tried in the cycle, with nothing else to say, says so (`nominated_untried`). A pod
+allocate did not try because it stopped the pod's job at an earlier pod that fits no node names
+that pod and its nodes' aggregate (`job_stopped`), when nothing more specific applies. A pod that
+preempt or reclaim tried in vain, with nothing more specific to say, gets what the action found
+in kube-scheduler's words for a failed preemption (`reclaim: 0/3 nodes are available: 3 No
+preemption victims found for incoming pod.`), after the stop when there was one. A pod
 with a scheduling gate is not tried; its message is the API server's (`SCHEDULING_GATED`), and
 the condition the API server wrote is left as it is (`effects.status`).
 
@@ -45,15 +50,23 @@ def waiting(task: TaskState) -> str:
     )
 
 
-def nominated_untried(task: TaskState, node: str) -> str:
+def nominated_untried(task: TaskState, node: str, stopped: str = "") -> str:
     """The message of a pending pod that keeps its nomination (`status.nominatedNodeName`) to
     `node`, its room held there, but that no action tried in this cycle (its job stopped at an
-    earlier pod, or no action reached it): kube-scheduler would keep the message of its last
-    attempt, Volcano would give its job's generic one."""
+    earlier pod, `stopped` as `job_stopped` says it, or no action reached it): kube-scheduler
+    would keep the message of its last attempt, Volcano would give its job's generic one."""
+    why = f": {stopped}" if stopped else ""
     return (
         f"Pod {task.key} waits for its nominated node {node}, where its room is held;"
-        " it was not tried in this cycle"
+        f" it was not tried in this cycle{why}"
     )
+
+
+def job_stopped(stop: TaskState, reason: str) -> str:
+    """Why a later pod of `stop`'s job was not tried: allocate stopped the job at `stop`, which
+    fits no node for `reason` (its nodes' aggregate), as Volcano stops a job at its first task
+    that fits nowhere when no other task could still make the gang."""
+    return f"allocate stopped its job at pod {stop.key} ({reason.rstrip('.')})"
 
 
 def fit_error(placer: Placer, task: TaskState, failure: FitFailure) -> str:
@@ -204,9 +217,39 @@ def _message(sources: _Sources, task: TaskState, by_class: dict[int, str]) -> st
         return f"{own.rstrip('.')}. {gang}"
     if own or gang:
         return own or gang
+    return _fallback(sources, task, by_class)
+
+
+def _fallback(sources: _Sources, task: TaskState, by_class: dict[int, str]) -> str:
+    """The message of a pod with no reason of its own or of its gang: what preempt or reclaim
+    found trying it, why allocate did not try it, that it keeps its nomination, or the generic
+    words."""
+    findings = sources.findings
+    stopped = _stopped(sources, task, by_class)
+    attempt = findings.attempt(task.uid)
+    if attempt:
+        return f"{stopped}. {attempt}" if stopped else attempt
     node = sources.nominated.get(task.key)
     if node is not None:
-        return nominated_untried(task, node)
+        return nominated_untried(task, node, stopped)
+    if stopped:
+        return f"pod was not tried in this cycle: {stopped}"
     if findings.is_schedulable(task.uid):
         return "pod fits a node but was not placed in this cycle"
     return "pod was not considered in this cycle"
+
+
+def _stopped(sources: _Sources, task: TaskState, by_class: dict[int, str]) -> str:
+    """`job_stopped` for a pod allocate did not try because it stopped the pod's job at an
+    earlier pod, or empty."""
+    findings = sources.findings
+    stop = findings.job_stop(task.job.key) if task.job is not None else None
+    if stop is None or stop is task or findings.is_schedulable(task.uid):
+        return ""
+    fit = findings.fit_failure(stop.uid)
+    if fit is None:
+        return ""
+    class_id, failure = fit
+    if class_id not in by_class:
+        by_class[class_id] = fit_error(sources.placer, stop, failure)
+    return job_stopped(stop, by_class[class_id])
