@@ -293,18 +293,20 @@ STOPPED = (
 
 
 def held_behind_a_missing_claim() -> ClusterSnapshot:
-    """Job mine (minMember 1, queue a, the only queue): mine-0, first in task order, mounts a
-    claim that does not exist, so allocate stops the job there (Volcano's job-stop rule);
-    mine-1 carries a nomination to n1, where its room is held."""
+    """Job mine (minMember 1, queue a, the only queue): mine-0, first in task order, and mine-1
+    mount a claim that does not exist, so allocate stops the job at mine-0 (Volcano's job-stop
+    rule: no pod of the job could make its minMember); mine-1 carries a nomination to n1, where
+    its room is held."""
     items: list[Item] = [node("n1").resources(cpu="2", memory="16Gi"), queue("a")]
     items += [podgroup("mine").queue("a").min_member(1).inqueue()]
     items += [pod("mine-0").group("mine").requests(cpu="1").created(1)]
     items += [pod("mine-1").group("mine").requests(cpu="1").created(2).nominated("n1")]
     snap = snapshot(*items)
-    first = snap.tasks["default/mine-0"]
-    return dataclasses.replace(
-        snap, tasks={**snap.tasks, first.uid: dataclasses.replace(first, claims=(("data", False),))}
-    )
+    claimed = {
+        snap.tasks[name].uid: dataclasses.replace(snap.tasks[name], claims=(("data", False),))
+        for name in ("default/mine-0", "default/mine-1")
+    }
+    return dataclasses.replace(snap, tasks={**snap.tasks, **claimed})
 
 
 def test_a_nominated_pod_no_action_tries_keeps_its_nomination_and_says_it_waits_for_the_node() -> (
@@ -327,20 +329,18 @@ def test_a_nominated_pod_no_action_tries_keeps_its_nomination_and_says_it_waits_
     }
 
 
-def test_a_nominated_pod_reclaim_tries_in_vain_says_what_reclaim_found() -> None:
-    """With reclaim in the actions, reclaim tries mine-1 (its job starving) and finds nothing to
-    take: queue a is the only queue. Tried and left pending, mine-1 loses its nomination (as
-    kube-scheduler clears it when preemption finds no candidate), and its message says why
-    allocate did not try it, then what reclaim found, in kube-scheduler's words for a failed
-    preemption (`preemption: 0/1 nodes are available: 1 No preemption victims found for
-    incoming pod.`) with the action's name; not `pod was not considered in this cycle`."""
+def test_a_nominated_pod_of_a_template_reclaim_tried_in_vain_keeps_its_nomination() -> None:
+    """With reclaim in the actions too: reclaim tries mine-0 in vain (its claim is missing) and,
+    as allocate, tries no other pod of that template until one is placed, so mine-1 is tried by
+    no action: it keeps its nomination and says why, as without reclaim. (What reclaim says of a
+    pod it tried in vain: `test_pending_reasons`, `..._reclaim_tried_say_what_it_found...`.)"""
     (outcome,) = run(held_behind_a_missing_claim(), policy=RECLAIM)
 
     assert outcome.binds == {}
     assert outcome.evictions == []
-    assert outcome.result.nominated == {}
+    assert outcome.result.nominated == {"default/mine-1": "n1"}
     assert outcome.unschedulable == {
         "default/mine-0": MISSING_CLAIM,
-        "default/mine-1": f"{STOPPED}. reclaim: 0/1 nodes are available: 1 No preemption victims"
-        " found for incoming pod.",
+        "default/mine-1": "Pod default/mine-1 waits for its nominated node n1, where its room is"
+        f" held; it was not tried in this cycle: {STOPPED}",
     }

@@ -281,18 +281,21 @@ def test_a_best_effort_pod_in_a_closed_queue_is_still_backfilled(policy: str | N
     }
 
 
-def _behind_a_missing_claim() -> ClusterSnapshot:
+def _behind_a_missing_claim(*, both: bool = True) -> ClusterSnapshot:
     """Job etl (minMember 1): etl-0, first in task order, mounts a claim that does not exist;
-    etl-1 would fit n1."""
+    so does etl-1 when `both` (one template: no pod of the job could make its minMember), else
+    etl-1 mounts nothing and fits n1."""
     items: list[Item] = [node("n1").resources(cpu="2", memory="16Gi")]
     items += [podgroup("etl").min_member(1).inqueue()]
     items += [pod("etl-0").group("etl").requests(cpu="1").created(1)]
     items += [pod("etl-1").group("etl").requests(cpu="1").created(2)]
     snap = snapshot(*items)
-    first = snap.tasks["default/etl-0"]
-    return dataclasses.replace(
-        snap, tasks={**snap.tasks, first.uid: dataclasses.replace(first, claims=(("data", False),))}
-    )
+    names = ("default/etl-0", "default/etl-1") if both else ("default/etl-0",)
+    claimed = {
+        snap.tasks[name].uid: dataclasses.replace(snap.tasks[name], claims=(("data", False),))
+        for name in names
+    }
+    return dataclasses.replace(snap, tasks={**snap.tasks, **claimed})
 
 
 MISSING_CLAIM = '0/1 nodes are available: persistentvolumeclaim "data" not found.'
@@ -310,9 +313,10 @@ tiers:
 
 
 def test_a_pod_behind_one_its_job_stopped_at_names_that_pod_and_its_reason() -> None:
-    """allocate stops etl at etl-0 (Volcano's job-stop rule), every cycle while the claim is
-    missing: etl-1 is never tried, and says so, naming etl-0 and its reason, rather than the
-    generic `pod was not considered in this cycle`."""
+    """allocate stops etl at etl-0 (Volcano's job-stop rule: etl-1, of etl-0's template, could
+    not make the job's minMember either), every cycle while the claim is missing: etl-1 is never
+    tried, and says so, naming etl-0 and its reason, rather than the generic `pod was not
+    considered in this cycle`."""
     (outcome,) = run(
         _behind_a_missing_claim(), policy='actions: "enqueue, allocate, backfill"\n' + TIERS
     )
@@ -325,12 +329,27 @@ def test_a_pod_behind_one_its_job_stopped_at_names_that_pod_and_its_reason() -> 
     }
 
 
+def test_a_job_goes_on_past_a_pod_failing_its_pre_predicates_when_the_rest_can_make_it() -> None:
+    """Volcano's allocate since b83a5e7a4 (June 2026, `NeedContinueAllocating` on a PrePredicate
+    failure): etl-0's claim is missing, but etl-1 (another template, mounting nothing) can make
+    the job's minMember of 1 alone, so allocate goes on to it and binds it."""
+    (outcome,) = run(
+        _behind_a_missing_claim(both=False),
+        policy='actions: "enqueue, allocate, backfill"\n' + TIERS,
+    )
+
+    assert outcome.binds == {"default/etl-1": "n1"}
+    assert outcome.unschedulable == {"default/etl-0": MISSING_CLAIM}
+
+
 def test_pods_only_reclaim_tried_say_what_it_found_in_kube_schedulers_words() -> None:
     """Without allocate, reclaim tries both pods in vain (one queue: nothing to reclaim). etl-0
     fails its pre-predicates: the reason, then no node where reclaim could help, as
     kube-scheduler's FitError gives a failed preemption (`preemption: 0/1 nodes are available:
     1 Preemption is not helpful for scheduling.`); etl-1 passes every predicate: no victims."""
-    (outcome,) = run(_behind_a_missing_claim(), policy='actions: "enqueue, reclaim"\n' + TIERS)
+    (outcome,) = run(
+        _behind_a_missing_claim(both=False), policy='actions: "enqueue, reclaim"\n' + TIERS
+    )
 
     assert outcome.binds == {}
     assert outcome.unschedulable == {

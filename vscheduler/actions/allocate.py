@@ -9,8 +9,9 @@ ready, kept when it is pipelined, discarded otherwise. A job that becomes ready 
 back into its queue, so other jobs get a turn (Volcano's fairness). With no `enqueue` action
 configured, Pending jobs are treated as Inqueue.
 
-When a task fits nowhere, its job stops unless tasks of another template could still make the
-gang (Volcano's NeedContinueAllocating, by template rather than by task role); later tasks of a
+When a task fits nowhere or fails a prePredicate, its job stops unless tasks of another
+template could still make the gang (Volcano's NeedContinueAllocating, by template rather than by
+task role; after a prePredicate failure as Volcano since b83a5e7a4, June 2026); later tasks of a
 template that already failed are not tried again in this turn. A task a plugin raised about is
 skipped alone (`Dispatcher.failed_tasks`); its job goes on with its other tasks. An exception
 while placing one job discards that job's statement and reports it (`Session.contained`).
@@ -103,10 +104,9 @@ class Allocate:
             pre = dispatch.prefilter(task)
             if pre is not None:
                 session.findings.record_fit_failure(task, placer.failure(task, None, None, pre))
-                if task.uid in dispatch.failed_tasks:
-                    continue  # a plugin raised about this task: skip it, not its job
-                session.findings.stop_job(task)
-                break
+                if _stops(session, job, task, tasks, failed):
+                    break
+                continue
             with session.own_room(task):
                 choice = placer.choose(task, session.nominations.get(task.uid))
                 if not isinstance(choice, FitFailure):
@@ -117,13 +117,9 @@ class Allocate:
                         stmt.pipeline(task, choice.node)
             if isinstance(choice, FitFailure):
                 session.findings.record_fit_failure(task, choice)
-                if task.uid in dispatch.failed_tasks:
-                    continue
-                failed.add(task.class_id)
-                if _may_continue(job, tasks, failed):
-                    continue
-                session.findings.stop_job(task)
-                break
+                if _stops(session, job, task, tasks, failed):
+                    break
+                continue
             if tasks and dispatch.is_job_ready(job):
                 waiting.push(job)
                 break
@@ -199,6 +195,21 @@ def _note_overused(session: Session, queue: QueueState, jobs: list[JobState]) ->
         session.decided(task, queue, text)
         _check_fit(session, task, unfit, fit)
         session.note_task(task, text)
+
+
+def _stops(
+    session: Session, job: JobState, task: TaskState, tasks: deque[TaskState], failed: set[int]
+) -> bool:
+    """After `task` fitted nowhere or failed a prePredicate: whether its job stops there (noted
+    on the task). A task a plugin raised about is skipped alone; otherwise its template has
+    failed, and the job goes on only while the tasks of other templates could make the gang."""
+    if task.uid in session.dispatch.failed_tasks:
+        return False
+    failed.add(task.class_id)
+    if _may_continue(job, tasks, failed):
+        return False
+    session.findings.stop_job(task)
+    return True
 
 
 def _may_continue(job: JobState, tasks: deque[TaskState], failed: set[int]) -> bool:
