@@ -29,15 +29,20 @@ def topology_group(name: str, annotations: dict[str, str], *, min_member: int) -
     return group
 
 
-def role_pod(job: str, role: str, index: int, *, memory: str = "2Gi") -> dict[str, Any]:
+def role_pod(
+    job: str, role: str, index: int, *, memory: str = "2Gi", as_label: bool = False
+) -> dict[str, Any]:
     """Pod `<job>-<role>-<index>` of PodGroup `job`, its role in the `volcano.sh/task-spec`
-    annotation (as a Volcano Job names and annotates its pods); 1 CPU.
+    annotation (as a Volcano Job names and annotates its pods), or label (`as_label`: what a
+    user without Volcano Jobs may set instead); 1 CPU.
 
     The policy's other node scores, without the plugin: with 2Gi (a quarter of a node's CPU and
     of its memory) balancedresource has no preference and leastrequested and binpack cancel out,
     so the tie-break packs the pods onto node-0; with 256Mi balancedresource spreads them."""
     pod = harness.pod(f"{job}-{role}-{index}", "test", cpu="1", memory=memory, group=job)
-    pod["metadata"]["annotations"]["volcano.sh/task-spec"] = role
+    pod["metadata"].setdefault("labels" if as_label else "annotations", {})[
+        "volcano.sh/task-spec"
+    ] = role
     return pod
 
 
@@ -115,8 +120,10 @@ def test_workers_of_a_self_anti_affine_role_each_get_their_own_node(
 ) -> None:
     scheduler = started(cluster, start_scheduler, nodes=3)
     harness.create(cluster, topology_group("tf", {ANTI_AFFINITY: "worker"}, min_member=3))
-    for i in range(3):
+    for i in range(2):
         harness.create(cluster, role_pod("tf", "worker", i))
+    # The last one says its role with the label: read so too, through the protobuf watch.
+    harness.create(cluster, role_pod("tf", "worker", 2, as_label=True))
 
     placed = all_bound(cluster, 3)
     # Without the plugin, all three would go to node-0 (see role_pod).
