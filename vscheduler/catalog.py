@@ -53,6 +53,7 @@ PLUGINS: Final = (
     "nodegroup",
     "reservation",
     "resource_strategy_fit",
+    "network_topology_aware",
 )
 """The built-in plugins, one line each: the module's name under `vscheduler/plugins/` (a module
 or a package), whose `NAME` and `build` the registry takes."""
