@@ -54,6 +54,7 @@ PLUGINS: Final = (
     "reservation",
     "resource_strategy_fit",
     "task_topology",
+    "network_topology_aware",
 )
 """The built-in plugins, one line each: the module's name under `vscheduler/plugins/` (a module
 or a package), whose `NAME` and `build` the registry takes."""

@@ -53,6 +53,10 @@ reason)`: shuffle puts the reason on the eviction and the strategy labels the me
 `budgeted=True` the plugin says it held the victim to a disruption budget of its own, and
 shuffle's per-node and per-run caps leave it alone.
 `podindex.PodIndex` counts the session's pods by node, for checks that look at other pods.
+`session.topology` (a `SessionTopology`, made on first use) is the HyperNode tree over the
+session's nodes: each domain's rows and sums, the domain a job's placed pods share; a
+hyperNodeOrder hook (`score_hypernodes`) scores the HyperNodes a job with a network topology
+may be placed in (`CLUSTER_TOP`: the whole cluster).
 A factory may keep what its plugin derives from the nodes alone across sessions with a
 `NodeMemo` (made again when the nodes change), per pod template in a bounded `TemplateTable`.
 A factory that needs something of the rest of the policy declares it in a `needs` attribute
@@ -77,6 +81,7 @@ from vscheduler.framework.protocols import (
     BestNode,
     DeallocateEvent,
     EvictionContext,
+    HyperNodeOrder,
     JobEnqueueable,
     JobEnqueued,
     JobOrder,
@@ -139,6 +144,7 @@ from vscheduler.framework.results import (
 )
 from vscheduler.framework.session import PluginFactory
 from vscheduler.framework.state import JobState, QueueState, TaskState
+from vscheduler.framework.topology import SessionTopology
 from vscheduler.framework.view import PluginSession
 from vscheduler.model import status as task_status
 from vscheduler.model.commands import QueueFigures, ReservationRelease
@@ -172,6 +178,7 @@ from vscheduler.model.resourcequota import ResourceQuotaFacts, quota_request
 from vscheduler.model.resources import CPU, EMPTY, MEMORY, Resources, format_amount
 from vscheduler.model.selector import DisruptionBudget, spend
 from vscheduler.model.status import PodGroupPhase, QoSClass, TaskStatus
+from vscheduler.model.topology import CLUSTER_TOP, Domain, Topology
 from vscheduler.model.volumebind import choose_volumes
 from vscheduler.model.volumes import (
     ClaimFacts,
@@ -184,6 +191,7 @@ from vscheduler.model.volumes import (
 __all__ = [
     "ABSTAIN",
     "ALWAYS_BOUNDED",
+    "CLUSTER_TOP",
     "CPU",
     "EMPTY",
     "MEMORY",
@@ -199,10 +207,12 @@ __all__ = [
     "DeallocateEvent",
     "Deserved",
     "DisruptionBudget",
+    "Domain",
     "EvictionContext",
     "FloatArray",
     "GuaranteeExcess",
     "HostPort",
+    "HyperNodeOrder",
     "IntArray",
     "JobEnqueueable",
     "JobEnqueued",
@@ -254,6 +264,7 @@ __all__ = [
     "Rules",
     "SelectorTerm",
     "SessionClose",
+    "SessionTopology",
     "SpreadConstraint",
     "Status",
     "StorageClassFacts",
@@ -265,6 +276,7 @@ __all__ = [
     "TemplateTable",
     "TierConflict",
     "Toleration",
+    "Topology",
     "UnifiedEvictable",
     "VictimFilter",
     "VictimTasks",

@@ -34,7 +34,7 @@ from vscheduler.framework.session import Session
 from vscheduler.framework.state import TaskState
 from vscheduler.model.cluster import DEFAULT_SCHEDULER_NAME, ClusterSnapshot
 from vscheduler.model.commands import CycleResult, Evict, QueueFigures, ReservationRelease
-from vscheduler.model.facts import EPOCH, FieldWarning, PodGroupCondition
+from vscheduler.model.facts import EPOCH, UNUSUAL_VALUE, FieldWarning, PodGroupCondition
 from vscheduler.model.resources import Resources, format_amount
 from vscheduler.runtime.policy import read_policy_file
 from vscheduler.runtime.watches import config_maps_read
@@ -158,9 +158,18 @@ def simulate(request: Request) -> Json:
 
 def snapshot_warnings(snap: ClusterSnapshot) -> list[str]:
     """Every object's warnings (an amount above the scheduler's ceiling; an unusual value read
-    as Volcano reads it), nodes first, then queues, PodGroups and pods, in the snapshot's
-    order."""
+    as Volcano reads it), nodes first, then HyperNodes (with what the tree found: a HyperNode
+    left out, named with its problem), queues, PodGroups and pods, in the snapshot's order."""
     holders: list[Sequence[FieldWarning]] = [n.warnings for n in snap.nodes]
+    tree = snap.topology
+    for hypernode in snap.hypernodes:
+        held = list(hypernode.warnings)
+        held.extend(tree.warnings.get(hypernode.name, ()))
+        problem = hypernode.problem or tree.problems.get(hypernode.name, "")
+        if problem:
+            left_out = problem if problem.endswith("left out") else f"{problem}; it is left out"
+            held.append(FieldWarning(UNUSUAL_VALUE, left_out))
+        holders.append(held)
     holders.extend(q.warnings for q in snap.queues.values())
     holders.extend(j.warnings for j in snap.jobs.values())
     holders.extend(t.warnings for t in snap.tasks.values())

@@ -21,6 +21,7 @@ T = TypeVar("T")
 CRDS = (
     REPO_ROOT / "deploy" / "crds" / "scheduling.volcano.sh_podgroups.yaml",
     REPO_ROOT / "deploy" / "crds" / "scheduling.volcano.sh_queues.yaml",
+    REPO_ROOT / "deploy" / "crds" / "topology.volcano.sh_hypernodes.yaml",
 )
 BACKENDS = ("local", "kind", "existing")
 
@@ -34,7 +35,7 @@ def backend() -> str:
 
 
 def install_crds(cp: Cluster) -> None:
-    """The Volcano PodGroup and Queue CRDs, established."""
+    """The Volcano PodGroup, Queue and HyperNode CRDs, established."""
     for crd in CRDS:
         cp.kubectl("apply", "--server-side", "-f", str(crd))
     cp.kubectl(
@@ -43,6 +44,7 @@ def install_crds(cp: Cluster) -> None:
         "--timeout=60s",
         "crd/podgroups.scheduling.volcano.sh",
         "crd/queues.scheduling.volcano.sh",
+        "crd/hypernodes.topology.volcano.sh",
     )
 
 

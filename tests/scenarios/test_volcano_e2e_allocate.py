@@ -23,9 +23,9 @@ container starts, so on a real cluster it can pass before the scheduler decided 
 is asserted here is the scheduler's decision the test is named for: the job's pods are not
 bound, now or in the next cycle.
 
-**The policy** is the e2e chart's `volcano-scheduler-ci.conf` without
-`network-topology-aware` (not available here; with no HyperNode and no job asking a network
-topology it changes nothing) and without predicates' DRA argument.
+**The policy** is the e2e chart's `volcano-scheduler-ci.conf` (`kind_e2e.CI_POLICY`; its
+`network-topology-aware` changes nothing with no HyperNode and no job asking a network
+topology).
 
 Transcribed: "allocate work when resource is enough", "allocate don't work when resource is
 NOT enough", "allocate don't work when job NOT satisfy predicates", "allocate don't work when

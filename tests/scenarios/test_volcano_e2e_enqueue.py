@@ -5,8 +5,7 @@ The cluster, the vcjobs and the policy are as in `test_volcano_e2e_allocate.py`:
 `node-1`.. of 2 cpu and 2Gi and nothing else on them; each vcjob one PodGroup (`minMember` the
 task's `Min`, `minTaskMember` the replicas, `minResources` the first `minMember` pods'
 requests) and one pod per replica, `<job>-<job>-task-0-<i>`; the policy the e2e chart's
-`volcano-scheduler-ci.conf` without `network-topology-aware` (not available here, and a no-op
-without HyperNodes).
+`volcano-scheduler-ci.conf` (its `network-topology-aware` a no-op without HyperNodes).
 
 Transcribed:
 - "allocate work even not config enqueue action": the same policy with `enqueue` removed from

@@ -12,7 +12,7 @@ leaves, which is what its names say ("reserve all cluster resource").
 `guarantee` (and `deserved` the same, as the helper defaults it). **The job** is one
 PodGroup (minMember 1, `minResources` the pod's request) and its pod, as Volcano's job
 controller makes of the e2e JobSpec; the policy is the e2e chart's `volcano-scheduler-ci.conf`
-without `network-topology-aware` (not available here; a no-op without HyperNodes).
+(its `network-topology-aware` a no-op without HyperNodes).
 
 `WaitJobPending` waits for the job's pods in phase Pending; asserted is the scheduler's
 decision: the pod is not bound, and, as in Volcano, the PodGroup is not even admitted

@@ -13,8 +13,8 @@ replicas, `minResources` the first `minMember` pods' requests) and one pod per r
 `<job>-<task>-<i>`. "Wait until ready/pending" is the scheduler's decision over the cycles
 (bound pods run in the next); removing the taints is a change between cycles.
 
-**The policy** is the e2e chart's `volcano-scheduler-ci.conf` without `network-topology-aware`
-(not available here; a no-op without HyperNodes).
+**The policy** is the e2e chart's `volcano-scheduler-ci.conf` (its `network-topology-aware` a
+no-op without HyperNodes).
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ condition of reason `NotEnoughResources` (Volcano d725ce4db, whose unit half is 
 that places the pods, then the first pod Releasing on its node (deleted, still running) for
 three more cycles, each checked as the e2e checks.
 
-The policy is the e2e chart's `volcano-scheduler-ci.conf` without `network-topology-aware`
-(not available here; a no-op without HyperNodes).
+The policy is the e2e chart's `volcano-scheduler-ci.conf` (its `network-topology-aware` a no-op
+without HyperNodes).
 """
 
 from __future__ import annotations

@@ -16,8 +16,9 @@ worker with their own minimums, `minTaskMember` on the PodGroup). Every queue de
 `WaitTasksReady(job, n)` waits for *at least* n Running pods and GP-3/GR-2 accept either victim
 gang broken; asserted here is the exact outcome, which meets those bounds.
 
-**The policy** is `gangEvictConfig` without `network-topology-aware` (not provided here; with
-no HyperNodes Volcano's gives no gradients and the actions search the whole cluster, as here).
+**The policy** is `gangEvictConfig` without `network-topology-aware` (with no HyperNodes
+Volcano's gives no gradients and the actions search the whole cluster, as here; vscheduler's
+gang-aware actions search no HyperNode domain).
 The e2e cases with sub-groups or HyperNodes are not transcribed: GP-S1 and GR-S1 ("sub-group
 group-slack caps safe") make a job of `partitionPolicy` sub-groups (`MinPartitions` of them to
 stay ready) placed under a hard network topology, and vscheduler models neither sub-groups (a

@@ -328,6 +328,7 @@ AVAILABLE = [
     "volcano-helm.yaml",
     "volcano-helm-ci.yaml",
     "volcano-namespacequeue.yaml",
+    "volcano-network-topology.yaml",
     "volcano-plugin-arguments.yaml",
     "volcano-rescheduling.yaml",
     "volcano-resource-strategy-fit.yaml",

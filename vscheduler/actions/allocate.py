@@ -23,10 +23,23 @@ is not Open holds back every pod of its jobs: the job is noted held with that te
 (`Session.hold_job`), which its gang message (the PodGroup's, too) then starts with. Each task
 decided is told to `Session.decided` (with its queue's verdict) before its nodes are tried, for
 `simulate --explain`.
+
+A job with a `spec.networkTopology` (`_within_topology`) is placed whole within one domain:
+allocate takes Volcano's gradient of the HyperNodes it may use (`framework.topology.gradient`:
+tier by tier from the lowest, up to its `highestTierAllowed`; soft mode up to the cluster's top,
+which is every node), scores each tier's HyperNodes by the hyperNodeOrder point and tries them
+best first (ties by name), each try a statement of its own: the first that leaves the job ready
+(or pipelined) with something placed is kept, the others discarded (Volcano's choice: the best
+scored of the HyperNodes that hold it). A job already running keeps to the HyperNode its pods
+share, up to its highest allowed tier. When no HyperNode holds it, every pending pod of the job
+says so, after the nodes' reasons of the last HyperNode tried (`In hyperNode s3: 0/2 nodes are
+available: ...`, Volcano's words), and so does its gang message (`Session.hold_job`).
+Every other job takes the plain path: no HyperNode is looked at.
 """
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Mapping
 from typing import Final
@@ -34,11 +47,15 @@ from typing import Final
 from vscheduler.actions.admission import admitted_jobs, settle
 from vscheduler.actions.ordering import PriorityQueue
 from vscheduler.conf.arguments import ArgumentReader
+from vscheduler.framework.ledger import BoolArray
 from vscheduler.framework.placement import FitFailure
 from vscheduler.framework.results import Refusal
 from vscheduler.framework.session import Session
 from vscheduler.framework.state import JobState, QueueState, TaskState
 from vscheduler.framework.statement import Statement
+from vscheduler.framework.topology import gradient, limit
+from vscheduler.model.facts import NetworkTopology
+from vscheduler.model.topology import CLUSTER_TOP
 
 NAME: Final = "allocate"
 
@@ -70,7 +87,11 @@ class Allocate:
             if job.key not in pending:
                 pending[job.key] = deque(session.pending_tasks(job, best_effort=False))
             tasks = pending[job.key]
-            if tasks:
+            if tasks and job.facts.network_topology is not None:
+                trying: list[Statement] = []
+                with session.contained(NAME, job, functools.partial(_discard, trying)):
+                    self._within_topology(session, job, tasks, waiting, queue, trying)
+            elif tasks:
                 stmt = session.statement()
                 with session.contained(NAME, job, stmt.discard):
                     self._place(session, stmt, job, tasks, waiting, queue)
@@ -86,16 +107,22 @@ class Allocate:
         tasks: deque[TaskState],
         waiting: PriorityQueue[JobState],
         queue: QueueState,
-    ) -> None:
+        *,
+        within: tuple[BoolArray, str] | None = None,
+    ) -> bool:
+        """Place `job`'s `tasks` (on the nodes of `within` only, a HyperNode's, when given);
+        whether its queue refused any of them."""
         dispatch, placer = session.dispatch, session.placer
         failed: set[int] = set()
         unfit: set[int] = set()
+        refusals = False
         while tasks:
             task = tasks.popleft()
             refused = dispatch.allocation_refuser(queue, task)
             if refused is not None:
                 text = _refusal_text(session, queue, *refused)
                 _refused(session, queue, job, task, text, unfit)
+                refusals = True
                 continue
             session.decided(task, queue)
             if task.class_id in failed and task.uid not in session.nominations:
@@ -108,7 +135,7 @@ class Allocate:
                     break
                 continue
             with session.own_room(task):
-                choice = placer.choose(task, session.nominations.get(task.uid))
+                choice = placer.choose(task, session.nominations.get(task.uid), *within or ())
                 if not isinstance(choice, FitFailure):
                     session.findings.record_schedulable(task)
                     if choice.fits_idle:
@@ -123,6 +150,85 @@ class Allocate:
             if tasks and dispatch.is_job_ready(job):
                 waiting.push(job)
                 break
+        return refusals
+
+    def _within_topology(
+        self,
+        session: Session,
+        job: JobState,
+        tasks: deque[TaskState],
+        waiting: PriorityQueue[JobState],
+        queue: QueueState,
+        trying: list[Statement],
+    ) -> None:
+        """Place `job` (with a network topology) whole within one domain, or say why not
+        (`trying`: the statement of the try in progress, for `Session.contained` to undo)."""
+        wanted = job.facts.network_topology
+        assert wanted is not None
+        view = session.topology
+        bound = limit(wanted, view.tree)
+        if bound.problem:
+            _hold(session, job, tasks, bound.problem)
+            return
+        if bound.highest is None:  # no constraint (as Volcano reads the spec)
+            stmt = session.statement()
+            trying[:] = [stmt]
+            self._place(session, stmt, job, tasks, waiting, queue)
+            settle(session, stmt, job)
+            return
+        found = gradient(view, job, bound.highest, view.job_domain(job))
+        if found.problem:
+            _hold(session, job, tasks, f"{_constraint(wanted, bound.highest)}: {found.problem}")
+            return
+        dispatch, tried, refusals = session.dispatch, 0, False
+        for candidates in found.tiers:
+            scores = dispatch.score_hypernodes(job, candidates)
+            for k in sorted(range(len(candidates)), key=lambda k: (-scores[k], candidates[k])):
+                domain = candidates[k]
+                trial = deque(tasks)
+                session.findings.forget_tries(t.uid for t in trial)
+                stmt = session.statement()
+                trying[:] = [stmt]
+                where = None if domain == CLUSTER_TOP else (view.mask(domain), domain)
+                refusals |= self._place(session, stmt, job, trial, waiting, queue, within=where)
+                tried += 1
+                if len(stmt) and (dispatch.is_job_ready(job) or dispatch.is_job_pipelined(job)):
+                    settle(session, stmt, job)
+                    tasks.clear()
+                    tasks.extend(trial)
+                    return
+                stmt.discard()
+        trying.clear()
+        if refusals:  # its queue held pods back: its pods say so, not the HyperNodes
+            return
+        if bound.highest < view.tree.top_tier:
+            why = f"no HyperNode of tier {bound.highest} or lower holds the job whole"
+        else:
+            why = "no HyperNode, nor the whole cluster, holds the job"
+        _hold(session, job, tasks, f"{_constraint(wanted, bound.highest)}: {why} ({tried} tried)")
+
+
+def _discard(trying: list[Statement]) -> None:
+    for stmt in trying:
+        stmt.discard()
+
+
+def _constraint(wanted: NetworkTopology, highest: int) -> str:
+    """`networkTopology hard, highestTierAllowed 1` (or `highestTierName rack (tier 2)`, or
+    `soft`)."""
+    if wanted.is_soft:
+        return "networkTopology soft"
+    if wanted.highest_tier is None and wanted.highest_tier_name:
+        return f"networkTopology hard, highestTierName {wanted.highest_tier_name} (tier {highest})"
+    return f"networkTopology hard, highestTierAllowed {highest}"
+
+
+def _hold(session: Session, job: JobState, tasks: deque[TaskState], reason: str) -> None:
+    """No domain holds `job`: its gang message starts with `reason`, and each of its pending
+    pods says it."""
+    session.hold_job(job, reason)
+    for task in tasks:
+        session.note_task(task, reason)
 
 
 def _refused(

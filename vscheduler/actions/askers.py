@@ -23,12 +23,21 @@ PlaceOne = Callable[[Transaction, TaskState], bool]
 
 def askers(session: Session) -> dict[str, list[JobState]]:
     """The admitted jobs (as allocate admits them) the jobStarving point calls starving, by
-    queue, in job order."""
+    queue, in job order. A job with a `spec.networkTopology` asks no eviction: Volcano's
+    preempt leaves such jobs out ("jobs containing networkTopology do not support
+    preemption"), and here reclaim, gangpreempt and gangreclaim do too, as they would free room
+    with no regard to its HyperNode; allocate places it when room frees in one."""
     dispatch = session.dispatch
     return {
         name: session.ordered_jobs(starving)
         for name, jobs in sorted(admitted_jobs(session).items())
-        if (starving := [job for job in jobs if dispatch.is_job_starving(job)])
+        if (
+            starving := [
+                job
+                for job in jobs
+                if job.facts.network_topology is None and dispatch.is_job_starving(job)
+            ]
+        )
     }
 
 

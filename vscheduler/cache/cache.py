@@ -3,7 +3,10 @@
 Owns: the raw objects and converted facts of every kind in `informer.kinds.CLUSTER_KINDS` (and
 the reservation ConfigMaps, kept raw and read by `cache.reservations`), keyed by namespace/name
 (pods by uid, with a namespace/name index); the problems found converting them and the warnings
-their facts carry (an amount above the scheduler's ceiling); node usage handed
+their facts carry (an amount above the scheduler's ceiling); the HyperNode tree, built again
+only when the HyperNodes (or the node names and labels their selectors read) change
+(`model.topology.TopologyMemo`), whose problems and warnings are reported as the HyperNodes'
+own; node usage handed
 in by the collector; assumed binds and evictions until the watch confirms them (with a TTL
 backstop); the pods whose eviction was refused, in backoff (`cache.refusals`, shown in snapshots
 as `TaskFacts.eviction_refused`; a refusal changes the generation without waking the loop);
@@ -95,6 +98,7 @@ from vscheduler.model.facts import (
 )
 from vscheduler.model.selector import spend
 from vscheduler.model.status import TaskStatus
+from vscheduler.model.topology import KIND as HYPERNODE_KIND, HyperNodeFacts, TopologyMemo
 from vscheduler.model.volumebind import HeldBinding, HeldClaim, HeldVolume, PodClaim, PodVolumes
 
 logger = logging.getLogger(__name__)
@@ -147,6 +151,10 @@ class SchedulerCache:
         self._namespaces: Table[str] = Table()
         self._nodes: Table[NodeFacts] = Table()
         self._queues: Table[QueueFacts] = Table()
+        self._hypernodes: Table[HyperNodeFacts] = Table()
+        self._topology = TopologyMemo()
+        """The HyperNode tree, built again only when the HyperNodes (or the nodes their
+        selectors read) change."""
         self._jobs: Table[JobFacts] = Table()
         self._pods = PodTable()
         self._claims = GroupClaims()
@@ -161,6 +169,7 @@ class SchedulerCache:
             _Slot("Namespace", self._namespaces, Converters.namespace, False),
             _Slot("Node", self._nodes, Converters.node, False),
             _Slot("Queue", self._queues, Converters.queue, False),
+            _Slot(HYPERNODE_KIND, self._hypernodes, Converters.hypernode, False),
             _Slot("PodGroup", self._jobs, Converters.podgroup, True),
             _Slot("Pod", self._pods, Converters.pod, True),
         ]
@@ -502,12 +511,15 @@ class SchedulerCache:
         schedulers' PodGroups are not this scheduler's to report."""
         with self._lock:
             foreign = self._claims.foreign
-            return {
+            found = {
                 label: message
                 for slot in self._slots.values()
                 for key, (label, message) in slot.table.problems.items()
                 if slot.table is not self._jobs or key not in foreign
             }
+            for name, message in self._topology.current.problems.items():
+                found.setdefault(f"{HYPERNODE_KIND} {name}", message)
+            return found
 
     def warnings(self) -> dict[str, tuple[FieldWarning, ...]]:
         """Every object whose facts carry warnings (an amount above the scheduler's ceiling,
@@ -515,12 +527,16 @@ class SchedulerCache:
         entry goes when the object no longer has them or is deleted."""
         with self._lock:
             foreign = self._claims.foreign
-            return {
+            found = {
                 label: held
                 for slot in self._slots.values()
                 for key, (label, held) in slot.table.warnings.items()
                 if slot.table is not self._jobs or key not in foreign
             }
+            for name, tree in self._topology.current.warnings.items():
+                label = f"{HYPERNODE_KIND} {name}"
+                found[label] = (*found.get(label, ()), *tree)
+            return found
 
     def pod_raw(self, task_uid: str) -> Raw | None:
         """What the cache keeps of the pod's object as last watched (`entries.kept_pod`), or
@@ -634,6 +650,8 @@ class SchedulerCache:
             queues = {q.name: q for q in self._queues.sorted_facts(_by_name)}
             classes = {pc.name: pc for pc in self._classes.sorted_facts(_by_name)}
             nodes = self._nodes.sorted_facts(_by_name)
+            hypernodes = self._hypernodes.sorted_facts(_by_name)
+            topology = self._topology.topology(hypernodes, nodes)
             namespaces = self._namespaces.sorted_facts(str)
             kept = {name: self._slots[name].table.sorted_facts(_raw_key) for name in KEPT_RAW}
             usage = self._usage
@@ -661,6 +679,8 @@ class SchedulerCache:
             storage_classes={c.name: c for c in storage_classes},
             config_maps=kept["ConfigMap"],
             reservations=books,
+            hypernodes=hypernodes,
+            topology=topology,
             scheduler_name=self._scheduler_name,
             taken_at=taken_at,
             serial=serial,
@@ -977,7 +997,7 @@ def _by_key(job: JobFacts) -> str:
     return job.key
 
 
-def _by_name(facts: NodeFacts | QueueFacts | PriorityClassFacts) -> str:
+def _by_name(facts: NodeFacts | QueueFacts | PriorityClassFacts | HyperNodeFacts) -> str:
     return facts.name
 
 

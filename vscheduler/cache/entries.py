@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Final, Generic, TypeVar
 
 from vscheduler.cache.malformed import Identity, malformed_job, malformed_task
+from vscheduler.convert.hypernode import convert_hypernode
 from vscheduler.convert.misc import check_raw, convert_namespace, convert_priority_class
 from vscheduler.convert.node import convert_node
 from vscheduler.convert.pod import UNREAD, PodConverter, Unread
@@ -25,6 +26,7 @@ from vscheduler.convert.podgroup import convert_podgroup
 from vscheduler.convert.queue import convert_queue
 from vscheduler.errors import InputError
 from vscheduler.model.facts import JobFacts, NodeFacts, PriorityClassFacts, QueueFacts, TaskFacts
+from vscheduler.model.topology import HyperNodeFacts
 
 Raw = Mapping[str, object]
 F = TypeVar("F")
@@ -95,6 +97,16 @@ class Converters:
         except Exception as exc:
             problem = _problem("Queue", who, exc)
             return Converted(QueueFacts(name=who.name, uid=who.uid, problem=problem), problem)
+
+    def hypernode(self, obj: Raw, who: Identity) -> Converted[HyperNodeFacts]:
+        """A HyperNode whose spec cannot be read is kept carrying its problem (the tree leaves
+        it out; its problem is reported)."""
+        try:
+            facts = convert_hypernode(obj)
+        except Exception as exc:
+            problem = _problem("HyperNode", who, exc)
+            return Converted(HyperNodeFacts(name=who.name, problem=problem), problem)
+        return Converted(facts, facts.problem)
 
     def priority_class(self, obj: Raw, who: Identity) -> Converted[PriorityClassFacts]:
         """A malformed PriorityClass is left out."""

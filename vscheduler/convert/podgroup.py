@@ -37,9 +37,12 @@ from vscheduler.convert.misc import resolve_priority
 from vscheduler.convert.pod import preemptable_flags
 from vscheduler.convert.tasktopology import task_topology
 from vscheduler.model.facts import (
+    HARD_TOPOLOGY,
+    SOFT_TOPOLOGY,
     UNUSUAL_VALUE,
     FieldWarning,
     JobFacts,
+    NetworkTopology,
     PodGroupCondition,
     PriorityClassFacts,
 )
@@ -82,9 +85,78 @@ def convert_podgroup(
         annotations=meta.annotations,
         task_topology=topology,
         preemption_opt_out=preemptable_flags(meta.annotations, meta.labels)[1],
+        network_topology=_network_topology(spec, label, warnings),
         controlled=bool(controller_owner(obj, label)),
         warnings=tuple(warnings),
     )
+
+
+def _network_topology(
+    spec: Raw, label: str, warnings: list[FieldWarning]
+) -> NetworkTopology | None:
+    """`spec.networkTopology` (None without one): `mode` (default hard, as the CRD defaults
+    it), `highestTierAllowed`, `highestTierName`. What Volcano's CRD or webhook refuses is read
+    as its scheduler reads it, with a warning: another mode (no constraint), both tier fields
+    (`highestTierAllowed` wins), a negative tier (no HyperNode is that low: a hard job waits);
+    so is a hard mode naming no tier, which constrains nothing in Volcano. `spec.subGroupPolicy`
+    (sub-groups) is not provided: warned about, the PodGroup is placed as one group."""
+    if spec.get("subGroupPolicy") is not None:
+        warnings.append(
+            FieldWarning(
+                UNUSUAL_VALUE,
+                f"{label}: spec.subGroupPolicy: sub-groups are not provided by vscheduler; the"
+                " PodGroup is scheduled as one group (its networkTopology, if any, applies to"
+                " all of its pods)",
+            )
+        )
+    raw = spec.get("networkTopology")
+    if raw is None:
+        return None
+    path = "spec.networkTopology"
+    topology = as_mapping(raw, label, path)
+    mode = string(topology, "mode", label, path) or HARD_TOPOLOGY
+    tier_value = topology.get("highestTierAllowed")
+    tier = (
+        None
+        if tier_value is None
+        else checked_int(
+            tier_value,
+            label,
+            f"{path}.highestTierAllowed",
+            minimum=-INT32_MAX - 1,
+            maximum=INT32_MAX,
+        )
+    )
+    name = string(topology, "highestTierName", label, path)
+
+    def warn(where: str, text: str) -> None:
+        warnings.append(FieldWarning(UNUSUAL_VALUE, f"{label}: {path}{where}: {text}"))
+
+    if mode not in (HARD_TOPOLOGY, SOFT_TOPOLOGY):
+        warn(
+            ".mode",
+            f"{show(mode)} is neither hard nor soft; the job is placed with no network-topology"
+            " constraint, as Volcano reads it",
+        )
+    if tier is not None and name:
+        warn(
+            "",
+            "highestTierAllowed and highestTierName are both set (Volcano's webhook refuses"
+            " it); highestTierAllowed is read",
+        )
+    if tier is not None and tier < 0:
+        warn(
+            ".highestTierAllowed",
+            f"{tier} is below 0 (Volcano's CRD refuses it); no HyperNode is that low, so a hard"
+            " job waits",
+        )
+    if mode == HARD_TOPOLOGY and tier is None and not name:
+        warn(
+            "",
+            "mode hard names no highestTierAllowed or highestTierName; it constrains nothing, as"
+            " Volcano reads it",
+        )
+    return NetworkTopology(mode=mode, highest_tier=tier, highest_tier_name=name)
 
 
 def _min_member(spec: Raw, label: str, warnings: list[FieldWarning]) -> int:

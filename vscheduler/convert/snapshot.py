@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Final, TypeVar
 
 from vscheduler.convert.files import SourcedObject
+from vscheduler.convert.hypernode import convert_hypernode
 from vscheduler.convert.misc import (
     check_raw,
     convert_namespace,
@@ -51,6 +52,7 @@ from vscheduler.model.facts import (
 from vscheduler.model.reservation import ReservationBook
 from vscheduler.model.resourcequota import ResourceQuotaFacts
 from vscheduler.model.selector import DisruptionBudget
+from vscheduler.model.topology import HyperNodeFacts, build_topology
 from vscheduler.model.volumes import ClaimFacts, StorageClassFacts, VolumeFacts
 
 KINDS: Final[Mapping[str, str]] = {
@@ -66,6 +68,7 @@ KINDS: Final[Mapping[str, str]] = {
     "StorageClass": "storage.k8s.io/v1",
     "PodGroup": "scheduling.volcano.sh/v1beta1",
     "Queue": "scheduling.volcano.sh/v1beta1",
+    "HyperNode": "topology.volcano.sh/v1alpha1",
     "NodeUsage": "vscheduler.dev/v1alpha1",
 }
 """Every kind a snapshot may hold, with its apiVersion."""
@@ -97,6 +100,7 @@ class _Builder:
         self.jobs: dict[str, JobFacts] = {}
         self.claims: list[Claim | None] = []
         self.queues: dict[str, QueueFacts] = {}
+        self.hypernodes: dict[str, HyperNodeFacts] = {}
         self.namespaces: list[str] = []
         self.usage: dict[str, NodeUsage] = {}
         self.budgets: list[DisruptionBudget] = []
@@ -116,6 +120,7 @@ class _Builder:
             "Namespace": self._namespace,
             "PodGroup": self._podgroup,
             "Queue": self._queue,
+            "HyperNode": self._hypernode,
             "NodeUsage": self._node_usage,
             "PriorityClass": lambda _item: None,
             "ConfigMap": self._config_map,
@@ -166,6 +171,10 @@ class _Builder:
         queue = convert_queue(item.obj)
         self.queues[queue.name] = queue
 
+    def _hypernode(self, item: SourcedObject) -> None:
+        hypernode = convert_hypernode(item.obj)
+        self.hypernodes[hypernode.name] = hypernode
+
     def _node_usage(self, item: SourcedObject) -> None:
         usage = convert_node_usage(item.obj)
         self.usage[usage.node] = usage
@@ -197,9 +206,12 @@ def build_snapshot(
 ) -> ClusterSnapshot:
     """The snapshot of `objects` (see `KINDS`), as `scheduler_name` sees the cluster.
 
-    Nodes keep document order; tasks, jobs and queues are in document order too. Raises
-    `InputError` prefixed with the document's source (`cluster.yaml#3: Pod default/p1: ...`)
-    for an unsupported kind, a malformed object or a duplicate one.
+    Nodes keep document order; tasks, jobs and queues are in document order too; HyperNodes
+    are by name, and the tree they make is built once (`topology`). Raises `InputError`
+    prefixed with the document's source (`cluster.yaml#3: Pod default/p1: ...`) for an
+    unsupported kind, a malformed object or a duplicate one; a HyperNode whose spec cannot be
+    read is not refused but kept with its `problem` (the tree leaves it out; `simulate` says
+    so), as the running scheduler reports and skips it.
     """
     with _collector_paused():
         return _build(objects, scheduler_name, taken_at)
@@ -221,8 +233,10 @@ def _build(
         _at(item, builder.handlers[kind], item)
     foreign = foreign_groups(builder.claims)
     jobs = {key: job for key, job in builder.jobs.items() if key not in foreign}
+    nodes = tuple(builder.nodes)
+    hypernodes = tuple(builder.hypernodes[name] for name in sorted(builder.hypernodes))
     return ClusterSnapshot(
-        nodes=tuple(builder.nodes),
+        nodes=nodes,
         tasks=builder.tasks,
         jobs=complete_jobs(builder.tasks, jobs),
         podgroups=tuple(jobs),
@@ -239,6 +253,8 @@ def _build(
         storage_classes=builder.storage_classes,
         config_maps=tuple(builder.raw["ConfigMap"]),
         reservations=builder.reservations,
+        hypernodes=hypernodes,
+        topology=build_topology(hypernodes, nodes),
         scheduler_name=scheduler_name,
         taken_at=taken_at,
     )

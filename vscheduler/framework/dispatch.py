@@ -365,6 +365,26 @@ class Dispatcher:
                 self.close_seconds.get(hook.plugin, 0.0) + timer() - started
             )
 
+    # --- HyperNodes ----------------------------------------------------------------------------
+    def score_hypernodes(self, job: JobState, domains: Sequence[str]) -> list[float]:
+        """Each domain's summed hyperNodeOrder score (0 from a plugin with no opinion, or one
+        that raised)."""
+        total = [0.0] * len(domains)
+        for tier in self.tiers["hyperNodeOrder"]:
+            for hook in tier:
+                try:
+                    scores = hook.fn(job, domains)
+                    if scores is None:
+                        continue
+                    values = [float(v) for v in scores]  # type: ignore[attr-defined]
+                    if len(values) != len(domains):
+                        raise ValueError(f"{len(values)} scores for {len(domains)} HyperNodes")
+                except Exception as exc:
+                    self._failed(hook, "hyperNodeOrder", exc, job)
+                    continue
+                total = [a + b for a, b in zip(total, values, strict=True)]
+        return total
+
     # --- best node ----------------------------------------------------------------------------
     def pick_best_node(self, task: TaskState, scores: dict[str, float]) -> str | None:
         """The first bestNode plugin with an answer decides."""

@@ -14,7 +14,7 @@ Must not: decide anything, or know the session: it is told about tasks and jobs,
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 from vscheduler.framework.placement import FitFailure
@@ -93,6 +93,14 @@ class Findings:
         """What the last evicting action that tried task `uid` in vain found, or empty."""
         return self._attempts.get(uid, "")
 
+    def forget_tries(self, uids: Iterable[str]) -> None:
+        """Forget whether the tasks `uids` found a node or failed to (another try of their job,
+        in another HyperNode, starts afresh, as Volcano resets a job's fit errors between
+        HyperNodes)."""
+        for uid in uids:
+            self._schedulable.discard(uid)
+            self._failed_class.pop(uid, None)
+
     def fit_failure(self, uid: str) -> tuple[int, FitFailure] | None:
         """The class and failure that kept task `uid` off every node, if it failed to fit."""
         class_id = self._failed_class.get(uid)
@@ -135,8 +143,9 @@ class Findings:
         return self._job_hints.get(key)
 
     def hold_job(self, key: str, reason: str) -> None:
-        """Job `key`'s queue holds back every one of its pods, whatever they ask (it is not
-        Open), for `reason`: the note its pods carry (the first stays)."""
+        """Something holds back every pod of job `key`, whatever each asks (its queue is not
+        Open; no HyperNode holds it whole), for `reason`: the note its pods carry, which its
+        gang message starts with (the first stays)."""
         self._job_holds.setdefault(key, reason)
 
     def job_hold(self, key: str) -> str | None:

@@ -76,6 +76,11 @@ class LedgerView(Protocol):
         ...
 
     @property
+    def pipelined(self) -> IntArray:
+        """What pipelined tasks (waiting for room being released) request on each node."""
+        ...
+
+    @property
     def future(self) -> IntArray:
         """idle + releasing - pipelined."""
         ...

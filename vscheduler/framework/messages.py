@@ -36,6 +36,7 @@ import numpy as np
 
 from vscheduler.framework.dispatch import Dispatcher
 from vscheduler.framework.findings import Findings
+from vscheduler.framework.ledger import BoolArray
 from vscheduler.framework.placement import FitFailure, Placer
 from vscheduler.framework.state import JobState, TaskState
 from vscheduler.framework.view import SessionView
@@ -70,18 +71,29 @@ def job_stopped(stop: TaskState, reason: str) -> str:
 
 
 def fit_error(placer: Placer, task: TaskState, failure: FitFailure) -> str:
-    """kube-scheduler's FitError text for one failed attempt."""
-    total = len(placer.ledger)
+    """kube-scheduler's FitError text for one failed attempt; for one within a HyperNode,
+    counting its nodes only, after Volcano's `In hyperNode <name>: `."""
+    within = failure.within
+    text = _fit_error(placer, task, failure, within)
+    return f"In hyperNode {failure.domain}: {text}" if failure.domain else text
+
+
+def _fit_error(
+    placer: Placer, task: TaskState, failure: FitFailure, within: BoolArray | None
+) -> str:
+    total = len(placer.ledger) if within is None else int(within.sum())
     if not total:
         return "no nodes available to schedule pods"  # kube-scheduler's ErrNoNodesAvailable
     head = f"0/{total} nodes are available"
     if failure.prefilter is not None:
         return f"{head}: {failure.prefilter.reason}."
     reasons: Counter[str] = Counter()
-    for i in np.flatnonzero(~failure.pred_ok):
+    failing = ~failure.pred_ok if within is None else ~failure.pred_ok & within
+    for i in np.flatnonzero(failing):
         status = placer.node_status(task, int(i))
         reasons[status.reason if status is not None else "node(s) were unavailable"] += 1
-    short = failure.short & failure.pred_ok[:, None]
+    passing = failure.pred_ok if within is None else failure.pred_ok & within
+    short = failure.short & passing[:, None]
     for k, name in enumerate(failure.short_names):
         count = int(short[:, k].sum())
         if count:

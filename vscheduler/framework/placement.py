@@ -73,6 +73,10 @@ class FitFailure:
     """short[i, k]: node i's future idle lacks the k-th requested resource (the last: a pod
     slot, which every task asks)."""
     short_names: tuple[str, ...]
+    within: BoolArray | None = None
+    """The nodes the task was tried on (a HyperNode's), or None: every node."""
+    domain: str = ""
+    """The HyperNode the task was tried in, or empty (every node: the cluster's top)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -273,13 +277,22 @@ class Placer:
         result[failing] = passes
         return result
 
-    def choose(self, task: TaskState, prefer: int | None = None) -> Choice | FitFailure:
+    def choose(
+        self,
+        task: TaskState,
+        prefer: int | None = None,
+        within: BoolArray | None = None,
+        domain: str = "",
+    ) -> Choice | FitFailure:
         """The best node for `task`, or why there is none (none for a task a plugin raised
         about, now or earlier in the session). `prefer` (the node nominated for the task) is
         taken when it passes every predicate and fits now, or when the task fits nowhere now
-        and it fits in the future (kube-scheduler tries the nominated node first)."""
+        and it fits in the future (kube-scheduler tries the nominated node first). `within`:
+        only those nodes are tried (HyperNode `domain`'s, for a job with a network topology)."""
         if not len(self.ledger):
             return self.failure(task, None, None, None)  # no node at all
+        if within is not None:
+            return self._choose_within(task, prefer, within, domain)
         c = self._evaluate(task)
         choice = self._choose(task, c)
         failed = self.failed_tasks.get(task.uid)
@@ -298,6 +311,29 @@ class Placer:
         ):
             return Choice(prefer, False)
         return choice
+
+    def _choose_within(
+        self, task: TaskState, prefer: int | None, within: BoolArray, domain: str
+    ) -> Choice | FitFailure:
+        """`choose` among the nodes of `within` only (the general path, masked)."""
+        c = self._evaluate(task)
+        failed = self.failed_tasks.get(task.uid)
+        if failed is not None:
+            return self.failure(task, None, None, Status(Code.ERROR, failed))
+        passing = c.pred_ok
+        if self.global_filters:
+            passing = passing & self._passes(self.global_filters, task, self._all)
+        ok = passing & within
+        if prefer is not None and ok[prefer] and c.fit_idle[prefer]:
+            return Choice(prefer, True)
+        for mask, fits_idle in ((ok & c.fit_idle, True), (ok & c.fit_future, False)):
+            if not mask.any():
+                continue
+            if not fits_idle and prefer is not None and mask[prefer]:
+                return Choice(prefer, False)
+            return Choice(self._best(task, c, mask), fits_idle)
+        failure = self.failure(task, c, passing, None)
+        return dataclasses.replace(failure, within=within.copy(), domain=domain)
 
     def _choose(self, task: TaskState, c: ClassEval) -> Choice | FitFailure:
         if self.global_filters or self.global_scorers or c.batch:

@@ -21,6 +21,7 @@ jobOrder -> `JobOrder`, eventHandlers -> `AllocateEvent` / `DeallocateEvent`, ..
 | nodeOrder | score_nodes | enableNodeOrder | summed |
 | batchNodeOrder | batch_score_nodes | enableNodeOrder | summed |
 | bestNode | pick_best_node | enableBestNode | first answer wins |
+| hyperNodeOrder | score_hypernodes | enabledHyperNodeOrder | summed (per HyperNode) |
 | jobReady | is_job_ready | enableJobReady | all must agree |
 | jobPipelined | vote_pipelined | enableJobPipelined | tier vote |
 | jobStarving | is_job_starving | enableJobStarving | first tier with a plugin; all of it agree |
@@ -47,6 +48,11 @@ Tier vote: a REJECT ends it (not allowed); a PERMIT in a tier allows; a tier of 
 no votes at all allows. Tier intersection: abstaining plugins are skipped; the first answer starts
 the set, each later one intersects it; an empty set ends the tier with no victims (Volcano
 restarts the set there, letting a later plugin overrule an earlier one's protection: we do not).
+hyperNodeOrder: allocate asks it about the candidate HyperNodes of one tier for a job with a
+`spec.networkTopology` (Volcano's `HyperNodeOrderFn`) and tries them best first, ties by name;
+the first that holds the job whole wins, which is Volcano's choice (the best-scored of those that
+hold it). A raising hook scores 0. Volcano's hyperNodeGradient point (which HyperNodes may be
+tried) is allocate's own here, so a hard constraint holds without any plugin.
 Victim filter: Volcano's pdb plugin registers its filter as a victim-tasks function, whose
 answers are unioned — so it would add every unprotected running task to the victims. Here a
 filter is its own point: the shuffle action asks it after the union, and each plugin in tier
@@ -93,6 +99,7 @@ POINTS: Final[tuple[Point, ...]] = (
     Point("nodeOrder", "score_nodes", "enableNodeOrder", hooks.NodeOrder),
     Point("batchNodeOrder", "batch_score_nodes", "enableNodeOrder", hooks.BatchNodeOrder),
     Point("bestNode", "pick_best_node", "enableBestNode", hooks.BestNode),
+    Point("hyperNodeOrder", "score_hypernodes", "enabledHyperNodeOrder", hooks.HyperNodeOrder),
     Point("jobReady", "is_job_ready", "enableJobReady", hooks.JobReady),
     Point("jobPipelined", "vote_pipelined", "enableJobPipelined", hooks.JobPipelined),
     Point("jobStarving", "is_job_starving", "enableJobStarving", hooks.JobStarving),

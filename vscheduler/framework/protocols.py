@@ -112,6 +112,16 @@ class BatchNodeOrder(Protocol):
     def batch_score_nodes(self, task: TaskState, idx: IntArray, /) -> FloatArray | None: ...
 
 
+class HyperNodeOrder(Protocol):
+    """hyperNodeOrder: the scores of the HyperNodes `domains` (names; `CLUSTER_TOP` for the
+    whole cluster), one per name, as candidates to place the whole of `job` in (a job with a
+    `spec.networkTopology`); None for no opinion."""
+
+    def score_hypernodes(
+        self, job: JobState, domains: Sequence[str], /
+    ) -> Sequence[float] | FloatArray | None: ...
+
+
 class BestNode(Protocol):
     """bestNode: the node to place the task on, given every node's score; None for no answer."""
 

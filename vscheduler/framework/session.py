@@ -47,6 +47,7 @@ from vscheduler.framework.ledger import IntArray, Ledger, Loaded, Placed
 from vscheduler.framework.placement import Placer
 from vscheduler.framework.state import JobState, QueueState, QueueTotals, TaskState
 from vscheduler.framework.statement import Statement
+from vscheduler.framework.topology import SessionTopology
 from vscheduler.framework.view import PluginSession
 from vscheduler.model import status as st
 from vscheduler.model.cluster import ClusterSnapshot
@@ -114,6 +115,8 @@ class Session:
     _revisit: dt.datetime | None = None
     """When an answer of this session changes by itself (`revisit`), the earliest (set on the
     session when asked; the class's None until then)."""
+    _topology: SessionTopology | None = None
+    """The HyperNode tree over the session's nodes (`topology`: made on first use)."""
 
     def __init__(
         self,
@@ -475,6 +478,14 @@ class Session:
         return row
 
     # --- reading ------------------------------------------------------------------------------
+    @property
+    def topology(self) -> SessionTopology:
+        """The HyperNode tree over this session's nodes, made on first use (a session that
+        places no job with a network topology, with no plugin reading it, never makes it)."""
+        if self._topology is None:
+            self._topology = SessionTopology(self.snapshot.topology, self.ledger)
+        return self._topology
+
     def statement(self) -> Statement:
         """A new statement on this session."""
         return Statement(self)
@@ -690,12 +701,13 @@ class Session:
         self.findings.note_job(job.key, reason)
 
     def hold_job(self, job: JobState, reason: str) -> None:
-        """The job's queue holds back every one of its pods, whatever they ask (it is not
-        Open), for `reason`, the note its pods carry: its gang message names it too."""
+        """Something holds back every one of the job's pods, whatever they ask (its queue is not
+        Open; no HyperNode holds it whole), for `reason`, the note its pods carry: its gang
+        message names it too."""
         self.findings.hold_job(job.key, reason)
 
     def job_hold(self, job: JobState) -> str | None:
-        """Why the job's queue holds back every one of its pods this session, if it does."""
+        """Why every one of the job's pods is held back this session, if it is."""
         return self.findings.job_hold(job.key)
 
     def hierarchy_enabled(self, plugin: str) -> bool:

@@ -20,6 +20,7 @@ from typing import Protocol
 from vscheduler.clock import Clock
 from vscheduler.framework.ledger import IntArray, LedgerView
 from vscheduler.framework.state import JobState, QueueState, QueueTotals, TaskState
+from vscheduler.framework.topology import SessionTopology
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import Evict, QueueFigures, ReservationRelease
 from vscheduler.model.facts import PodGroupCondition
@@ -94,6 +95,11 @@ class SessionView(Protocol):
         """The evictions committed so far this session."""
         ...
 
+    @property
+    def topology(self) -> SessionTopology:
+        """The HyperNode tree over the session's nodes (made on first use)."""
+        ...
+
     def queue_of(self, job: JobState) -> QueueState | None:
         """The job's queue, or None if it does not exist."""
         ...
@@ -131,10 +137,10 @@ class PluginSession(SessionView, Protocol):
         ...
 
     def job_hold(self, job: JobState) -> str | None:
-        """Why the job's queue held back every one of its pods this session, whatever they ask
-        (the queue is not Open), in the words of their pending messages (`queue q is Closed
-        (proportion: ...)`), if it did: the job's gang message starts with it
-        (`gang_shortfall(job, schedulable, held)`)."""
+        """Why every one of the job's pods was held back this session, whatever they ask (the
+        queue is not Open; no HyperNode holds the job whole), in the words of their pending
+        messages (`queue q is Closed (proportion: ...)`), if they were: the job's gang message
+        starts with it (`gang_shortfall(job, schedulable, held)`)."""
         ...
 
     def queue_allows_progress(self, job: JobState) -> bool:

@@ -16,6 +16,12 @@ failure, so a server that closes at once cannot spin us. Nothing kills the loop:
 is logged and retried. A sink that fails on an event leaves its state in doubt, so the informer
 lists again (after the backoff).
 
+An optional kind (`Kind.optional`: the HyperNode CRD) whose list or watch answers 404 (the CRD
+is not installed) or 403 (the scheduler's role may not read it) is absent: the sink gets an
+empty list, the kind counts as synced, and the informer lists again every `absent_retry`
+seconds (said once in the log, and again once it is served), so a cluster without it schedules
+as one without any such object.
+
 Watch timeouts are `min_watch_timeout * [1, 2)` seconds (client-go's 5..10 minutes), so the
 watches of many kinds do not all reopen at once.
 
@@ -91,6 +97,7 @@ class Informer:
         pause: Pause | None = None,
         min_watch_timeout: int = 300,
         short_watch: float = 1.0,
+        absent_retry: float = 60.0,
     ) -> None:
         self._kind, self._lister, self._sink = kind, lister, sink
         self._clock, self._rng = clock, rng
@@ -101,6 +108,9 @@ class Informer:
         self._pause: Pause = pause if pause is not None else self._stop.wait
         self._min_watch_timeout = min_watch_timeout
         self._short_watch = short_watch
+        self._absent_retry = absent_retry
+        self._absent = False
+        """The optional kind is not served (its last list answered 404 or 403)."""
         self._resource_version: str | None = None
         self._listed = False
         self._consistent = False
@@ -156,6 +166,10 @@ class Informer:
             except Exception as exc:
                 if self._stop.is_set():
                     return
+                if self._kind.optional and _not_served(exc):
+                    if self._not_served(exc):
+                        return
+                    continue
                 if self._fail(exc):
                     return
 
@@ -173,6 +187,9 @@ class Informer:
         self._deliver(lambda: self._sink.replace(self._kind, counted()))
         if self._stop.is_set():
             return
+        if self._absent:
+            self._absent = False
+            logger.info("%s: %s is served now", self.thread_name, _resource(self._kind))
         self._resource_version = listing.resource_version
         self._consistent = False
         self._failures = 0
@@ -237,6 +254,26 @@ class Informer:
         self._resource_version = None
         self._consistent = True
 
+    def _not_served(self, exc: Exception) -> bool:
+        """The optional kind is not served: an empty list to the sink, synced, and a list
+        again after `absent_retry` seconds; True when stopped during the wait."""
+        self._resource_version = None
+        self._deliver(lambda: self._sink.replace(self._kind, ()))
+        if not self._listed and self._gate is not None:
+            self._gate.mark_synced(self._kind)
+        self._listed = True
+        if not self._absent:
+            self._absent = True
+            logger.info(
+                "%s: the cluster does not serve %s to the scheduler (%s): none are read; listing"
+                " again every %gs",
+                self.thread_name,
+                _resource(self._kind),
+                exc,
+                self._absent_retry,
+            )
+        return self._pause(self._absent_retry)
+
     def _fail(self, exc: Exception) -> bool:
         """Log, count and back off; True when stopped during the wait."""
         self._failures += 1
@@ -248,6 +285,16 @@ class Informer:
         else:
             logger.exception("%s failed; retrying in %.2fs", self.thread_name, delay)
         return self._pause(delay)
+
+
+def _not_served(exc: Exception) -> bool:
+    """A 404 (the CRD is not installed) or a 403 (the role may not read it)."""
+    return isinstance(exc, ClusterError) and exc.status in (403, 404)
+
+
+def _resource(kind: Kind) -> str:
+    """`hypernodes.topology.volcano.sh`."""
+    return f"{kind.plural}.{kind.group}" if kind.group else kind.plural
 
 
 def _resource_version_of(event: WatchEvent) -> str:

@@ -23,6 +23,10 @@ class Kind:
     namespace: str | None = None
     """Watch one namespace only (None: all namespaces)."""
     field_selector: str | None = None
+    optional: bool = False
+    """The cluster may not serve it (a CRD that need not be installed, or not readable by the
+    scheduler's role): while its list answers 404 or 403, the informer hands the sink an empty
+    list, counts as synced, and lists again now and then (`informer.Informer`)."""
 
     @property
     def api_version(self) -> str:
@@ -40,6 +44,10 @@ PRIORITY_CLASS: Final = Kind(
 PDB: Final = Kind("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", namespaced=True)
 PODGROUP: Final = Kind("PodGroup", "scheduling.volcano.sh", "v1beta1", "podgroups", namespaced=True)
 QUEUE: Final = Kind("Queue", "scheduling.volcano.sh", "v1beta1", "queues", namespaced=False)
+HYPERNODE: Final = Kind(
+    "HyperNode", "topology.volcano.sh", "v1alpha1", "hypernodes", namespaced=False, optional=True
+)
+"""Volcano's network topology: optional (a cluster without the CRD has no HyperNodes)."""
 CLAIM: Final = Kind("PersistentVolumeClaim", "", "v1", "persistentvolumeclaims", namespaced=True)
 VOLUME: Final = Kind("PersistentVolume", "", "v1", "persistentvolumes", namespaced=False)
 STORAGE_CLASS: Final = Kind(
@@ -50,6 +58,7 @@ CLUSTER_KINDS: Final = (
     PRIORITY_CLASS,
     NAMESPACE,
     NODE,
+    HYPERNODE,
     QUEUE,
     PODGROUP,
     POD,

@@ -2,7 +2,7 @@
 
 Lists, as the scheduler's own informers list them (`informer.kinds.CLUSTER_KINDS`, no selector:
 every pod of every phase and scheduler, as the cache holds them), Namespaces, PriorityClasses,
-Nodes (in the API server's list order, which `simulate` keeps), Queues, PodGroups, Pods,
+Nodes (in the API server's list order, which `simulate` keeps), HyperNodes, Queues, PodGroups, Pods,
 ResourceQuotas and PodDisruptionBudgets, then every ConfigMap the policy's plugins read
 (`runtime.watches.config_maps_read`: the reservation plugin's), by name. The Volcano kinds are
 left out, with a warning, when their CRD is not installed. `NodeUsage` has no object in the
@@ -36,6 +36,7 @@ ORDER: Final = (
     kinds.NAMESPACE,
     kinds.PRIORITY_CLASS,
     kinds.NODE,
+    kinds.HYPERNODE,
     kinds.QUEUE,
     kinds.PODGROUP,
     kinds.POD,
@@ -46,7 +47,7 @@ ORDER: Final = (
     kinds.CLAIM,
 )
 """The kinds listed, in the file's order (the scheduler's informers list the same set)."""
-_OPTIONAL: Final = frozenset({kinds.QUEUE.name, kinds.PODGROUP.name})
+_OPTIONAL: Final = frozenset({kinds.QUEUE.name, kinds.PODGROUP.name, kinds.HYPERNODE.name})
 """Kinds of a CRD that may be missing from the cluster."""
 _DUMPER: Final = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 """libyaml's dumper where PyYAML has it: a large cluster's pods in seconds, not minutes."""

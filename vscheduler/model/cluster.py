@@ -19,6 +19,7 @@ from vscheduler.model.reservation import ReservationBook
 from vscheduler.model.resourcequota import ResourceQuotaFacts
 from vscheduler.model.selector import DisruptionBudget
 from vscheduler.model.status import PodGroupPhase
+from vscheduler.model.topology import NO_TOPOLOGY, HyperNodeFacts, Topology
 from vscheduler.model.volumes import ClaimFacts, StorageClassFacts, VolumeFacts
 
 DEFAULT_SCHEDULER_NAME = "vscheduler"
@@ -71,6 +72,11 @@ class ClusterSnapshot:
     reservations: Mapping[str, ReservationBook] = dataclasses.field(default_factory=dict)
     """The reservations of every ConfigMap held, by `namespace/name` of the ConfigMap (the
     reservation plugin reads the one its arguments name)."""
+    hypernodes: tuple[HyperNodeFacts, ...] = ()
+    """The HyperNodes (`topology.volcano.sh`), by name, unusable ones (a `problem`) included."""
+    topology: Topology = NO_TOPOLOGY
+    """The tree the usable HyperNodes make over `nodes` (`model.topology.build_topology`),
+    built once per change of the HyperNodes (or of the nodes their selectors read)."""
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
     taken_at: dt.datetime = EPOCH
     serial: int = 0

@@ -384,6 +384,9 @@ class JobFacts:
     """The PodGroup's `volcano.sh/preemptable` (annotation, else label) is set and does not read
     true: gangpreempt and gangreclaim take none of its pods (Volcano's
     `IsJobPreemptableForGangEviction`; unset allows). Preempt and reclaim read the pods' own."""
+    network_topology: NetworkTopology | None = None
+    """`spec.networkTopology`: the HyperNode its pods must (hard) or should (soft) share, or None
+    (placed as any job)."""
     synthetic: bool = False
     """True for a pod without a PodGroup: no PodGroup object exists to update."""
     controlled: bool = False
@@ -400,6 +403,36 @@ class JobFacts:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "key", f"{self.namespace}/{self.name}")
+
+
+HARD_TOPOLOGY = "hard"
+SOFT_TOPOLOGY = "soft"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class NetworkTopology:
+    """A PodGroup's `spec.networkTopology` (the HyperNodes are `model.topology`'s)."""
+
+    mode: str = HARD_TOPOLOGY
+    """`hard` (the job is placed whole within one HyperNode of tier <= the highest allowed, or
+    waits) or `soft` (the lowest tier that holds it, else anywhere); any other value (only an
+    API server without Volcano's CRD lets one through) constrains nothing, as Volcano reads
+    it."""
+    highest_tier: int | None = None
+    """`highestTierAllowed`, or None."""
+    highest_tier_name: str = ""
+    """`highestTierName` (read only without `highestTierAllowed`, as Volcano reads it): the tier
+    of the HyperNodes whose `spec.tierName` it is."""
+
+    @property
+    def is_hard(self) -> bool:
+        """`mode: hard`."""
+        return self.mode == HARD_TOPOLOGY
+
+    @property
+    def is_soft(self) -> bool:
+        """`mode: soft`."""
+        return self.mode == SOFT_TOPOLOGY
 
 
 NODE_GROUP_LIMITS = "volcano.sh/nodegroup-resource-limits"

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from vscheduler.convert.cooldown import COOLDOWN_KEY, cooldown
+from vscheduler.convert.hypernode import convert_hypernode
 from vscheduler.convert.pod import PREEMPTABLE_KEY, TASK_SPEC_KEY, preemptable_flags, task_role
 from vscheduler.convert.queue import node_group_limits
 from vscheduler.convert.queue_hierarchy import hierarchy_levels
@@ -38,6 +39,7 @@ from vscheduler.model.facts import (
     FieldWarning,
     HostPort,
     JobFacts,
+    NetworkTopology,
     NodeAffinity,
     NodeFacts,
     NodeGroupAffinity,
@@ -56,6 +58,7 @@ from vscheduler.model.resourcequota import ResourceQuotaFacts
 from vscheduler.model.resources import CPU, Resources
 from vscheduler.model.selector import DisruptionBudget, LabelRequirement, LabelSelector
 from vscheduler.model.status import PodGroupPhase, QoSClass, TaskStatus
+from vscheduler.model.topology import HyperNodeFacts, build_topology
 
 T = TypeVar("T")
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -401,6 +404,65 @@ class PodGroupBuilder(_Builder[JobFacts]):
         self._set(controlled=True)
         return self
 
+    def network_topology(
+        self, mode: str = "hard", highest_tier: int | None = None, tier_name: str = ""
+    ) -> PodGroupBuilder:
+        """spec.networkTopology: `mode`, `highestTierAllowed`, `highestTierName`."""
+        self._set(network_topology=NetworkTopology(mode, highest_tier, tier_name))
+        return self
+
+
+class HyperNodeBuilder(_Builder[HyperNodeFacts]):
+    """Builds a HyperNodeFacts from the raw object the API server would hold (converted by
+    `convert.hypernode`, so members are read as from a cluster)."""
+
+    def __init__(self, name: str) -> None:
+        self._raw: dict[str, Any] = {
+            "apiVersion": "topology.volcano.sh/v1alpha1",
+            "kind": "HyperNode",
+            "metadata": {"name": name},
+            "spec": {"tier": 1, "members": []},
+        }
+
+    def tier(self, tier: int, name: str = "") -> HyperNodeBuilder:
+        """spec.tier (and spec.tierName)."""
+        self._raw["spec"]["tier"] = tier
+        if name:
+            self._raw["spec"]["tierName"] = name
+        return self
+
+    def _member(self, kind: str, selector: dict[str, Any]) -> HyperNodeBuilder:
+        self._raw["spec"]["members"].append({"type": kind, "selector": selector})
+        return self
+
+    def nodes(self, *names: str) -> HyperNodeBuilder:
+        """Node members by exactMatch."""
+        for name in names:
+            self._member("Node", {"exactMatch": {"name": name}})
+        return self
+
+    def hypernodes(self, *names: str) -> HyperNodeBuilder:
+        """HyperNode members (by exactMatch)."""
+        for name in names:
+            self._member("HyperNode", {"exactMatch": {"name": name}})
+        return self
+
+    def regex(self, pattern: str) -> HyperNodeBuilder:
+        """A Node member by regexMatch."""
+        return self._member("Node", {"regexMatch": {"pattern": pattern}})
+
+    def labels(self, **labels: str) -> HyperNodeBuilder:
+        """A Node member by labelMatch (matchLabels)."""
+        return self._member("Node", {"labelMatch": {"matchLabels": labels}})
+
+    def raw(self) -> dict[str, Any]:
+        """The object as the API server would hold it."""
+        return self._raw
+
+    def build(self) -> HyperNodeFacts:
+        """The converted facts."""
+        return convert_hypernode(self._raw)
+
 
 class QueueBuilder(_Builder[QueueFacts]):
     """Builds a QueueFacts."""
@@ -574,6 +636,11 @@ def podgroup(name: str, namespace: str = "default") -> PodGroupBuilder:
     return PodGroupBuilder(name, namespace)
 
 
+def hypernode(name: str) -> HyperNodeBuilder:
+    """A HyperNode of tier 1 without members."""
+    return HyperNodeBuilder(name)
+
+
 def queue(name: str) -> QueueBuilder:
     """A queue of weight 1."""
     return QueueBuilder(name)
@@ -633,7 +700,15 @@ def spread(
     )
 
 
-Buildable = NodeBuilder | PodBuilder | PodGroupBuilder | QueueBuilder | BudgetBuilder | QuotaBuilder
+Buildable = (
+    NodeBuilder
+    | PodBuilder
+    | PodGroupBuilder
+    | QueueBuilder
+    | BudgetBuilder
+    | QuotaBuilder
+    | HyperNodeBuilder
+)
 Fact = (
     NodeFacts
     | TaskFacts
@@ -643,6 +718,7 @@ Fact = (
     | DisruptionBudget
     | ResourceQuotaFacts
     | ReservationBook
+    | HyperNodeFacts
 )
 Item = Buildable | Fact
 """Anything `snapshot` takes."""
@@ -653,8 +729,12 @@ def snapshot(*items: Item, taken_at: dt.datetime = START) -> ClusterSnapshot:
     facts = [i.build() if isinstance(i, _Builder) else i for i in items]
     tasks = {f.uid: f for f in facts if isinstance(f, TaskFacts)}
     jobs = {f.key: f for f in facts if isinstance(f, JobFacts)}
+    nodes = tuple(f for f in facts if isinstance(f, NodeFacts))
+    hypernodes = tuple(
+        sorted((f for f in facts if isinstance(f, HyperNodeFacts)), key=lambda h: h.name)
+    )
     return ClusterSnapshot(
-        nodes=tuple(f for f in facts if isinstance(f, NodeFacts)),
+        nodes=nodes,
         tasks=tasks,
         jobs=complete_jobs(tasks, jobs),
         queues=default_queues({f.name: f for f in facts if isinstance(f, QueueFacts)}),
@@ -662,5 +742,7 @@ def snapshot(*items: Item, taken_at: dt.datetime = START) -> ClusterSnapshot:
         disruption_budgets=tuple(f for f in facts if isinstance(f, DisruptionBudget)),
         quotas=tuple(f for f in facts if isinstance(f, ResourceQuotaFacts)),
         reservations={f.key: f for f in facts if isinstance(f, ReservationBook)},
+        hypernodes=hypernodes,
+        topology=build_topology(hypernodes, nodes),
         taken_at=taken_at,
     )

@@ -55,10 +55,10 @@ tiers:
   - name: proportion
   - name: nodeorder
   - name: binpack
+  - name: network-topology-aware
 """
-"""The tiers of `installer/helm/chart/volcano/config/volcano-scheduler-ci.conf`, without
-`network-topology-aware` (not available here; with no HyperNode and no job asking a network
-topology it changes nothing)."""
+"""The tiers of `installer/helm/chart/volcano/config/volcano-scheduler-ci.conf` (its
+`network-topology-aware` has no opinion in a cluster without HyperNodes)."""
 CI_POLICY = 'actions: "enqueue, allocate, backfill, reclaim, preempt"\n' + CI_TIERS
 """The policy of the e2e ConfigMap, `volcano-system/integration-scheduler-configmap`."""
 

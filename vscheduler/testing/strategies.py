@@ -11,7 +11,9 @@ resources, what Volcano's CRDs let through (minTaskMember's "" key and negative 
 negative minMember, negative amounts, a queue weight of 0), queues with no, huge or odd
 capability, nodes without allocatable (or without any status), ResourceQuotas and
 PodDisruptionBudgets with odd amounts and selectors, pods' volumes and the volume objects
-(`volume_strategies`); and `clusters()`, a whole consistent set of them (unique names, pods
+(`volume_strategies`), HyperNodes (membership cycles, a node in two HyperNodes, patterns that
+are no regular expression, unknown member types, tiers of 0 or below) and PodGroups'
+`networkTopology`; and `clusters()`, a whole consistent set of them (unique names, pods
 naming existing or missing PodGroups, queues, nodes and claims).
 Must not: produce what the API server's validation rejects for the fields it validates (a
 negative request, an unparsable quantity, an empty topologyKey), or import the scheduler: the
@@ -33,6 +35,8 @@ Raw = dict[str, Any]
 SCHEDULER: Final = "vscheduler"
 QUEUE_NAMES: Final = ("q0", "q1")
 GROUP_NAMES: Final = ("g0", "g1", "g2")
+HYPERNODE_NAMES: Final = ("h0", "h1", "h2", "h3")
+TIER_NAMES: Final = ("rack", "spine")
 CLASS_NAMES: Final = ("high", "low")
 """The names a cluster draws its objects from; a reference may name one not drawn (missing)."""
 
@@ -548,6 +552,7 @@ def podgroups() -> st.SearchStrategy[Raw]:
                 st.sampled_from(("worker", "ps", "")), st.integers(-2, 10), max_size=2
             ),
             "priorityClassName": st.sampled_from((*CLASS_NAMES, "missing-class")),
+            "networkTopology": network_topologies(),
         },
     )
     owner = st.fixed_dictionaries(
@@ -574,6 +579,65 @@ def podgroups() -> st.SearchStrategy[Raw]:
         st.lists(owner, max_size=2).map(_one_controller),
         spec,
         st.sampled_from(("", "Pending", "Inqueue", "Running", "Unknown")),
+    )
+
+
+@functools.cache
+def network_topologies() -> st.SearchStrategy[Raw]:
+    """A PodGroup's `spec.networkTopology`: hard or soft (or another mode, or none: the CRD's
+    default), a tier from negative to above every HyperNode's, a tier name that HyperNodes have
+    or not, both or neither."""
+    return st.fixed_dictionaries(
+        {},
+        optional={
+            "mode": st.sampled_from(("hard", "soft", "strict", "")),
+            "highestTierAllowed": st.integers(-2, 5),
+            "highestTierName": st.sampled_from((*TIER_NAMES, "missing", "")),
+        },
+    )
+
+
+@functools.cache
+def _member_selectors() -> st.SearchStrategy[Raw]:
+    """A HyperNode member's selector: none, one or two of exactMatch (a node, a HyperNode, a
+    missing name, ""), regexMatch (patterns that match, match nothing, are no regular
+    expression, or use Go's `\\z`) and labelMatch."""
+    exact = st.sampled_from((*NODE_NAMES, *HYPERNODE_NAMES, "missing", "")).map(
+        lambda name: {"name": name}
+    )
+    regex = st.sampled_from(("^n", "n[0-9]+", "^h", "(", "[", "n1\\z", "", "x{")).map(
+        lambda pattern: {"pattern": pattern}
+    )
+    return st.fixed_dictionaries(
+        {},
+        optional={"exactMatch": exact, "regexMatch": regex, "labelMatch": _label_selector()},
+    )
+
+
+@functools.cache
+def hypernodes() -> st.SearchStrategy[Raw]:
+    """A HyperNode (named by `clusters`): a tier from negative (what Volcano's CRD refuses, as
+    an older CRD or a snapshot file may hold) to 3, a tier name or none, members of type Node or
+    HyperNode (or an unknown type), naming nodes and HyperNodes that exist or not, themselves
+    included (cycles), nodes other HyperNodes of the tier hold too."""
+    member = st.fixed_dictionaries(
+        {
+            "type": st.sampled_from(("Node", "Node", "HyperNode", "HyperNode", "Rack", "")),
+            "selector": _member_selectors(),
+        }
+    )
+    spec = st.fixed_dictionaries(
+        {"tier": st.integers(-1, 3), "members": st.lists(member, max_size=4)},
+        optional={"tierName": st.sampled_from((*TIER_NAMES, ""))},
+    )
+    return st.builds(
+        lambda sp: {
+            "apiVersion": "topology.volcano.sh/v1alpha1",
+            "kind": "HyperNode",
+            "metadata": {"creationTimestamp": "2026-01-01T00:00:00Z"},
+            "spec": sp,
+        },
+        spec,
     )
 
 
@@ -783,11 +847,12 @@ def priority_classes() -> st.SearchStrategy[list[Raw]]:
 
 
 @st.composite
-def clusters(draw: st.DrawFn, *, max_pods: int = 8) -> list[Raw]:
+def clusters(draw: st.DrawFn, *, max_pods: int = 8, min_hypernodes: int = 0) -> list[Raw]:
     """A whole cluster of odd objects, names unique, in the order a snapshot file lists them:
-    PriorityClasses, Namespaces, Queues, Nodes, ResourceQuotas, PodDisruptionBudgets, PodGroups,
-    StorageClasses, PersistentVolumes, PersistentVolumeClaims, Pods. Some names of the
-    vocabulary are not drawn, so references to them are missing objects."""
+    PriorityClasses, Namespaces, Queues, Nodes, HyperNodes, ResourceQuotas,
+    PodDisruptionBudgets, PodGroups, StorageClasses, PersistentVolumes, PersistentVolumeClaims,
+    Pods. Some names of the vocabulary are not drawn, so references to them are missing
+    objects. `min_hypernodes`: at least that many HyperNodes (up to 4)."""
     node_names = NODE_NAMES[: draw(st.integers(0, len(NODE_NAMES)))]
     queue_names = QUEUE_NAMES[: draw(st.integers(0, len(QUEUE_NAMES)))]
     group_names = GROUP_NAMES[: draw(st.integers(0, len(GROUP_NAMES)))]
@@ -807,6 +872,8 @@ def clusters(draw: st.DrawFn, *, max_pods: int = 8) -> list[Raw]:
         node = _named(draw(nodes()), name, f"uid-node-{name}")
         node["metadata"]["labels"] = {**node["metadata"]["labels"], "kubernetes.io/hostname": name}
         objects.append(node)
+    for name in HYPERNODE_NAMES[: draw(st.integers(min_hypernodes, len(HYPERNODE_NAMES)))]:
+        objects.append(_named(draw(hypernodes()), name, f"uid-hypernode-{name}"))
     for i in range(draw(st.integers(0, 2))):
         namespace = draw(st.sampled_from(NAMESPACES))
         objects.append(_named(draw(resource_quotas()), f"quota{i}", f"uid-rq-{i}", namespace))

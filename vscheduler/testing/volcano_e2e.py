@@ -9,9 +9,8 @@ test pod tolerates it), and four workers. Kind nodes report the host's CPUs; her
 
 The policy is the e2e suite's scheduler ConfigMap, `installer/helm/chart/volcano/config/
 volcano-scheduler-ci.conf` (`hack/run-e2e-kind.sh` installs the chart with it), less its last
-plugin, `network-topology-aware`, which vscheduler does not provide: with no HyperNode and no
-job asking for a network topology it neither filters nor scores (its normal-pod hypernode
-binpacking is off by default).
+plugin, `network-topology-aware`, included: with no HyperNode it neither filters nor scores
+(its normal-pod HyperNode binpacking has no HyperNode to pack).
 
 A Volcano `Job` (vcjob) is what its job controller makes of it: one PodGroup named after the job
 (Volcano's is `<job>-<uid>`), controlled by the job, with `minMember` the job's `minAvailable`
@@ -38,7 +37,7 @@ from vscheduler.testing.kind_e2e import CI_POLICY
 from vscheduler.testing.scenario import Outcome, run
 
 POLICY = CI_POLICY
-"""`volcano-scheduler-ci.conf` without `network-topology-aware` (`kind_e2e.CI_POLICY`)."""
+"""`volcano-scheduler-ci.conf` (`kind_e2e.CI_POLICY`)."""
 
 WORKERS = ("kind-worker", "kind-worker2", "kind-worker3", "kind-worker4")
 ONE_CPU_SLOTS = 8

@@ -245,3 +245,33 @@ def test_the_defaults_are_the_ones_volcano_gives() -> None:
     queue = schema_of("Queue")["properties"]["spec"]["properties"]
     assert podgroup["queue"]["default"] == "default"
     assert (queue["weight"]["default"], queue["reclaimable"]["default"]) == (1, True)
+
+
+HYPERNODE_CRD = CRDS / "topology.volcano.sh_hypernodes.yaml"
+
+
+def test_the_hypernode_crd_is_volcanos_own_after_its_header() -> None:
+    """Copied unchanged from volcano-sh/volcano's config/crd/volcano/bases (cluster-scoped,
+    v1alpha1); the Helm chart's copy is the same file."""
+    text = HYPERNODE_CRD.read_text()
+    body = "\n".join(line for line in text.splitlines() if not line.startswith("#"))
+    found: dict[str, Any] = yaml.safe_load(body)
+    assert found["metadata"]["name"] == "hypernodes.topology.volcano.sh"
+    assert found["spec"]["scope"] == "Cluster"
+    assert [v["name"] for v in found["spec"]["versions"]] == ["v1alpha1"]
+    chart = ROOT / "deploy" / "helm" / "vscheduler" / "crds" / HYPERNODE_CRD.name
+    assert chart.read_text() == text
+
+
+def test_the_example_hypernodes_fit_the_crd_with_nothing_pruned() -> None:
+    (version,) = yaml.safe_load(HYPERNODE_CRD.read_text())["spec"]["versions"]
+    schema = version["schema"]["openAPIV3Schema"]
+    examples = [
+        doc
+        for path in sorted((ROOT / "examples").rglob("*.yaml"))
+        for doc in yaml.safe_load_all(path.read_text())
+        if isinstance(doc, dict) and doc.get("kind") == "HyperNode"
+    ]
+    assert examples
+    for obj in examples:
+        assert list(problems(obj, schema, "HyperNode")) == []

@@ -73,6 +73,7 @@ def test_every_resource_of_both_kustomizations_exists() -> None:
         "ClusterRoleBinding",
         "CustomResourceDefinition",
         "CustomResourceDefinition",
+        "CustomResourceDefinition",
         "Deployment",
         "Namespace",
         "PodDisruptionBudget",

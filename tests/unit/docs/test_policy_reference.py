@@ -88,6 +88,13 @@ SAMPLES: dict[str, tuple[dict[str, object], dict[str, str]]] = {
         {"tdm.revocable-zone.rz1": "tdm.revocable-zone.<zone>"},
     ),
     "plugin usage": ({"thresholds": {"cpu": 80, "mem": 70}}, {}),
+    "plugin network-topology-aware": (
+        {
+            "hypernode.binpack.resources": "nvidia.com/gpu",
+            "hypernode.binpack.resources.nvidia.com/gpu": 2,
+        },
+        {"hypernode.binpack.resources.nvidia.com/gpu": "hypernode.binpack.resources.<name>"},
+    ),
     "plugin rescheduling": (RESCHEDULING_SAMPLE, {}),
 }
 """Arguments that make a builder read its keys with a variable part, and how the doc spells

@@ -9,10 +9,10 @@ from collections.abc import Iterable, Iterator, Sequence
 import pytest
 
 from vscheduler.clock import FixedClock
-from vscheduler.errors import ExpiredError, TransientClusterError
+from vscheduler.errors import ClusterError, ExpiredError, TransientClusterError
 from vscheduler.informer.backoff import Backoff
 from vscheduler.informer.informer import Informer
-from vscheduler.informer.kinds import NODE, POD, Kind
+from vscheduler.informer.kinds import HYPERNODE, NODE, POD, Kind
 from vscheduler.informer.ports import Listing, Raw, WatchEvent
 from vscheduler.informer.readiness import SyncGate
 
@@ -394,3 +394,37 @@ def test_a_stop_while_the_sink_reads_a_list_leaves_the_rest_unread_and_the_sink_
     assert len(pulled) == 2
     assert harness.sink.calls == []
     assert lister.watched_from == []
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("status", [404, 403])
+def test_an_optional_kind_the_cluster_does_not_serve_is_synced_empty_and_listed_again_later(
+    status: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The HyperNode CRD not installed (404), or not readable by the scheduler's role (403):
+    the cache holds none, the kind counts as synced (the scheduler is not kept from its first
+    cycle), and it is listed again after `absent_retry` (60 s), said once; once it is served,
+    its objects come in as any kind's."""
+    absent = ClusterError("the server could not find the requested resource", status=status)
+    lister = ScriptedLister([absent, absent, Listing([obj("s0", "5")], "10")], [])
+    gate = SyncGate()
+    caplog.set_level(logging.INFO, logger="vscheduler.informer.informer")
+    harness = Harness(lister, kind=HYPERNODE, gate=gate)
+    harness.run_until_idle()
+    assert harness.sink.calls == [("replace", []), ("replace", []), ("replace", ["s0"])]
+    assert gate.is_synced()
+    assert harness.pauses == [60.0, 60.0]
+    said = [r.getMessage() for r in caplog.records]
+    assert sum("does not serve hypernodes.topology.volcano.sh" in m for m in said) == 1
+    assert sum("hypernodes.topology.volcano.sh is served now" in m for m in said) == 1
+
+
+@pytest.mark.timeout(10)
+def test_a_kind_that_is_not_optional_is_not_synced_by_a_404() -> None:
+    """Pods are never optional: a 404 is a failure, backed off, and the kind stays unsynced."""
+    lister = ScriptedLister([ClusterError("404", status=404)], [])
+    gate = SyncGate()
+    harness = Harness(lister, kind=POD, gate=gate)
+    harness.run_until_idle()
+    assert harness.sink.calls == []
+    assert not gate.is_synced()

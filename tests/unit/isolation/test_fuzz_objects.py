@@ -24,8 +24,10 @@ from vscheduler.effects.status import podgroup_status_patch
 from vscheduler.errors import InputError
 from vscheduler.framework.messages import SCHEDULING_GATED
 from vscheduler.framework.registry import Pipeline
+from vscheduler.framework.topology import limit
 from vscheduler.informer.kinds import (
     CLAIM,
+    HYPERNODE,
     NAMESPACE,
     NODE,
     PDB,
@@ -114,6 +116,23 @@ tiers:
 - plugins: [{name: priority}, {name: gang}, {name: conformance}, {name: drf, enableHierarchy: true}]
 - plugins: [{name: predicates}, {name: proportion}, {name: nodeorder}]
 """
+NETWORK_TOPOLOGY = """\
+actions: "enqueue, allocate, preempt, reclaim, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins: [{name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder},
+            {name: binpack}, {name: network-topology-aware}]
+"""
+NETWORK_TOPOLOGY_FADED = """\
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins:
+  - {name: predicates}
+  - {name: proportion}
+  - name: network-topology-aware
+    arguments: {weight: 3, hypernode.binpack.normal-pod.fading: 0, hypernode.binpack.cpu: 0}
+"""
 COOLDOWN = """\
 actions: "enqueue, allocate, preempt, reclaim, backfill"
 tiers:
@@ -140,6 +159,8 @@ POLICIES: dict[str, str | None] = {
     "gang-evict-proportion": GANG_EVICT_PROPORTION,
     "cooldown": COOLDOWN,
     "topology": TOPOLOGY,
+    "network-topology": NETWORK_TOPOLOGY,
+    "network-topology-faded": NETWORK_TOPOLOGY_FADED,
 }
 PIPELINES: dict[str, Pipeline] = {k: catalog.load_pipeline(v) for k, v in POLICIES.items()}
 KEPT_PIPELINES: dict[str, Pipeline] = {k: catalog.load_pipeline(v) for k, v in POLICIES.items()}
@@ -153,6 +174,7 @@ KINDS: dict[str, Kind] = {
     "PodDisruptionBudget": PDB,
     "Queue": QUEUE,
     "Node": NODE,
+    "HyperNode": HYPERNODE,
     "PodGroup": PODGROUP,
     "StorageClass": STORAGE_CLASS,
     "PersistentVolume": VOLUME,
@@ -272,6 +294,11 @@ def test_conversion_through_the_cache_never_raises_and_names_every_object_it_can
         elif obj["kind"] == "PodGroup":
             job = snap.jobs.get(f"default/{name}")  # None: another scheduler's (its pods say so)
             assert (job.problem if job else "") == problems.get(label(obj), "")
+        elif obj["kind"] == "HyperNode":  # in the tree, or named with why it is left out
+            if name in snap.topology.domains:
+                assert label(obj) not in problems
+            else:
+                assert problems[label(obj)].startswith(label(obj))
         elif obj["kind"] in VOLUME_KINDS:  # kept, malformed or not: it fits no node then
             kept = VOLUME_KINDS[obj["kind"]](snap)
             key = label(obj).split(" ", 1)[1]
@@ -312,8 +339,9 @@ def test_simulates_path_either_names_the_object_it_rejects_or_runs_every_cycle(
         return
     number = int(rejected.split("#", 1)[1].split(":", 1)[0])
     assert rejected.startswith(f"cluster.yaml#{number}: {label(objects[number - 1])}"), rejected
-    # what Volcano's CRDs let through (odd values included) is read, never rejected
-    assert objects[number - 1]["kind"] not in ("PodGroup", "Queue"), rejected
+    # what Volcano's CRDs let through (odd values included) is read, never rejected; a HyperNode
+    # that cannot be used is kept with its problem (simulate says so), never rejected
+    assert objects[number - 1]["kind"] not in ("PodGroup", "Queue", "HyperNode"), rejected
 
 
 @FUZZ
@@ -361,3 +389,75 @@ def test_cycles_that_take_the_last_sessions_records_decide_as_cycles_that_start_
             cache.apply(NODE, WatchEvent("DELETED", node))
         fresh_clock.advance(1.0)
         kept_clock.advance(1.0)
+
+
+def within_one_domain(snap: ClusterSnapshot, result: CycleResult) -> None:
+    """Every job with a hard network topology of tier T that had nothing placed before the
+    cycle and got binds has them all within one HyperNode of tier T or lower (or T reaches the
+    cluster's top)."""
+    tree = snap.topology
+    bound: dict[str, set[str]] = {}
+    for bind in result.binds:
+        bound.setdefault(snap.tasks[bind.task_uid].job, set()).add(bind.node)
+    for key, nodes in bound.items():
+        job = snap.jobs[key]
+        wanted = job.network_topology
+        if wanted is None or not wanted.is_hard:
+            continue
+        bound_limit = limit(wanted, tree).highest
+        if bound_limit is None or bound_limit >= tree.top_tier:
+            continue
+        if any(t.job == key and t.node_name is not None for t in snap.tasks.values()):
+            continue  # it ran before: it keeps to its own domain, whatever made it
+        assert any(d.tier <= bound_limit and nodes <= d.nodes for d in tree.domains.values()), (
+            key,
+            nodes,
+        )
+
+
+@FUZZ
+@given(clusters(min_hypernodes=1), st.sampled_from(("network-topology", "network-topology-faded")))
+def test_odd_hypernodes_through_the_cache_and_whole_cycles_keep_hard_jobs_within_one(
+    objects: list[dict[str, Any]], policy: str
+) -> None:
+    """HyperNodes with membership cycles, nodes in two of them, patterns that are no regular
+    expression, unknown member types, tiers of 0 or below, and PodGroups asking any network
+    topology: the cache names every HyperNode it leaves out, cycles never raise, every pending
+    pod is named, and a hard job is placed within one HyperNode of its highest tier."""
+    cache = through_cache(objects)
+    snap = cache.snapshot()
+    problems = cache.problems()
+    for hypernode in snap.hypernodes:
+        assert (hypernode.name in snap.topology.domains) != (
+            f"HyperNode {hypernode.name}" in problems
+        )
+    pipeline = PIPELINES[policy]
+    cycles(snap, pipeline)
+    result = cycle.run_cycle(snap, pipeline, clock=FixedClock(NOW)).result
+    within_one_domain(snap, result)
+
+
+@FUZZ
+@given(clusters(min_hypernodes=1), st.sampled_from(("network-topology", "default")))
+def test_odd_hypernodes_in_a_snapshot_file_are_read_never_rejected(
+    objects: list[dict[str, Any]], policy: str
+) -> None:
+    """`simulate`'s path: a HyperNode is never the object a file is refused for; one that
+    cannot be used is told in the warnings (`simulate.snapshot_warnings`), and the cycles run."""
+    sourced = [SourcedObject(f"cluster.yaml#{i + 1}", o) for i, o in enumerate(objects)]
+    snap: ClusterSnapshot | None = None
+    rejected = ""
+    try:
+        snap = build_snapshot(sourced, scheduler_name=SCHEDULER, taken_at=NOW)
+    except InputError as err:
+        rejected = str(err)
+    if snap is None:
+        number = int(rejected.split("#", 1)[1].split(":", 1)[0])
+        assert objects[number - 1]["kind"] != "HyperNode", rejected
+        return
+    warnings = simulate.snapshot_warnings(snap)
+    for hypernode in snap.hypernodes:
+        if hypernode.name not in snap.topology.domains:
+            assert any(w.startswith(f"HyperNode {hypernode.name}: ") for w in warnings)
+    cycles(snap, PIPELINES[policy])
+    within_one_domain(snap, cycle.run_cycle(snap, PIPELINES[policy], clock=FixedClock(NOW)).result)

@@ -29,14 +29,14 @@ def test_the_client_comes_from_the_kubeconfig_with_a_pool_for_the_bind_workers(
     api_client = build_api_client(str(kubeconfig), pool_maxsize=pool_size(16))
     try:
         assert api_client.configuration.host == apiserver.url
-        assert api_client.configuration.connection_pool_maxsize == 33
-        assert api_client.rest_client.pool_manager.connection_pool_kw["maxsize"] == 33
+        assert api_client.configuration.connection_pool_maxsize == 34
+        assert api_client.rest_client.pool_manager.connection_pool_kw["maxsize"] == 34
     finally:
         api_client.close()
 
 
 def test_the_pool_holds_the_bind_workers_every_watch_and_some_spare() -> None:
-    assert pool_size(16) == 16 + 13 + 4
+    assert pool_size(16) == 16 + 14 + 4
     assert pool_size(0, watches=1) == 1 + 1 + 4
 
 
