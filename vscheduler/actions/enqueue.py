@@ -33,7 +33,7 @@ class Enqueue:
         dispatch = session.dispatch
         by_queue: dict[str, list[JobState]] = {}
         lone: list[JobState] = []
-        for job in session.jobs.values():
+        for job in session.pending_jobs:
             if not job.is_pending():
                 continue
             problem = job.facts.problem or queue_problem(session, job)

@@ -34,6 +34,7 @@ import dataclasses
 import datetime as dt
 import functools
 import itertools
+import operator
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set as AbstractSet
 from typing import Protocol, TypeVar, cast
@@ -59,7 +60,7 @@ from vscheduler.model.commands import (
     QueueFigures,
     ReservationRelease,
 )
-from vscheduler.model.facts import PodGroupCondition, TaskFacts, TemplateKey
+from vscheduler.model.facts import JobFacts, PodGroupCondition, TaskFacts, TemplateKey
 from vscheduler.model.resources import Resources
 from vscheduler.model.status import PodGroupPhase, TaskStatus
 
@@ -117,6 +118,8 @@ class Session:
     session when asked; the class's None until then)."""
     _topology: SessionTopology | None = None
     """The HyperNode tree over the session's nodes (`topology`: made on first use)."""
+    _pending_jobs: tuple[JobState, ...] | None = None
+    """`pending_jobs` (made on first use)."""
 
     def __init__(
         self,
@@ -235,36 +238,45 @@ class Session:
         if carried is None:
             changes = Changes(dict(snapshot.tasks), {}, None)
             remade: set[str] = set()
+            stale: list[str] = []
+            made: set[str] = set()
         else:
             changes = _changes(snapshot, carried.opening)
-            remade = _remade(snapshot, carried, changes)
-        self._load_jobs(snapshot, carried, remade)
+            stale, gone = _job_changes(snapshot, carried.opening, changes)
+            remade = _remade(snapshot, carried, changes, gone)
+            remade.update(stale)
+            made = _to_make(snapshot.tasks, carried, changes.tasks, remade)
+        self._load_jobs(snapshot, carried, remade, stale)
         self._remade = remade
         """The jobs whose records this session made anew."""
         self._carried_statuses = None if carried is None else carried.statuses
-        made = self._records(snapshot, carried, changes, remade)
+        self._carried_phase = None if carried is None else carried.opening.phase_pending
+        made = self._records(snapshot, carried, changes, made)
         self._total(carried, remade)
         if carried is None or changes.nodes is None:
             return self._load_all(snapshot)
         return self._load_changes(snapshot, carried.opening, changes, made)
 
     def _records(
-        self, snapshot: ClusterSnapshot, carried: Carried | None, changes: Changes, remade: set[str]
+        self, snapshot: ClusterSnapshot, carried: Carried | None, changes: Changes, made: set[str]
     ) -> set[str]:
-        """Every task's record into `tasks` and its job's: the carried one unless its facts
-        changed, the last session moved it, or its job is made anew (`remade`: it is then
-        added to the new job record); returns the uids whose records were made or re-added."""
+        """Every task's record into `tasks` and its job's: the carried one unless it is in
+        `made` (`_to_make`: its facts changed, the last session moved it, or its job is made
+        anew, it is then added to the new job record); returns the uids whose records were made
+        or re-added."""
         now = snapshot.tasks
         if carried is None:
             self.tasks = {uid: self._record(facts, None) for uid, facts in now.items()}
             return set(self.tasks)
-        old_tasks, touched, changed = carried.tasks, carried.touched_tasks, changes.tasks
-        made = _to_make(now, carried, changed, remade)
-        tasks: dict[str, TaskState | None] = dict(zip(now, map(old_tasks.get, now), strict=True))
-        if made:
-            for uid in [uid for uid in now if uid in made]:  # in task order
-                fresh = uid in changed or uid in touched
-                tasks[uid] = self._record(now[uid], None if fresh else tasks[uid])
+        touched, changed = carried.touched_tasks, changes.tasks
+        tasks: dict[str, TaskState | None] = dict(carried.tasks)  # C-level copy, patched
+        for uid in changes.gone:
+            tasks.pop(uid, None)
+        for uid in _in_task_order(snapshot, made):  # a job's tasks are added in task order
+            fresh = uid in changed or uid in touched
+            tasks[uid] = self._record(now[uid], None if fresh else tasks.get(uid))
+        if len(tasks) != len(now) or list(tasks) != list(now):  # one came amid the others
+            tasks = dict(zip(now, map(tasks.get, now), strict=True))
         self.tasks = cast(dict[str, TaskState], tasks)  # a uid without a record came: made
         return made
 
@@ -335,9 +347,12 @@ class Session:
             for uid, facts in snapshot.tasks.items():
                 if uid in loading.orphans:
                     self.findings.note_task(uid, f"podgroup {facts.job} not found")
+        jobs = self.jobs
         if loading.pending:
             pending = {tasks[uid].facts.job for uid in loading.pending}
-            self.jobs_with_pending = tuple(j for k, j in self.jobs.items() if k in pending)
+            self.jobs_with_pending = tuple(
+                map(jobs.__getitem__, filter(pending.__contains__, jobs))
+            )
         self._opening = Opening(
             snapshot.tasks,
             self.ledger.loaded(),
@@ -352,8 +367,26 @@ class Session:
             on_nodes,
             extra,
             snapshot.serial,
+            snapshot.jobs,
+            snapshot.podgroups,
+            self._phase_pending(),
         )
         return [tasks[uid] for uid in loading.nominated]
+
+    def _phase_pending(self) -> frozenset[str]:
+        """The keys of the jobs whose phase is Pending at open: the last session's, patched
+        with the jobs made anew (a job taken again has the phase its facts gave it then: a
+        session that admits a job touches it, and the next makes it anew)."""
+        jobs, before = self.jobs, self._carried_phase
+        if before is None:
+            return frozenset(k for k, j in jobs.items() if j.phase is PodGroupPhase.PENDING)
+        keys = set(before)
+        keys.difference_update(self._remade)
+        for key in self._remade:
+            job = jobs.get(key)
+            if job is not None and job.phase is PodGroupPhase.PENDING:
+                keys.add(key)
+        return frozenset(keys)
 
     def _count(self, facts: TaskFacts, i: int, placed: tuple[Placed, Placed, Placed]) -> None:
         """Into `placed` (occupying, pipelined, releasing), the task of `facts` on node row
@@ -369,23 +402,41 @@ class Session:
             placed[2][1].append(req)
 
     def _load_jobs(
-        self, snapshot: ClusterSnapshot, carried: Carried | None, remade: set[str]
+        self,
+        snapshot: ClusterSnapshot,
+        carried: Carried | None,
+        remade: set[str],
+        stale: list[str],
     ) -> None:
         """Every job into the session, its record taken from `carried` unless its key is in
-        `remade` or its facts changed (the key is then added to `remade`)."""
-        old_jobs = carried.jobs if carried is not None else {}
-        jobs = self.jobs
-        for key, facts in snapshot.jobs.items():
-            old = old_jobs.get(key)
-            if old is None or key in remade or old.facts is not facts:
-                jobs[key] = JobState(facts)
-                remade.add(key)
-            else:
-                jobs[key] = old
+        `remade` (`stale` among them: the jobs whose facts came or changed, in job order): a
+        C-level copy of the carried map, patched. Without `carried`, every key is added to
+        `remade`."""
+        now = snapshot.jobs
+        if carried is None:
+            self.jobs = jobs = {key: JobState(facts) for key, facts in now.items()}
+            remade.update(jobs)
+        else:
+            jobs = dict(carried.jobs)
+            for key in stale:
+                jobs[key] = JobState(now[key])
+            made = set(stale)
+            for key in remade:
+                if key not in made:
+                    facts = now.get(key)
+                    if facts is None:
+                        jobs.pop(key, None)
+                    else:
+                        jobs[key] = JobState(facts)
+            if list(jobs) != list(now):  # a job came amid the others (PodGroups by key)
+                in_order = dict.fromkeys(now, cast(JobState, None))
+                in_order.update(jobs)
+                jobs = in_order
+            self.jobs = jobs
         keys = snapshot.podgroups
         if keys is None:
             keys = tuple(k for k, j in jobs.items() if not j.facts.synthetic)
-        self.podgroup_jobs: tuple[JobState, ...] = tuple(jobs[key] for key in keys)
+        self.podgroup_jobs: tuple[JobState, ...] = tuple(map(jobs.__getitem__, keys))
         """The jobs that are PodGroups (not a lone pod's implicit job), in job order: what
         plugins that read only PodGroups walk, not every job."""
 
@@ -504,11 +555,19 @@ class Session:
             self._with_terms = self._in_order(self._opening.terms)
         return self._with_terms
 
+    @property
+    def pending_jobs(self) -> tuple[JobState, ...]:
+        """The jobs whose phase was Pending at open, in job order (a job's phase only leaves
+        Pending in a session: the jobs enqueue may admit are among these)."""
+        if self._pending_jobs is None:
+            keys = self._opening.phase_pending
+            jobs = self.jobs
+            self._pending_jobs = tuple(map(jobs.__getitem__, filter(keys.__contains__, jobs)))
+        return self._pending_jobs
+
     def _in_order(self, uids: AbstractSet[str]) -> tuple[TaskState, ...]:
-        """The tasks of `uids` in task order (one light pass, none for no uid)."""
-        if not uids:
-            return ()
-        return tuple([task for uid, task in self.tasks.items() if uid in uids])
+        """The tasks of `uids` in task order (`_in_task_order`)."""
+        return tuple(map(self.tasks.__getitem__, _in_task_order(self.snapshot, uids)))
 
     def queue_of(self, job: JobState) -> QueueState | None:
         """The job's queue, or None if it does not exist."""
@@ -950,6 +1009,12 @@ class Opening:
     """The resource names tasks request that no node has (dimensions of their own)."""
     serial: int
     """The snapshot's serial (`ClusterSnapshot.serial`)."""
+    jobs: Mapping[str, JobFacts]
+    """The snapshot's jobs the records were made from (`_job_changes`)."""
+    podgroups: tuple[str, ...] | None
+    """The snapshot's `podgroups`."""
+    phase_pending: frozenset[str]
+    """Keys of the jobs whose phase was Pending at open (`Session.pending_jobs`)."""
 
 
 class _Loading:
@@ -1019,7 +1084,7 @@ def _changes(snapshot: ClusterSnapshot, opening: Opening) -> Changes:
     dimension of the ledger."""
     before, now_tasks = opening.tasks, snapshot.tasks
     told = snapshot.changes
-    if told is not None and told.since == opening.serial and opening.serial:
+    if told is not None and _told(snapshot, opening):
         changed: dict[str, TaskFacts] = {}
         gone: dict[str, TaskFacts] = {}
         for uid in sorted(told.uids):
@@ -1036,6 +1101,12 @@ def _changes(snapshot: ClusterSnapshot, opening: Opening) -> Changes:
     if len(now_tasks) - came != len(before):
         gone = {uid: facts for uid, facts in before.items() if uid not in now_tasks}
     return Changes(changed, gone, _node_rows(snapshot, opening, changed, gone))
+
+
+def _told(snapshot: ClusterSnapshot, opening: Opening) -> bool:
+    """Whether the snapshot names the tasks that may differ from the opening's own snapshot."""
+    told = snapshot.changes
+    return told is not None and told.since == opening.serial and bool(opening.serial)
 
 
 def _node_rows(
@@ -1069,9 +1140,43 @@ def _node_rows(
     return rows
 
 
-def _remade(snapshot: ClusterSnapshot, carried: Carried, changes: Changes) -> set[str]:
+def _job_changes(
+    snapshot: ClusterSnapshot, opening: Opening, changes: Changes
+) -> tuple[list[str], list[str]]:
+    """The keys of the snapshot's jobs whose facts came or changed since `opening` (in job
+    order, near enough: `_load_jobs` puts them in order), and of the jobs gone. When the
+    snapshot names its changed tasks against the opening's (`_told`) and both name their
+    PodGroups, only the PodGroups and the jobs of the tasks that changed, came or went are
+    looked at: a lone pod's implicit job is made again only from new task facts
+    (`complete_jobs`); else every job, by C-level passes (identity of each job's facts)."""
+    now, before = snapshot.jobs, opening.jobs
+    if not _told(snapshot, opening) or snapshot.podgroups is None or opening.podgroups is None:
+        flags = map(operator.is_not, map(before.get, now), now.values())
+        stale = list(itertools.compress(now, flags))
+        came = sum(1 for key in stale if key not in before)
+        gone: list[str] = []
+        if len(now) - came != len(before):
+            gone = [key for key in before if key not in now]
+        return stale, gone
+    keys = dict.fromkeys(snapshot.podgroups)
+    keys.update(dict.fromkeys(opening.podgroups))
+    was = opening.tasks
+    for uid in _in_task_order(snapshot, changes.tasks.keys()):
+        keys[changes.tasks[uid].job] = None
+        old = was.get(uid)
+        if old is not None:
+            keys[old.job] = None
+    for old in changes.gone.values():
+        keys[old.job] = None
+    stale = [k for k in keys if (f := now.get(k)) is not None and before.get(k) is not f]
+    return stale, [k for k in keys if k in before and k not in now]
+
+
+def _remade(
+    snapshot: ClusterSnapshot, carried: Carried, changes: Changes, gone: Iterable[str]
+) -> set[str]:
     """The job keys whose records must be made anew: a task of theirs added, changed, moved or
-    gone, or the job itself changed in the last session or gone (jobs whose facts changed are
+    gone, or the job itself changed in the last session or `gone` (jobs whose facts changed are
     added as they are loaded, `Session._load_jobs`)."""
     remade = set(carried.touched_jobs)
     for uid in itertools.chain(changes.tasks, changes.gone, carried.touched_tasks):
@@ -1081,7 +1186,7 @@ def _remade(snapshot: ClusterSnapshot, carried: Carried, changes: Changes) -> se
         facts = snapshot.tasks.get(uid)
         if facts is not None:
             remade.add(facts.job)
-    remade.update(key for key in carried.jobs if key not in snapshot.jobs)
+    remade.update(gone)
     return remade
 
 
@@ -1108,6 +1213,25 @@ def _to_make(
         if (facts := now.get(uid)) is not None and facts.job in remade
     )
     return made
+
+
+_FEW = 8
+"""Uids at most one in `_FEW` of the tasks are put in task order by sorting them."""
+
+
+def _in_task_order(snapshot: ClusterSnapshot, uids: AbstractSet[str]) -> list[str]:
+    """Those of `uids` that are tasks of `snapshot`, in task order: sorted by creation time and
+    uid when the snapshot keeps its tasks in that order (`tasks_by_creation`) and they are few,
+    else by one C-level pass over the tasks. Python passes over every task, several a cycle,
+    were most of what a cycle of a steady stream cost beside thousands of running pods."""
+    if not uids:
+        return []
+    tasks = snapshot.tasks
+    if snapshot.tasks_by_creation and len(uids) * _FEW < len(tasks):
+        present = [uid for uid in uids if uid in tasks]
+        present.sort(key=lambda uid: (tasks[uid].created, uid))
+        return present
+    return list(filter(uids.__contains__, tasks))
 
 
 def _requested_dims(tasks: Iterable[TaskFacts]) -> set[str]:

@@ -250,7 +250,7 @@ class QueueTotals:
         by_job, by_queue = dict(self._by_job), dict(self._by_queue)
         held, occupying = dict(self._held), dict(self._occupied)
         for key in remade:
-            counted = by_job.pop(key, None)
+            counted = by_job.get(key)  # replaced in place, not popped: `by_job` stays compact
             if counted is not None:
                 queue, plain, pending, occupied_then = counted
                 was_plain, was_pending = by_queue[queue]
@@ -262,6 +262,8 @@ class QueueTotals:
                     held[queue] -= 1
             job = jobs.get(key)
             if job is None:
+                if counted is not None:
+                    del by_job[key]
                 continue
             plain = job.allocated if job.facts.min_resources is None else EMPTY
             queue = job.facts.queue

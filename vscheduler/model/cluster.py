@@ -86,6 +86,9 @@ class ClusterSnapshot:
     podgroups: tuple[str, ...] | None = None
     """The keys of `jobs` that are PodGroups (not a lone pod's implicit job), in job order
     (None: not told; a session then finds them in `jobs`)."""
+    tasks_by_creation: bool = False
+    """Whether `tasks` is in (creation time, uid) order, as the cache keeps it: a session then
+    puts a few tasks in task order by sorting them, not by a pass over every task."""
 
 
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
