@@ -686,7 +686,7 @@ class SchedulerCache:
             serial=serial,
             changes=changes,
             podgroups=podgroups,
-            tasks_by_creation=True,
+            cache_order=True,
         )
 
     def _number(self, overlaid: set[str]) -> tuple[int, TaskChanges | None]:

@@ -134,6 +134,10 @@ class LedgerView(Protocol):
         """idle + releasing - pipelined, for every node (a fresh array)."""
         ...
 
+    def ready(self) -> BoolArray:
+        """Which nodes are Ready (read-only)."""
+        ...
+
 
 @dataclasses.dataclass(frozen=True, slots=True, eq=False)
 class Loaded:
@@ -157,6 +161,9 @@ class Loaded:
 
 class Ledger:
     """Node accounting for one session."""
+
+    _ready: BoolArray | None = None
+    """`ready` (made on first use)."""
 
     def __init__(self, nodes: Sequence[NodeFacts], extra_dims: Iterable[str] = ()) -> None:
         names: set[str] = set(extra_dims)
@@ -256,6 +263,15 @@ class Ledger:
     def future_idle(self) -> IntArray:
         """idle + releasing - pipelined, for every node (a fresh array)."""
         return self.future.copy()
+
+    def ready(self) -> BoolArray:
+        """Which nodes are Ready (read-only; read from the nodes once per ledger: the plugins
+        that sum the Ready nodes' room each ask it as their session opens)."""
+        if self._ready is None:
+            mask = np.fromiter((n.ready for n in self.nodes), dtype=np.bool_, count=len(self.nodes))
+            mask.flags.writeable = False
+            self._ready = mask
+        return self._ready
 
     def resources_of(self, row: IntArray) -> Resources:
         """A row turned back into Resources."""

@@ -17,8 +17,6 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Final
 
-import numpy as np
-
 from vscheduler.model import status as task_status
 from vscheduler.model.resources import CPU, EMPTY, MEMORY, Resources, format_amount
 from vscheduler.model.status import PodGroupPhase, TaskStatus
@@ -66,7 +64,7 @@ def cluster_total_and_used(session: PluginSession) -> tuple[Resources, Resources
     non-pipelined pod placed there, releasing ones included), summed over the ledger's rows
     (its dimensions cover every resource a node has allocatable)."""
     ledger = session.ledger
-    ready = np.fromiter((node.ready for node in ledger.nodes), dtype=bool, count=len(ledger))
+    ready = ledger.ready()
     return (
         ledger.resources_of(ledger.allocatable[ready].sum(axis=0)),
         ledger.resources_of(ledger.used[ready].sum(axis=0)),

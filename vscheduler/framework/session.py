@@ -51,7 +51,7 @@ from vscheduler.framework.statement import Statement
 from vscheduler.framework.topology import SessionTopology
 from vscheduler.framework.view import PluginSession
 from vscheduler.model import status as st
-from vscheduler.model.cluster import ClusterSnapshot
+from vscheduler.model.cluster import ClusterSnapshot, cache_job_order, implicit_job_order
 from vscheduler.model.commands import (
     Bind,
     CycleResult,
@@ -246,19 +246,20 @@ class Session:
             remade = _remade(snapshot, carried, changes, gone)
             remade.update(stale)
             made = _to_make(snapshot.tasks, carried, changes.tasks, remade)
-        self._load_jobs(snapshot, carried, remade, stale)
+        taken = None if carried is None else carried.take()
+        self._load_jobs(snapshot, taken, remade, stale)
         self._remade = remade
         """The jobs whose records this session made anew."""
         self._carried_statuses = None if carried is None else carried.statuses
         self._carried_phase = None if carried is None else carried.opening.phase_pending
-        made = self._records(snapshot, carried, changes, made)
-        self._total(carried, remade)
+        made = self._records(snapshot, taken, changes, made)
+        self._total(None if taken is None else taken.totals, remade)
         if carried is None or changes.nodes is None:
             return self._load_all(snapshot)
         return self._load_changes(snapshot, carried.opening, changes, made)
 
     def _records(
-        self, snapshot: ClusterSnapshot, carried: Carried | None, changes: Changes, made: set[str]
+        self, snapshot: ClusterSnapshot, carried: Taken | None, changes: Changes, made: set[str]
     ) -> set[str]:
         """Every task's record into `tasks` and its job's: the carried one unless it is in
         `made` (`_to_make`: its facts changed, the last session moved it, or its job is made
@@ -269,13 +270,14 @@ class Session:
             self.tasks = {uid: self._record(facts, None) for uid, facts in now.items()}
             return set(self.tasks)
         touched, changed = carried.touched_tasks, changes.tasks
-        tasks: dict[str, TaskState | None] = dict(carried.tasks)  # C-level copy, patched
+        tasks = cast(dict[str, TaskState | None], carried.tasks)
         for uid in changes.gone:
             tasks.pop(uid, None)
+        last = next(reversed(tasks), None)
         for uid in _in_task_order(snapshot, made):  # a job's tasks are added in task order
             fresh = uid in changed or uid in touched
             tasks[uid] = self._record(now[uid], None if fresh else tasks.get(uid))
-        if len(tasks) != len(now) or list(tasks) != list(now):  # one came amid the others
+        if not _tasks_in_order(snapshot, carried.opening, changes, tasks, last):
             tasks = dict(zip(now, map(tasks.get, now), strict=True))
         self.tasks = cast(dict[str, TaskState], tasks)  # a uid without a record came: made
         return made
@@ -327,12 +329,14 @@ class Session:
         ledger.load(*loading.placed)
         return self._loaded(snapshot, loading, opening.on_nodes, opening.extra)
 
-    def _total(self, carried: Carried | None, remade: set[str]) -> None:
-        """`queue_totals`: the last session's, patched with the jobs made anew or gone."""
-        if carried is None:
+    def _total(self, totals: QueueTotals | None, remade: set[str]) -> None:
+        """`queue_totals`: the last session's (taken, `Carried.take`), patched with the jobs
+        made anew or gone."""
+        if totals is None:
             self.queue_totals = QueueTotals().patched(self.jobs, self.jobs)
         else:
-            self.queue_totals = carried.opening.totals.patched(self.jobs, remade)
+            totals.patch(self.jobs, remade)
+            self.queue_totals = totals
 
     def _loaded(
         self,
@@ -347,12 +351,9 @@ class Session:
             for uid, facts in snapshot.tasks.items():
                 if uid in loading.orphans:
                     self.findings.note_task(uid, f"podgroup {facts.job} not found")
-        jobs = self.jobs
         if loading.pending:
             pending = {tasks[uid].facts.job for uid in loading.pending}
-            self.jobs_with_pending = tuple(
-                map(jobs.__getitem__, filter(pending.__contains__, jobs))
-            )
+            self.jobs_with_pending = self._jobs_of(pending)
         self._opening = Opening(
             snapshot.tasks,
             self.ledger.loaded(),
@@ -404,7 +405,7 @@ class Session:
     def _load_jobs(
         self,
         snapshot: ClusterSnapshot,
-        carried: Carried | None,
+        carried: Taken | None,
         remade: set[str],
         stale: list[str],
     ) -> None:
@@ -417,18 +418,18 @@ class Session:
             self.jobs = jobs = {key: JobState(facts) for key, facts in now.items()}
             remade.update(jobs)
         else:
-            jobs = dict(carried.jobs)
+            jobs = carried.jobs
+            for key in remade:
+                if key not in now:
+                    jobs.pop(key, None)
+            last = next(reversed(jobs), None)
             for key in stale:
                 jobs[key] = JobState(now[key])
             made = set(stale)
             for key in remade:
-                if key not in made:
-                    facts = now.get(key)
-                    if facts is None:
-                        jobs.pop(key, None)
-                    else:
-                        jobs[key] = JobState(facts)
-            if list(jobs) != list(now):  # a job came amid the others (PodGroups by key)
+                if key not in made and key in now:
+                    jobs[key] = JobState(now[key])
+            if not _jobs_in_order(snapshot, carried.opening, jobs, last, stale):
                 in_order = dict.fromkeys(now, cast(JobState, None))
                 in_order.update(jobs)
                 jobs = in_order
@@ -560,10 +561,21 @@ class Session:
         """The jobs whose phase was Pending at open, in job order (a job's phase only leaves
         Pending in a session: the jobs enqueue may admit are among these)."""
         if self._pending_jobs is None:
-            keys = self._opening.phase_pending
-            jobs = self.jobs
-            self._pending_jobs = tuple(map(jobs.__getitem__, filter(keys.__contains__, jobs)))
+            self._pending_jobs = self._jobs_of(self._opening.phase_pending)
         return self._pending_jobs
+
+    def _jobs_of(self, keys: AbstractSet[str]) -> tuple[JobState, ...]:
+        """The jobs of `keys` that are in the session, in job order: sorted when the snapshot is
+        in the cache's order (`ClusterSnapshot.cache_order`) and they are few, else by one
+        C-level pass over the jobs."""
+        jobs = self.jobs
+        if not keys:
+            return ()
+        if self.snapshot.cache_order and len(keys) * _FEW < len(jobs):
+            present = [key for key in keys if key in jobs]
+            present.sort(key=lambda key: cache_job_order(jobs[key].facts))
+            return tuple(map(jobs.__getitem__, present))
+        return tuple(map(jobs.__getitem__, filter(keys.__contains__, jobs)))
 
     def _in_order(self, uids: AbstractSet[str]) -> tuple[TaskState, ...]:
         """The tasks of `uids` in task order (`_in_task_order`)."""
@@ -973,6 +985,25 @@ class Carried:
         """Whether a session may start from these records."""
         return len(self.class_ids) < self.CLASSES_HELD
 
+    def take(self) -> Taken:
+        """Copies of the task and job maps and of the queue totals, for a session to patch
+        (C-level copies: these records stay as they are, and may open another session)."""
+        opening = self.opening
+        return Taken(
+            dict(self.tasks), dict(self.jobs), opening.totals.copy(), self.touched_tasks, opening
+        )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Taken:
+    """A `Carried`'s maps and queue totals, copied for one session to patch in place."""
+
+    tasks: dict[str, TaskState]
+    jobs: dict[str, JobState]
+    totals: QueueTotals
+    touched_tasks: set[str]
+    opening: Opening
+
 
 @dataclasses.dataclass(frozen=True, slots=True, eq=False)
 class Opening:
@@ -1103,6 +1134,69 @@ def _changes(snapshot: ClusterSnapshot, opening: Opening) -> Changes:
     return Changes(changed, gone, _node_rows(snapshot, opening, changed, gone))
 
 
+def _tasks_in_order(
+    snapshot: ClusterSnapshot,
+    opening: Opening,
+    changes: Changes,
+    tasks: Mapping[str, object],
+    last: str | None,
+) -> bool:
+    """Whether `tasks` (the last session's map, the gone tasks deleted, the changed ones put in
+    place, the new ones added after `last`, its last key then, in task order) is in the
+    snapshot's task order. Known from the changes when both snapshots keep their tasks in
+    (creation time, uid) order: no changed task moved, and the first new one comes after
+    `last`; else found by comparing every key (C-level)."""
+    now = snapshot.tasks
+    if len(tasks) != len(now):
+        return False
+    if not (snapshot.cache_order and _told(snapshot, opening)):
+        return list(tasks) == list(now)
+    before = opening.tasks
+    first: tuple[dt.datetime, str] | None = None
+    for uid, facts in changes.tasks.items():
+        old = before.get(uid)
+        if old is None:
+            key = (facts.created, uid)
+            first = key if first is None or key < first else first
+        elif old.created != facts.created:
+            return False
+    return first is None or last is None or (now[last].created, last) < first
+
+
+def _jobs_in_order(
+    snapshot: ClusterSnapshot,
+    opening: Opening,
+    jobs: Mapping[str, object],
+    last: str | None,
+    stale: Sequence[str],
+) -> bool:
+    """Whether `jobs` (patched as `_tasks_in_order` says of tasks, `stale` the jobs put in place
+    or added) is in the snapshot's job order: its PodGroups, then the lone pods' implicit jobs in
+    the order of their pods. Known from the changes when the snapshots keep their tasks in
+    (creation time, uid) order and name the same PodGroups: no changed job moved, and the
+    first new one comes after `last`; else found by comparing every key (C-level)."""
+    now = snapshot.jobs
+    if len(jobs) != len(now):
+        return False
+    if not (
+        snapshot.cache_order
+        and _told(snapshot, opening)
+        and snapshot.podgroups == opening.podgroups
+    ):
+        return list(jobs) == list(now)
+    before = opening.jobs
+    first: str | None = None
+    for key in stale:
+        old = before.get(key)
+        if old is None:
+            first = key if first is None else first  # `stale` is in job order
+        elif old.created != now[key].created:
+            return False
+    if first is None or last is None or not now[last].synthetic:
+        return True
+    return implicit_job_order(now[last]) < implicit_job_order(now[first])
+
+
 def _told(snapshot: ClusterSnapshot, opening: Opening) -> bool:
     """Whether the snapshot names the tasks that may differ from the opening's own snapshot."""
     told = snapshot.changes
@@ -1121,9 +1215,9 @@ def _node_rows(
     if len(nodes) != len(snapshot.nodes):
         return None
     rows: list[int] = []
-    for i, (was, now) in enumerate(zip(nodes, snapshot.nodes, strict=True)):
-        if was is now:
-            continue
+    now_nodes = snapshot.nodes
+    for i in itertools.compress(itertools.count(), map(operator.is_not, nodes, now_nodes)):
+        was, now = nodes[i], now_nodes[i]  # only the nodes whose facts changed (C-level pass)
         if was.name != now.name or was.allocatable.names() != now.allocatable.names():
             return None
         if was.allocatable != now.allocatable or was.max_pods != now.max_pods:
@@ -1221,13 +1315,13 @@ _FEW = 8
 
 def _in_task_order(snapshot: ClusterSnapshot, uids: AbstractSet[str]) -> list[str]:
     """Those of `uids` that are tasks of `snapshot`, in task order: sorted by creation time and
-    uid when the snapshot keeps its tasks in that order (`tasks_by_creation`) and they are few,
+    uid when the snapshot keeps its tasks in that order (`cache_order`) and they are few,
     else by one C-level pass over the tasks. Python passes over every task, several a cycle,
     were most of what a cycle of a steady stream cost beside thousands of running pods."""
     if not uids:
         return []
     tasks = snapshot.tasks
-    if snapshot.tasks_by_creation and len(uids) * _FEW < len(tasks):
+    if snapshot.cache_order and len(uids) * _FEW < len(tasks):
         present = [uid for uid in uids if uid in tasks]
         present.sort(key=lambda uid: (tasks[uid].created, uid))
         return present

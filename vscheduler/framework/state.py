@@ -247,8 +247,20 @@ class QueueTotals:
     def patched(self, jobs: Mapping[str, JobState], remade: Iterable[str]) -> QueueTotals:
         """These totals with the jobs `remade` (made anew, or gone from `jobs`) counted again:
         a new object (this one is left as it was)."""
-        by_job, by_queue = dict(self._by_job), dict(self._by_queue)
-        held, occupying = dict(self._held), dict(self._occupied)
+        out = self.copy()
+        out.patch(jobs, remade)
+        return out
+
+    def copy(self) -> QueueTotals:
+        """A copy, to patch."""
+        return QueueTotals(
+            dict(self._by_job), dict(self._by_queue), dict(self._held), dict(self._occupied)
+        )
+
+    def patch(self, jobs: Mapping[str, JobState], remade: Iterable[str]) -> None:
+        """`patched`, in place (on a `copy`)."""
+        by_job, by_queue = self._by_job, self._by_queue
+        held, occupying = self._held, self._occupied
         for key in remade:
             counted = by_job.get(key)  # replaced in place, not popped: `by_job` stays compact
             if counted is not None:
@@ -273,7 +285,6 @@ class QueueTotals:
             by_queue[queue] = (was_plain + plain, was_pending + job.pending_request)
             occupying[queue] = occupying.get(queue, EMPTY) + held_now
             held[queue] = held.get(queue, 0) + 1
-        return QueueTotals(by_job, by_queue, held, occupying)
 
     def held(self) -> frozenset[str]:
         """The queues some job names."""

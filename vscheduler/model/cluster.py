@@ -86,9 +86,11 @@ class ClusterSnapshot:
     podgroups: tuple[str, ...] | None = None
     """The keys of `jobs` that are PodGroups (not a lone pod's implicit job), in job order
     (None: not told; a session then finds them in `jobs`)."""
-    tasks_by_creation: bool = False
-    """Whether `tasks` is in (creation time, uid) order, as the cache keeps it: a session then
-    puts a few tasks in task order by sorting them, not by a pass over every task."""
+    cache_order: bool = False
+    """Whether `tasks` and `jobs` are in the cache's order: tasks by creation time, then uid;
+    jobs the PodGroups by key, then the lone pods' implicit jobs in their pods' order
+    (`complete_jobs`). A session then puts a few tasks or jobs in order by sorting them, not by
+    a pass over all of them."""
 
 
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
@@ -99,6 +101,20 @@ def lone_job_name(pod_uid: str) -> str:
     """The PodGroup name Volcano gives a pod without one: `podgroup-<uid>` (the name of a lone
     pod's implicit job; a PodGroup of that name, made by Volcano's controller, takes its place)."""
     return _LONE_PREFIX + pod_uid
+
+
+def implicit_job_order(job: JobFacts) -> tuple[dt.datetime, str]:
+    """Where a lone pod's implicit job comes among the others: its pod's place in task order
+    (creation time, then the pod's uid, read back from the job's name, `lone_job_name`)."""
+    return job.created, job.name.removeprefix(_LONE_PREFIX)
+
+
+def cache_job_order(job: JobFacts) -> tuple[int, str] | tuple[int, dt.datetime, str]:
+    """Where `job` comes in the cache's job order (`ClusterSnapshot.cache_order`): the
+    PodGroups by key, then the lone pods' implicit jobs in their pods' order."""
+    if job.synthetic:
+        return (1, *implicit_job_order(job))
+    return (0, job.key)
 
 
 def implicit_job(task: TaskFacts) -> JobFacts:

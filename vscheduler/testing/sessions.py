@@ -20,7 +20,7 @@ from vscheduler.clock import FixedClock
 from vscheduler.framework import podindex
 from vscheduler.framework.registry import Pipeline
 from vscheduler.framework.session import PluginEntry, Session
-from vscheduler.model.cluster import ClusterSnapshot
+from vscheduler.model.cluster import ClusterSnapshot, cache_job_order
 from vscheduler.model.resources import total
 from vscheduler.model.status import TaskStatus
 from vscheduler.testing.builders import START
@@ -87,6 +87,16 @@ def assert_same_opening(opened: Session, afresh: Session) -> None:
     assert [j.key for j in opened.podgroup_jobs] == podgroups
     assert [j.key for j in afresh.podgroup_jobs] == podgroups
     assert list(opened.tasks) == list(afresh.tasks)
+    assert list(opened.jobs) == list(afresh.jobs)
+    phase_pending = [k for k, j in afresh.jobs.items() if j.is_pending()]
+    assert [j.key for j in opened.pending_jobs] == phase_pending
+    assert [j.key for j in afresh.pending_jobs] == phase_pending
+    with_pending = [k for k, j in afresh.jobs.items() if j.count(TaskStatus.PENDING)]
+    assert [j.key for j in afresh.jobs_with_pending] == with_pending
+    snap = afresh.snapshot
+    if snap.cache_order:  # the order a session sorts a few tasks or jobs into
+        assert list(snap.tasks) == sorted(snap.tasks, key=lambda u: (snap.tasks[u].created, u))
+        assert list(snap.jobs) == sorted(snap.jobs, key=lambda k: cache_job_order(snap.jobs[k]))
     for name in ("tasks_with_host_ports", "tasks_with_terms"):
         assert [t.uid for t in getattr(opened, name)] == [t.uid for t in getattr(afresh, name)]
     with_terms = [uid for uid, t in afresh.tasks.items() if podindex.has_terms(t.facts)]

@@ -12,6 +12,7 @@ import datetime as dt
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
+from unittest import mock
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -22,6 +23,7 @@ from vscheduler.convert.files import SourcedObject
 from vscheduler.convert.snapshot import build_snapshot
 from vscheduler.effects.status import podgroup_status_patch
 from vscheduler.errors import InputError
+from vscheduler.framework import session as session_module
 from vscheduler.framework.messages import SCHEDULING_GATED
 from vscheduler.framework.registry import Pipeline
 from vscheduler.framework.topology import limit
@@ -311,6 +313,32 @@ def test_whole_cycles_on_what_the_cache_holds_never_raise_and_name_every_pending
     objects: list[dict[str, Any]], policy: str
 ) -> None:
     cycles(through_cache(objects).snapshot(), PIPELINES[policy])
+
+
+@FUZZ
+@given(clusters(), st.sampled_from(sorted(PIPELINES)))
+def test_a_session_that_sorts_a_few_tasks_and_jobs_into_order_decides_as_one_that_passes(
+    objects: list[dict[str, Any]], policy: str
+) -> None:
+    """Over a snapshot in the cache's order, a session puts a few tasks or jobs in order by
+    sorting them (creation time and uid; PodGroups by key, then the lone pods' implicit jobs
+    in their pods' order), else by a pass over all of them: with every set sorted and with
+    every set passed over, it opens and decides alike."""
+    snap = through_cache(objects).snapshot()
+    assert snap.cache_order
+    opened: list[tuple[object, ...]] = []
+    for few in (0, 10**9):  # 0: every set is few (sorted); 10**9: none is (passed over)
+        with mock.patch.object(session_module, "_FEW", few):
+            session = cycle.open_session(snap, PIPELINES[policy], clock=FixedClock(NOW))
+            seen = (
+                [j.key for j in session.pending_jobs],
+                [j.key for j in session.jobs_with_pending],
+                [t.uid for t in session.tasks_with_terms],
+            )
+            for action in PIPELINES[policy].actions:
+                action.execute(session)
+            opened.append((*seen, session.close()))
+    assert opened[0] == opened[1]
 
 
 @FUZZ
