@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
+import enum
 import functools
 import itertools
 import operator
@@ -65,6 +66,7 @@ from vscheduler.model.resources import Resources
 from vscheduler.model.status import PodGroupPhase, TaskStatus
 
 Plugin_co = TypeVar("Plugin_co", covariant=True)
+_V = TypeVar("_V")
 _STAMP_RESOLUTION = dt.timedelta(seconds=1)
 """A creationTimestamp has whole seconds: the pod was created up to this much after it."""
 
@@ -273,11 +275,14 @@ class Session:
         tasks = cast(dict[str, TaskState | None], carried.tasks)
         for uid in changes.gone:
             tasks.pop(uid, None)
-        last = next(reversed(tasks), None)
+        last, held = next(reversed(tasks), None), len(tasks)
         for uid in _in_task_order(snapshot, made):  # a job's tasks are added in task order
             fresh = uid in changed or uid in touched
             tasks[uid] = self._record(now[uid], None if fresh else tasks.get(uid))
-        if not _tasks_in_order(snapshot, carried.opening, changes, tasks, last):
+        order = _task_order(snapshot, carried.opening, changes, tasks, last)
+        if order is _Order.TAIL:
+            _mend_tail(now, tasks, len(tasks) - held)
+        elif order is _Order.UNKNOWN:
             tasks = dict(zip(now, map(tasks.get, now), strict=True))
         self.tasks = cast(dict[str, TaskState], tasks)  # a uid without a record came: made
         return made
@@ -1134,23 +1139,33 @@ def _changes(snapshot: ClusterSnapshot, opening: Opening) -> Changes:
     return Changes(changed, gone, _node_rows(snapshot, opening, changed, gone))
 
 
-def _tasks_in_order(
+class _Order(enum.Enum):
+    """How a patched task map stands against the snapshot's order (`_task_order`)."""
+
+    IN_ORDER = "in order"
+    TAIL = "in order but for a tail"
+    """In order up to the first new task, which comes before some held ones (`_mend_tail`)."""
+    UNKNOWN = "not known to be in order"
+
+
+def _task_order(
     snapshot: ClusterSnapshot,
     opening: Opening,
     changes: Changes,
     tasks: Mapping[str, object],
     last: str | None,
-) -> bool:
-    """Whether `tasks` (the last session's map, the gone tasks deleted, the changed ones put in
-    place, the new ones added after `last`, its last key then, in task order) is in the
-    snapshot's task order. Known from the changes when both snapshots keep their tasks in
-    (creation time, uid) order: no changed task moved, and the first new one comes after
-    `last`; else found by comparing every key (C-level)."""
+) -> _Order:
+    """How `tasks` (the last session's map, the gone tasks deleted, the changed ones put in
+    place, the new ones added after `last`, its last key then, in task order) stands against
+    the snapshot's task order. Known from the changes when both snapshots keep their tasks in
+    (creation time, uid) order and no changed task moved: in order when the first new one
+    comes after `last`, else but for a tail (pods created in the same second arrive in any uid
+    order); else found by comparing every key (C-level)."""
     now = snapshot.tasks
     if len(tasks) != len(now):
-        return False
+        return _Order.UNKNOWN
     if not (snapshot.cache_order and _told(snapshot, opening)):
-        return list(tasks) == list(now)
+        return _Order.IN_ORDER if list(tasks) == list(now) else _Order.UNKNOWN
     before = opening.tasks
     first: tuple[dt.datetime, str] | None = None
     for uid, facts in changes.tasks.items():
@@ -1159,8 +1174,27 @@ def _tasks_in_order(
             key = (facts.created, uid)
             first = key if first is None or key < first else first
         elif old.created != facts.created:
-            return False
-    return first is None or last is None or (now[last].created, last) < first
+            return _Order.UNKNOWN
+    if first is None or last is None or (now[last].created, last) < first:
+        return _Order.IN_ORDER
+    return _Order.TAIL
+
+
+def _mend_tail(now: Mapping[str, TaskFacts], tasks: dict[str, _V], added: int) -> None:
+    """Put the last `added` entries of `tasks` (new tasks, in task order among themselves, the
+    ones before in task order too) in their places: the held tasks that come after the first
+    new one in (creation time, uid) order are taken out with the new ones and put back in
+    order behind the others. They are the pods created in the same second, so a few."""
+    keys = reversed(tasks)
+    tail = [next(keys) for _ in range(added)]
+    first = (now[tail[-1]].created, tail[-1])
+    for uid in keys:
+        if (now[uid].created, uid) < first:
+            break
+        tail.append(uid)
+    tail.sort(key=lambda uid: (now[uid].created, uid))
+    entries = [(uid, tasks.pop(uid)) for uid in tail]
+    tasks.update(entries)
 
 
 def _jobs_in_order(
