@@ -291,49 +291,38 @@ class Placer:
         only those nodes are tried (HyperNode `domain`'s, for a job with a network topology)."""
         if not len(self.ledger):
             return self.failure(task, None, None, None)  # no node at all
-        if within is not None:
-            return self._choose_within(task, prefer, within, domain)
         c = self._evaluate(task)
-        choice = self._choose(task, c)
+        if within is None:
+            choice = self._choose(task, c)
+        else:
+            choice = self._choose_slow(task, c, within)
+            if isinstance(choice, FitFailure):
+                choice = dataclasses.replace(choice, within=within.copy(), domain=domain)
         failed = self.failed_tasks.get(task.uid)
         if failed is not None:
             return self.failure(task, None, None, Status(Code.ERROR, failed))
-        if prefer is None or (isinstance(choice, Choice) and choice.node == prefer):
+        return self._preferred(task, c, choice, prefer, within)
+
+    def _preferred(
+        self,
+        task: TaskState,
+        c: ClassEval,
+        choice: Choice | FitFailure,
+        prefer: int | None,
+        within: BoolArray | None,
+    ) -> Choice | FitFailure:
+        """`choice`, or the nominated node `prefer` instead when it passes every predicate (and
+        is within `within`) and fits now, or fits in the future while `choice` does too."""
+        if prefer is None or not isinstance(choice, Choice) or choice.node == prefer:
             return choice
         _c, ok = self.feasible(task)
+        if within is not None:
+            ok = ok & within
         if ok[prefer] and c.fit_idle[prefer]:
             return Choice(prefer, True)
-        if (
-            isinstance(choice, Choice)
-            and not choice.fits_idle
-            and ok[prefer]
-            and c.fit_future[prefer]
-        ):
+        if not choice.fits_idle and ok[prefer] and c.fit_future[prefer]:
             return Choice(prefer, False)
         return choice
-
-    def _choose_within(
-        self, task: TaskState, prefer: int | None, within: BoolArray, domain: str
-    ) -> Choice | FitFailure:
-        """`choose` among the nodes of `within` only (the general path, masked)."""
-        c = self._evaluate(task)
-        failed = self.failed_tasks.get(task.uid)
-        if failed is not None:
-            return self.failure(task, None, None, Status(Code.ERROR, failed))
-        passing = c.pred_ok
-        if self.global_filters:
-            passing = passing & self._passes(self.global_filters, task, self._all)
-        ok = passing & within
-        if prefer is not None and ok[prefer] and c.fit_idle[prefer]:
-            return Choice(prefer, True)
-        for mask, fits_idle in ((ok & c.fit_idle, True), (ok & c.fit_future, False)):
-            if not mask.any():
-                continue
-            if not fits_idle and prefer is not None and mask[prefer]:
-                return Choice(prefer, False)
-            return Choice(self._best(task, c, mask), fits_idle)
-        failure = self.failure(task, c, passing, None)
-        return dataclasses.replace(failure, within=within.copy(), domain=domain)
 
     def _choose(self, task: TaskState, c: ClassEval) -> Choice | FitFailure:
         if self.global_filters or self.global_scorers or c.batch:
@@ -344,12 +333,16 @@ class Placer:
                 return Choice(best, fits_idle)
         return self.failure(task, c, c.pred_ok, None)
 
-    def _choose_slow(self, task: TaskState, c: ClassEval) -> Choice | FitFailure:
-        """The general path, with plugins that look across nodes."""
+    def _choose_slow(
+        self, task: TaskState, c: ClassEval, within: BoolArray | None = None
+    ) -> Choice | FitFailure:
+        """The general path, with plugins that look across nodes, or among the nodes of
+        `within` only."""
         ok = c.pred_ok
         if self.global_filters:
             ok = ok & self._passes(self.global_filters, task, self._all)
-        for mask, fits_idle in ((ok & c.fit_idle, True), (ok & c.fit_future, False)):
+        among = ok if within is None else ok & within
+        for mask, fits_idle in ((among & c.fit_idle, True), (among & c.fit_future, False)):
             if not mask.any():
                 continue
             return Choice(self._best(task, c, mask), fits_idle)
