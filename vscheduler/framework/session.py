@@ -1204,7 +1204,7 @@ def _jobs_in_order(
     last: str | None,
     stale: Sequence[str],
 ) -> bool:
-    """Whether `jobs` (patched as `_tasks_in_order` says of tasks, `stale` the jobs put in place
+    """Whether `jobs` (patched as `_task_order` says of tasks, `stale` the jobs put in place
     or added) is in the snapshot's job order: its PodGroups, then the lone pods' implicit jobs in
     the order of their pods. Known from the changes when the snapshots keep their tasks in
     (creation time, uid) order and name the same PodGroups: no changed job moved, and the
