@@ -16,6 +16,7 @@ import datetime as dt
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Generic, TypeVar
 
+from vscheduler.model.cluster import cache_task_order
 from vscheduler.model.facts import FieldWarning, TaskFacts
 
 Raw = Mapping[str, object]
@@ -82,10 +83,6 @@ class Table(Generic[F]):
         return self._sorted
 
 
-def _order_key(task: TaskFacts) -> tuple[dt.datetime, str]:
-    return task.created, task.uid
-
-
 class PodTable(Table[TaskFacts]):
     """Pods by uid: only the pods that matter (an irrelevant pod is removed, raw and all).
 
@@ -128,9 +125,9 @@ class PodTable(Table[TaskFacts]):
         other = self.by_key.get(facts.key)
         if other is not None and other != key:  # the name now belongs to a new pod
             changed = self.remove(other)
-        if old is None or _order_key(old) != _order_key(facts):
+        if old is None or cache_task_order(old) != cache_task_order(facts):
             self._unorder(old)
-            self._enter(_order_key(facts))
+            self._enter(cache_task_order(facts))
             if old is not None:  # a moved pod keeps its dict slot: all of it is to reorder
                 self._stale_from = 0
         self.by_key[facts.key] = key
@@ -190,7 +187,7 @@ class PodTable(Table[TaskFacts]):
     def _unorder(self, old: TaskFacts | None) -> None:
         if old is None:
             return
-        order = _order_key(old)
+        order = cache_task_order(old)
         i = bisect.bisect_left(self._order, order)
         if i < len(self._order) and self._order[i] == order:
             del self._order[i]

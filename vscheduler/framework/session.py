@@ -52,7 +52,12 @@ from vscheduler.framework.statement import Statement
 from vscheduler.framework.topology import SessionTopology
 from vscheduler.framework.view import PluginSession
 from vscheduler.model import status as st
-from vscheduler.model.cluster import ClusterSnapshot, cache_job_order, implicit_job_order
+from vscheduler.model.cluster import (
+    ClusterSnapshot,
+    cache_job_order,
+    cache_task_order,
+    implicit_job_order,
+)
 from vscheduler.model.commands import (
     Bind,
     CycleResult,
@@ -1171,11 +1176,11 @@ def _task_order(
     for uid, facts in changes.tasks.items():
         old = before.get(uid)
         if old is None:
-            key = (facts.created, uid)
+            key = cache_task_order(facts)
             first = key if first is None or key < first else first
         elif old.created != facts.created:
             return _Order.UNKNOWN
-    if first is None or last is None or (now[last].created, last) < first:
+    if first is None or last is None or cache_task_order(now[last]) < first:
         return _Order.IN_ORDER
     return _Order.TAIL
 
@@ -1187,12 +1192,12 @@ def _mend_tail(now: Mapping[str, TaskFacts], tasks: dict[str, _V], added: int) -
     order behind the others. They are the pods created in the same second, so a few."""
     keys = reversed(tasks)
     tail = [next(keys) for _ in range(added)]
-    first = (now[tail[-1]].created, tail[-1])
+    first = cache_task_order(now[tail[-1]])
     for uid in keys:
-        if (now[uid].created, uid) < first:
+        if cache_task_order(now[uid]) < first:
             break
         tail.append(uid)
-    tail.sort(key=lambda uid: (now[uid].created, uid))
+    tail.sort(key=lambda uid: cache_task_order(now[uid]))
     entries = [(uid, tasks.pop(uid)) for uid in tail]
     tasks.update(entries)
 
@@ -1357,7 +1362,7 @@ def _in_task_order(snapshot: ClusterSnapshot, uids: AbstractSet[str]) -> list[st
     tasks = snapshot.tasks
     if snapshot.cache_order and len(uids) * _FEW < len(tasks):
         present = [uid for uid in uids if uid in tasks]
-        present.sort(key=lambda uid: (tasks[uid].created, uid))
+        present.sort(key=lambda uid: cache_task_order(tasks[uid]))
         return present
     return list(filter(uids.__contains__, tasks))
 

@@ -103,6 +103,12 @@ def lone_job_name(pod_uid: str) -> str:
     return _LONE_PREFIX + pod_uid
 
 
+def cache_task_order(task: TaskFacts) -> tuple[dt.datetime, str]:
+    """Where `task` comes in the cache's task order (`ClusterSnapshot.cache_order`): by
+    creation time, then uid."""
+    return task.created, task.uid
+
+
 def implicit_job_order(job: JobFacts) -> tuple[dt.datetime, str]:
     """Where a lone pod's implicit job comes among the others: its pod's place in task order
     (creation time, then the pod's uid, read back from the job's name, `lone_job_name`)."""

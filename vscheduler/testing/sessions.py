@@ -20,7 +20,7 @@ from vscheduler.clock import FixedClock
 from vscheduler.framework import podindex
 from vscheduler.framework.registry import Pipeline
 from vscheduler.framework.session import PluginEntry, Session
-from vscheduler.model.cluster import ClusterSnapshot, cache_job_order
+from vscheduler.model.cluster import ClusterSnapshot, cache_job_order, cache_task_order
 from vscheduler.model.resources import total
 from vscheduler.model.status import TaskStatus
 from vscheduler.testing.builders import START
@@ -95,7 +95,7 @@ def assert_same_opening(opened: Session, afresh: Session) -> None:
     assert [j.key for j in afresh.jobs_with_pending] == with_pending
     snap = afresh.snapshot
     if snap.cache_order:  # the order a session sorts a few tasks or jobs into
-        assert list(snap.tasks) == sorted(snap.tasks, key=lambda u: (snap.tasks[u].created, u))
+        assert list(snap.tasks) == sorted(snap.tasks, key=lambda u: cache_task_order(snap.tasks[u]))
         assert list(snap.jobs) == sorted(snap.jobs, key=lambda k: cache_job_order(snap.jobs[k]))
     for name in ("tasks_with_host_ports", "tasks_with_terms"):
         assert [t.uid for t in getattr(opened, name)] == [t.uid for t in getattr(afresh, name)]
