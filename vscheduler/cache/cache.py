@@ -636,7 +636,7 @@ class SchedulerCache:
             self._expire()
             if self._stale_priorities:
                 self._reconvert()
-            tasks = dict(self._pods.ordered())
+            tasks = self._pods.ordered().copy()
             assumed = self._assumed.overlay(tasks)
             tasks.update(assumed)
             refused = self._refusals.overlay(tasks)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any, Generic, TypeVar
 
 from vscheduler.model.cluster import cache_task_order
+from vscheduler.model.compact import compacted
 from vscheduler.model.facts import FieldWarning, TaskFacts
 
 Raw = Mapping[str, object]
@@ -93,7 +94,7 @@ class PodTable(Table[TaskFacts]):
     whole dict for them was 7 % of a W1 cycle in `py-spy`).
     """
 
-    __slots__ = ("_order", "_stale_from", "by_key", "members", "touched")
+    __slots__ = ("_holes", "_order", "_stale_from", "by_key", "members", "touched")
 
     TOUCHED_HELD = 65_536
     """Uids `touched` holds at most past the pods held (a replica that takes no snapshot, a
@@ -109,6 +110,8 @@ class PodTable(Table[TaskFacts]):
         self._stale_from: int | None = None
         """The first place in `_order` from which `facts` may be out of order (None: in order):
         every pod before it holds its dict slot in order, every pod added since is after it."""
+        self._holes = 0
+        """Keys popped from `facts` since it was built (`model.compact`)."""
         self.touched: set[str] | None = set()
         """Uids put or removed since the owner last reset it (the cache, at each snapshot);
         None when there were too many to hold (`TOUCHED_HELD`)."""
@@ -146,6 +149,7 @@ class PodTable(Table[TaskFacts]):
         self._leave(old)
         if self.by_key.get(old.key) == key:
             del self.by_key[old.key]
+        self._holes += 1
         return super().remove(key)
 
     def _touch(self, key: str) -> None:
@@ -165,14 +169,17 @@ class PodTable(Table[TaskFacts]):
             self.members.pop(old.job, None)
 
     def ordered(self) -> dict[str, TaskFacts]:
-        """`facts` in snapshot order (the table's own dict: copy it before handing it out).
-        Only the pods from the first stale place on are moved: pods created within the same
-        second arrive in any uid order, so a stale order is usually a short tail."""
+        """`facts` in snapshot order (the table's own dict: copy it, by `dict.copy`, before
+        handing it out; rebuilt when the keys popped reach a quarter, `model.compact`). Only
+        the pods from the first stale place on are moved: pods created within the same second
+        arrive in any uid order, so a stale order is usually a short tail."""
         if self._stale_from is not None:
             facts = self.facts
             tail = [(uid, facts.pop(uid)) for _, uid in self._order[self._stale_from :]]
             facts.update(tail)
+            self._holes += len(tail)
             self._stale_from = None
+        self.facts, self._holes = compacted(self.facts, self._holes)
         return self.facts
 
     def _enter(self, order: tuple[dt.datetime, str]) -> None:

@@ -66,6 +66,7 @@ from vscheduler.model.commands import (
     QueueFigures,
     ReservationRelease,
 )
+from vscheduler.model.compact import compacted
 from vscheduler.model.facts import JobFacts, PodGroupCondition, TaskFacts, TemplateKey
 from vscheduler.model.resources import Resources
 from vscheduler.model.status import PodGroupPhase, TaskStatus
@@ -242,6 +243,8 @@ class Session:
         from the last session are taken again where nothing of theirs changed; over the same
         nodes (by name), the ledger starts from the last session's load and loads only the
         tasks whose facts changed, came or went (see `Opening`)."""
+        self._holes = Holes()
+        """The keys popped from `tasks` and `jobs` since each was built (`Carried.take`)."""
         if carried is None:
             changes = Changes(dict(snapshot.tasks), {}, None)
             remade: set[str] = set()
@@ -278,18 +281,20 @@ class Session:
             return set(self.tasks)
         touched, changed = carried.touched_tasks, changes.tasks
         tasks = cast(dict[str, TaskState | None], carried.tasks)
+        holes = carried.holes.tasks
         for uid in changes.gone:
-            tasks.pop(uid, None)
+            holes += tasks.pop(uid, None) is not None
         last, held = next(reversed(tasks), None), len(tasks)
         for uid in _in_task_order(snapshot, made):  # a job's tasks are added in task order
             fresh = uid in changed or uid in touched
             tasks[uid] = self._record(now[uid], None if fresh else tasks.get(uid))
         order = _task_order(snapshot, carried.opening, changes, tasks, last)
         if order is _Order.TAIL:
-            _mend_tail(now, tasks, len(tasks) - held)
+            holes += _mend_tail(now, tasks, len(tasks) - held)
         elif order is _Order.UNKNOWN:
-            tasks = dict(zip(now, map(tasks.get, now), strict=True))
+            tasks, holes = dict(zip(now, map(tasks.get, now), strict=True)), 0
         self.tasks = cast(dict[str, TaskState], tasks)  # a uid without a record came: made
+        self._holes = dataclasses.replace(self._holes, tasks=holes)
         return made
 
     def _load_all(self, snapshot: ClusterSnapshot) -> list[TaskState]:
@@ -428,10 +433,10 @@ class Session:
             self.jobs = jobs = {key: JobState(facts) for key, facts in now.items()}
             remade.update(jobs)
         else:
-            jobs = carried.jobs
+            jobs, holes = carried.jobs, carried.holes.jobs
             for key in remade:
                 if key not in now:
-                    jobs.pop(key, None)
+                    holes += jobs.pop(key, None) is not None
             last = next(reversed(jobs), None)
             for key in stale:
                 jobs[key] = JobState(now[key])
@@ -442,8 +447,9 @@ class Session:
             if not _jobs_in_order(snapshot, carried.opening, jobs, last, stale):
                 in_order = dict.fromkeys(now, cast(JobState, None))
                 in_order.update(jobs)
-                jobs = in_order
+                jobs, holes = in_order, 0
             self.jobs = jobs
+            self._holes = dataclasses.replace(self._holes, jobs=holes)
         keys = snapshot.podgroups
         if keys is None:
             keys = tuple(k for k, j in jobs.items() if not j.facts.synthetic)
@@ -648,7 +654,8 @@ class Session:
             self._touched_tasks,
             self._touched_jobs,
             self._opening,
-            self._statuses,
+            statuses=self._statuses,
+            holes=self._holes,
         )
 
     def apply_allocate(self, task: TaskState, node: int) -> None:
@@ -963,6 +970,7 @@ class Carried:
 
     __slots__ = (
         "class_ids",
+        "holes",
         "jobs",
         "opening",
         "statuses",
@@ -982,7 +990,9 @@ class Carried:
         touched_tasks: set[str],
         touched_jobs: set[str],
         opening: Opening,
+        *,
         statuses: Mapping[str, PodGroupStatus],
+        holes: Holes,
     ) -> None:
         self.tasks, self.jobs, self.class_ids = tasks, jobs, class_ids
         self.touched_tasks, self.touched_jobs = touched_tasks, touched_jobs
@@ -990,6 +1000,7 @@ class Carried:
         self.statuses = statuses
         """The PodGroup statuses the session made from the job alone, by job key: the next
         session takes them again for the jobs it takes unchanged and does not change."""
+        self.holes = holes
 
     def usable(self) -> bool:
         """Whether a session may start from these records."""
@@ -997,10 +1008,18 @@ class Carried:
 
     def take(self) -> Taken:
         """Copies of the task and job maps and of the queue totals, for a session to patch
-        (C-level copies: these records stay as they are, and may open another session)."""
+        (C-level copies: these records stay as they are, and may open another session; a map
+        rebuilt first when the keys popped from it reach a quarter, `model.compact`)."""
         opening = self.opening
+        tasks, task_holes = compacted(self.tasks, self.holes.tasks)
+        jobs, job_holes = compacted(self.jobs, self.holes.jobs)
         return Taken(
-            dict(self.tasks), dict(self.jobs), opening.totals.copy(), self.touched_tasks, opening
+            tasks.copy(),
+            jobs.copy(),
+            opening.totals.copy(),
+            self.touched_tasks,
+            opening,
+            Holes(task_holes, job_holes),
         )
 
 
@@ -1013,6 +1032,17 @@ class Taken:
     totals: QueueTotals
     touched_tasks: set[str]
     opening: Opening
+    holes: Holes
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Holes:
+    """The keys popped from a session's task and job maps since each was built: the maps are
+    copied from one session to the next (`Carried.take`) and rebuilt when these reach a
+    quarter (`model.compact`)."""
+
+    tasks: int = 0
+    jobs: int = 0
 
 
 @dataclasses.dataclass(frozen=True, slots=True, eq=False)
@@ -1185,11 +1215,12 @@ def _task_order(
     return _Order.TAIL
 
 
-def _mend_tail(now: Mapping[str, TaskFacts], tasks: dict[str, _V], added: int) -> None:
+def _mend_tail(now: Mapping[str, TaskFacts], tasks: dict[str, _V], added: int) -> int:
     """Put the last `added` entries of `tasks` (new tasks, in task order among themselves, the
     ones before in task order too) in their places: the held tasks that come after the first
     new one in (creation time, uid) order are taken out with the new ones and put back in
-    order behind the others. They are the pods created in the same second, so a few."""
+    order behind the others. They are the pods created in the same second, so a few. Returns
+    how many were taken out (`Holes`)."""
     keys = reversed(tasks)
     tail = [next(keys) for _ in range(added)]
     first = cache_task_order(now[tail[-1]])
@@ -1200,6 +1231,7 @@ def _mend_tail(now: Mapping[str, TaskFacts], tasks: dict[str, _V], added: int) -
     tail.sort(key=lambda uid: cache_task_order(now[uid]))
     entries = [(uid, tasks.pop(uid)) for uid in tail]
     tasks.update(entries)
+    return len(entries)
 
 
 def _jobs_in_order(

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType
 
 from vscheduler.model import status as st
+from vscheduler.model.compact import compacted
 from vscheduler.model.facts import JobFacts, QueueFacts, TaskFacts
 from vscheduler.model.resources import EMPTY, Resources
 from vscheduler.model.status import PodGroupPhase, TaskStatus
@@ -226,7 +227,7 @@ class QueueTotals:
     whose records were made anew (`patched`), so a queue of thousands of lone pods' jobs is
     not summed again every cycle."""
 
-    __slots__ = ("_by_job", "_by_queue", "_held", "_occupied")
+    __slots__ = ("_by_job", "_by_queue", "_held", "_holes", "_occupied")
 
     def __init__(
         self,
@@ -234,10 +235,13 @@ class QueueTotals:
         by_queue: dict[str, tuple[Resources, Resources]] | None = None,
         held: dict[str, int] | None = None,
         occupied: dict[str, Resources] | None = None,
+        holes: int = 0,
     ) -> None:
         self._by_job = by_job if by_job is not None else {}
         """Job key -> (its queue, its plain allocation, its pending request, its `occupied_by`) as
         counted."""
+        self._holes = holes
+        """Keys popped from `_by_job` since it was built (`model.compact`)."""
         self._by_queue = by_queue if by_queue is not None else {}
         self._held = held if held is not None else {}
         """Queue -> how many jobs name it (queues naming none left out)."""
@@ -252,9 +256,10 @@ class QueueTotals:
         return out
 
     def copy(self) -> QueueTotals:
-        """A copy, to patch."""
+        """A copy, to patch (C-level, `model.compact`)."""
+        by_job, holes = compacted(self._by_job, self._holes)
         return QueueTotals(
-            dict(self._by_job), dict(self._by_queue), dict(self._held), dict(self._occupied)
+            by_job.copy(), self._by_queue.copy(), self._held.copy(), self._occupied.copy(), holes
         )
 
     def patch(self, jobs: Mapping[str, JobState], remade: Iterable[str]) -> None:
@@ -276,6 +281,7 @@ class QueueTotals:
             if job is None:
                 if counted is not None:
                     del by_job[key]
+                    self._holes += 1
                 continue
             plain = job.allocated if job.facts.min_resources is None else EMPTY
             queue = job.facts.queue

@@ -6,6 +6,7 @@ import dataclasses
 import datetime as dt
 from collections.abc import Mapping, Reversible, Set as AbstractSet
 
+from vscheduler.model.compact import compacted
 from vscheduler.model.facts import (
     EPOCH,
     JobFacts,
@@ -147,11 +148,13 @@ class ImplicitJobs:
     """The lone pods' implicit jobs of the last `complete_jobs` call, in task order, kept by
     the caller from one call to the next (one snapshot to the next)."""
 
-    __slots__ = ("jobs", "key_of", "podgroups", "sources")
+    __slots__ = ("holes", "jobs", "key_of", "podgroups", "sources")
 
     def __init__(self) -> None:
         self.jobs: dict[str, JobFacts] = {}
         """Job key -> job, in task order (each snapshot adds them in one dict update)."""
+        self.holes = 0
+        """Keys popped from `jobs` since it was built (`model.compact`)."""
         self.sources: dict[str, TaskFacts] = {}
         """Job key -> the task facts its job was made from (a job is made again only for
         other facts)."""
@@ -191,6 +194,9 @@ def complete_jobs(
             changed = changed.union(_claimants(came_or_went))
             memo.podgroups = frozenset(jobs)
         if _patch(memo, tasks, jobs, changed):
+            memo.jobs, memo.holes = compacted(memo.jobs, memo.holes)
+            if not jobs:
+                return memo.jobs.copy()
             out = dict(jobs)
             out.update(memo.jobs)
             return out
@@ -224,7 +230,7 @@ def _walk(
             out[key] = made[key] = job
             sources[key] = task
             key_of[uid] = key
-    memo.jobs, memo.sources, memo.key_of = made, sources, key_of
+    memo.jobs, memo.sources, memo.key_of, memo.holes = made, sources, key_of, 0
     memo.podgroups = frozenset(jobs)
     return out
 
@@ -247,6 +253,7 @@ def _patch(
         old = key_of.get(uid)
         if old is not None and (not lone or old != key):
             del order[old], sources[old], key_of[uid]
+            memo.holes += 1
             old = None
         if task is None or not lone:
             continue
@@ -264,6 +271,7 @@ def _patch(
         if new is None:  # held, after a new one: moved behind it
             key = key_of[uid]
             order[key] = order.pop(key)
+            memo.holes += 1
         else:
             order[new] = implicit_job(tasks[uid])
             sources[new] = tasks[uid]

@@ -81,3 +81,21 @@ def test_the_snapshot_order_is_creation_time_then_uid_whenever_asked(
             assert list(held) == sorted(held, key=lambda u: (held[u].created, u))
     held = table.ordered()
     assert list(held) == sorted(held, key=lambda u: (held[u].created, u))
+
+
+def test_the_table_is_rebuilt_in_order_once_the_pods_removed_reach_a_quarter() -> None:
+    """Removed pods leave deleted slots in the table's dict, which make its copy at every
+    snapshot item by item (`model.compact`): past a quarter of the pods held it is rebuilt."""
+    table = PodTable()
+    for i in range(12):
+        uid = f"u{i:02d}"
+        table.put(uid, {}, facts(uid, f"p{i}", "ns/a", T0 + dt.timedelta(seconds=i)), "Pod")
+    first = table.ordered()
+    for uid in ("u00", "u01"):
+        table.remove(uid)
+    assert table.ordered() is first  # 2 holes, 10 pods
+    table.remove("u02")
+    rebuilt = table.ordered()  # 3 holes, 9 pods
+    assert rebuilt is not first
+    assert list(rebuilt) == [f"u{i:02d}" for i in range(3, 12)]
+    assert table.ordered() is rebuilt

@@ -10,7 +10,7 @@ import dataclasses
 from vscheduler import catalog, cycle
 from vscheduler.clock import FixedClock
 from vscheduler.framework import session as session_module
-from vscheduler.framework.session import Carried
+from vscheduler.framework.session import Carried, Holes
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.facts import NodeFacts, PodGroupCondition
 from vscheduler.model.status import PodGroupPhase, TaskStatus
@@ -83,6 +83,26 @@ def test_a_chain_of_sessions_over_the_same_nodes_resumes_and_opens_as_afresh() -
     snap = snapshot(*fourth)
     assert resumes(snap, carried)
     opened_alike(snap, carried)
+
+
+def test_the_keys_a_chain_pops_are_counted_and_its_maps_rebuilt_past_a_quarter() -> None:
+    """A pod gone leaves a deleted slot in the task and job maps a chain of sessions copies every
+    cycle (`Carried.take`), which makes the copy item by item past a third (`model.compact`):
+    the slots are counted, and the maps rebuilt once they reach a quarter."""
+    lone = [pod(f"p{i}").requests(cpu=1, memory="1Gi").on(f"n{i % 3}").build() for i in range(8)]
+    carried = opened_alike(snapshot(*NODES, *lone), None)
+    assert carried.holes == Holes(0, 0)
+    carried = opened_alike(snapshot(*NODES, *lone[1:]), carried)
+    assert carried.holes == Holes(tasks=1, jobs=1)
+    assert carried.take().holes == Holes(1, 1)
+    carried = opened_alike(snapshot(*NODES, *lone[2:]), carried)
+    assert carried.holes == Holes(2, 2)  # of 6 tasks and jobs
+    taken = carried.take()
+    assert taken.holes == Holes(0, 0)
+    assert list(taken.tasks.items()) == list(carried.tasks.items())
+    assert list(taken.jobs.items()) == list(carried.jobs.items())
+    carried = opened_alike(snapshot(*NODES, *lone[3:]), carried)
+    assert carried.holes == Holes(1, 1)
 
 
 def test_the_tasks_a_cycle_moved_are_loaded_again_from_their_facts() -> None:
