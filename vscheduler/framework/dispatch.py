@@ -17,7 +17,9 @@ raises is recorded with its task, but the decision it was told of stands.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import threading
 from collections.abc import Callable, Sequence
 from typing import Final, Protocol
 
@@ -88,18 +90,73 @@ def task_error(error: PluginError) -> str:
     return f"plugin {error.plugin} failed at {error.point} for this pod: {error.message}"
 
 
-def collect(tiers: Sequence[Sequence[tuple[EnabledFlags, object]]], point: points.Point) -> Tiers:
-    """The hooks serving `point`, tier by tier, in policy order."""
-    out: list[tuple[Hook, ...]] = []
-    for tier in tiers:
-        hooks = []
-        for option, plugin in tier:
-            fn = getattr(plugin, point.method, None)
-            if fn is None or (point.flag is not None and not option.is_enabled(point.flag)):
-                continue
-            hooks.append(Hook(option.name, fn))
-        out.append(tuple(hooks))
-    return tuple(out)
+Plan = tuple[tuple[str, Tiers | None, tuple[tuple[int, int, str, str], ...]], ...]
+"""Per point: its name; its tiers when no plugin serves it (empty ones), else None; and for
+each plugin serving it (tier, the plugin's place in the tier, its name, the point's method)."""
+
+_PLANS: collections.OrderedDict[tuple[object, ...], tuple[Plan, object]] = collections.OrderedDict()
+"""The plans of the last `_PLANS_HELD` shapes of tiers, each kept with the tiers it was made
+from (their options stay alive, so the ids in its key stay theirs)."""
+_PLANS_HELD: Final = 16
+_PLANS_LOCK = threading.Lock()
+
+
+def collect(tiers: Sequence[Sequence[tuple[EnabledFlags, object]]]) -> dict[str, Tiers]:
+    """Per point, the hooks serving it, tier by tier, in policy order: a plugin serves a point
+    when it has the point's method and its entry enables the point's flag.
+
+    Which plugins serve a point depends only on their entries and their classes (a class
+    serves exactly the points it declares, checked at load: `framework.contract`), so that is
+    worked out once per shape of tiers (the same entries, plugins of the same classes: a
+    policy's every session, but where a plugin's class varies with the session) and each
+    session only binds the methods. A plugin object holding a point's method of its own (a
+    stand-in in a test) is asked afresh."""
+    key = tuple(tuple((id(option), type(plugin)) for option, plugin in tier) for tier in tiers)
+    with _PLANS_LOCK:
+        held = _PLANS.get(key)
+        if held is not None:
+            _PLANS.move_to_end(key)
+    if any(_own_hooks(plugin) for tier in tiers for _, plugin in tier):
+        held = (_plan(tiers), tiers)  # this object's alone: not kept
+    elif held is None:
+        held = (_plan(tiers), tiers)
+        with _PLANS_LOCK:
+            _PLANS[key] = held
+            if len(_PLANS) > _PLANS_HELD:
+                _PLANS.popitem(last=False)
+    out: dict[str, Tiers] = {}
+    for name, unserved, places in held[0]:
+        if unserved is not None:
+            out[name] = unserved
+            continue
+        by_tier: list[list[Hook]] = [[] for _ in tiers]
+        for t, i, plugin, method in places:
+            by_tier[t].append(Hook(plugin, getattr(tiers[t][i][1], method)))
+        out[name] = tuple(map(tuple, by_tier))
+    return out
+
+
+def _plan(tiers: Sequence[Sequence[tuple[EnabledFlags, object]]]) -> Plan:
+    plan = []
+    for point in points.POINTS:
+        places = tuple(
+            (t, i, option.name, point.method)
+            for t, tier in enumerate(tiers)
+            for i, (option, plugin) in enumerate(tier)
+            if getattr(plugin, point.method, None) is not None
+            and (point.flag is None or option.is_enabled(point.flag))
+        )
+        plan.append((point.name, None if places else tuple(() for _ in tiers), places))
+    return tuple(plan)
+
+
+_METHODS: Final = frozenset(point.method for point in points.POINTS)
+
+
+def _own_hooks(plugin: object) -> bool:
+    """Whether the plugin object itself (not its class) holds a point's method."""
+    own: dict[str, object] | None = getattr(plugin, "__dict__", None)
+    return own is not None and not _METHODS.isdisjoint(own)
 
 
 class Dispatcher:
@@ -115,7 +172,7 @@ class Dispatcher:
         tiers: Sequence[Sequence[tuple[EnabledFlags, object]]],
         timer: Callable[[], float] | None = None,
     ) -> None:
-        self.tiers: dict[str, Tiers] = {p.name: collect(tiers, p) for p in points.POINTS}
+        self.tiers: dict[str, Tiers] = collect(tiers)
         self._timer = timer
         self.close_seconds: dict[str, float] = {}
         """Plugin -> seconds its `sessionClose` hook took (only with a `timer`)."""

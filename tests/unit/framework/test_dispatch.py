@@ -240,3 +240,25 @@ def test_a_key_that_raises_is_a_job_order_error_and_the_session_compares_from_th
     assert d.job_key(job("a")) is None
     assert d.job_key(job("b")) is None
     assert [str(e) for e in d.errors] == ["broken jobOrder: ZeroDivisionError: division by zero"]
+
+
+class Silent:
+    """A plugin serving no point."""
+
+
+def test_the_hooks_follow_each_plugins_class_and_flags_from_one_session_to_the_next() -> None:
+    """Which plugins serve a point is worked out once per entries and classes (`collect`): the
+    same entries with a plugin of another class, or another object of its own hooks, are asked
+    again."""
+    votes, off = Option("votes"), Option("off", off=frozenset({"enableJobEnqueued"}))
+
+    def hooks(first: object, second: object) -> list[str]:
+        d = Dispatcher([[(votes, first), (off, second)]])
+        return [h.plugin for h in d.hooks("jobEnqueueable")]
+
+    for _ in range(2):  # the second time from the plan the first one made
+        assert hooks(Votes(Vote.REJECT), Votes(Vote.PERMIT)) == ["votes"]
+        assert hooks(Silent(), Votes(Vote.PERMIT)) == []
+    starving = Dispatcher([[(votes, Votes(starving=True))]])
+    assert starving.is_job_starving(job()) is True
+    assert Dispatcher([[(votes, Votes())]]).is_job_starving(job()) is False
