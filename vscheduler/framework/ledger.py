@@ -138,6 +138,10 @@ class LedgerView(Protocol):
         """Which nodes are Ready (read-only)."""
         ...
 
+    def ready_sums(self) -> tuple[Resources, Resources]:
+        """The Ready nodes' allocatable, and what the pods on them use, summed."""
+        ...
+
 
 @dataclasses.dataclass(frozen=True, slots=True, eq=False)
 class Loaded:
@@ -164,6 +168,8 @@ class Ledger:
 
     _ready: BoolArray | None = None
     """`ready` (made on first use)."""
+    _ready_sums: tuple[int, Resources, Resources] | None = None
+    """`ready_sums` and the log position it was made at."""
 
     def __init__(self, nodes: Sequence[NodeFacts], extra_dims: Iterable[str] = ()) -> None:
         names: set[str] = set(extra_dims)
@@ -273,6 +279,21 @@ class Ledger:
             self._ready = mask
         return self._ready
 
+    def ready_sums(self) -> tuple[Resources, Resources]:
+        """The allocatable of the Ready nodes, and what the pods on them use, summed: made
+        once while nothing changes (every plugin that reads them asks as its session opens)."""
+        held = self._ready_sums
+        if held is not None and held[0] == len(self._log):
+            return held[1], held[2]
+        ready = self.ready()
+        if ready.all():
+            allocatable, used = self.allocatable.sum(axis=0), self.used.sum(axis=0)
+        else:
+            allocatable, used = self.allocatable[ready].sum(axis=0), self.used[ready].sum(axis=0)
+        sums = self.resources_of(allocatable), self.resources_of(used)
+        self._ready_sums = (len(self._log), *sums)
+        return sums
+
     def resources_of(self, row: IntArray) -> Resources:
         """A row turned back into Resources."""
         return Resources({d: int(row[i]) for i, d in enumerate(self.dims) if row[i]})
@@ -308,6 +329,7 @@ class Ledger:
             np.add.at(target, at, add if sign == 1 else -add)
             np.add.at(pods, at, sign)
         self._derive()
+        self._ready_sums = None
 
     # --- mutations (Statement only) -----------------------------------------------------------
     def _slots(self, i: int, delta: int, *, now: bool) -> None:

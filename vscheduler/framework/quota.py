@@ -63,12 +63,7 @@ def cluster_total_and_used(session: PluginSession) -> tuple[Resources, Resources
     """`cluster_total` and what the pods on the Ready nodes hold (Volcano's `node.Used`: every
     non-pipelined pod placed there, releasing ones included), summed over the ledger's rows
     (its dimensions cover every resource a node has allocatable)."""
-    ledger = session.ledger
-    ready = ledger.ready()
-    return (
-        ledger.resources_of(ledger.allocatable[ready].sum(axis=0)),
-        ledger.resources_of(ledger.used[ready].sum(axis=0)),
-    )
+    return session.ledger.ready_sums()
 
 
 def reserved(job: JobState, *, less_allocated: bool = False) -> Resources:

@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from vscheduler.framework.session import Session
 from vscheduler.framework.state import TaskState
-from vscheduler.model.resources import total
+from vscheduler.model.resources import Resources, total
 from vscheduler.model.status import OCCUPYING, TaskStatus
 from vscheduler.plugins.drf import Drf, dominant_share
 from vscheduler.testing import sessions
@@ -25,6 +25,23 @@ def open_session() -> Session:
         pod(f"r{i}").requests(cpu="1", memory="512Mi").on(f"n{i % NODES}") for i in range(RUNNING)
     ]
     return sessions.open_session_on_tiers(snapshot(*nodes, *pending, *running), [])
+
+
+def test_the_ready_sums_leave_out_the_nodes_not_ready_and_follow_every_change() -> None:
+    nodes = [node("n0").resources(cpu="4", memory="8Gi"), node("n1").resources(cpu="2").not_ready()]
+    running = pod("r").requests(cpu="1", memory="1Gi").on("n0")
+    session = sessions.open_session_on_tiers(
+        snapshot(*nodes, running, pod("p").requests(cpu=1)), []
+    )
+    ledger = session.ledger
+    assert ledger.ready_sums() == (
+        Resources(cpu=4000, memory=8 * 2**30),
+        Resources(cpu=1000, memory=2**30),
+    )
+    ledger.occupy(0, ledger.vector(Resources(cpu=500)))
+    assert ledger.ready_sums()[1] == Resources(cpu=1500, memory=2**30)
+    ledger.occupy(1, ledger.vector(Resources(cpu=500)))  # a node not Ready
+    assert ledger.ready_sums()[1] == Resources(cpu=1500, memory=2**30)
 
 
 def check_books(session: Session) -> None:
@@ -57,6 +74,11 @@ def check_books(session: Session) -> None:
     assert np.array_equal(ledger.pods_free_future, ledger.pods_max - pods + pods_releasing)
     assert ledger.full_now == np.count_nonzero(ledger.pods_free <= 0)
     assert ledger.full_future == np.count_nonzero(ledger.pods_free_future <= 0)
+    ready = ledger.ready()
+    assert ledger.ready_sums() == (
+        ledger.resources_of(ledger.allocatable[ready].sum(axis=0)),
+        ledger.resources_of(ledger.used[ready].sum(axis=0)),
+    )
     check_jobs(session)
 
 
