@@ -554,6 +554,11 @@ class SchedulerCache:
         with self._lock:
             return self._jobs.raw.get(key)
 
+    def podgroup_raws(self, keys: Iterable[str]) -> list[Raw | None]:
+        """`podgroup_raw` of each of `keys`, in their order, under one hold of the lock."""
+        with self._lock:
+            return list(map(self._jobs.raw.get, keys))
+
     def object_raw(self, kind: str, key: str) -> Raw | None:
         """Any held object's raw form by kind name and key (pods by `namespace/name`)."""
         slot = self._slots.get(kind)

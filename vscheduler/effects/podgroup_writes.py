@@ -75,8 +75,8 @@ class PodGroupStatusWriter:
         phase is written, without the conditions."""
         matched = self._groups_matched
         still: dict[str, tuple[PodGroupStatus, st.Raw]] = {}
-        for key, status in podgroups.items():
-            raw = self._context.cache.podgroup_raw(key)
+        raws = self._context.cache.podgroup_raws(podgroups)
+        for (key, status), raw in zip(podgroups.items(), raws, strict=True):
             if raw is None:
                 continue
             last = matched.get(key)

@@ -260,6 +260,7 @@ def test_raw_objects_are_served_by_uid_and_by_key(cache: SchedulerCache) -> None
     assert cache.pod_raw("uid-p1") == kept_pod(pod)
     assert cache.pod_uid("ns/p1") == "uid-p1"
     assert cache.podgroup_raw("ns/pg1") is group
+    assert cache.podgroup_raws(["ns/gone", "ns/pg1"]) == [None, group]
     assert cache.object_raw("Pod", "ns/p1") == kept_pod(pod)
     assert cache.object_raw("Node", "n1") is node
     assert cache.object_raw("Node", "n2") is None
