@@ -291,14 +291,21 @@ class PodConverter:
 
     def restatused(self, held: Raw, facts: TaskFacts, obj: Raw) -> TaskFacts | Unread | None:
         """`convert(obj)` read from `facts` (converted from `held`, no problem) when `obj`
-        differs from `held` only in its status and in metadata that no fact reads (the
-        resourceVersion, managedFields): most watch events of a placed pod are its kubelet's
-        (here kwok's) status writes. `UNREAD` when anything else differs, or the status reads
-        oddly: the caller then converts `obj` in full. Of the status, `convert` reads the
-        phase, `startTime`, `nominatedNodeName` and the PodScheduled condition's time only: a
-        status field it comes to read must be read here too
-        (`tests/unit/cache/test_status_events.py` compares the two)."""
-        if held.get("spec") != obj.get("spec") or not _same_meta(held, obj):
+        differs from `held` only in its status, in metadata that no fact reads (the
+        resourceVersion, managedFields) and, for a pod that was on no node, in the node its
+        spec now names: most watch events of a pod are its bind's (a `nodeName` and the
+        PodScheduled condition) and its kubelet's (here kwok's) status writes. `UNREAD` when
+        anything else differs, or the status reads oddly: the caller then converts `obj` in
+        full. Of the status, `convert` reads the phase, `startTime`, `nominatedNodeName` and
+        the PodScheduled condition's time only: a status field it comes to read must be read
+        here too (`tests/unit/cache/test_status_events.py` compares the two)."""
+        node_name = facts.node_name
+        spec = obj.get("spec")
+        if held.get("spec") != spec:
+            node_name = _bound_now(held.get("spec"), spec)
+            if node_name is None:
+                return UNREAD
+        if not _same_meta(held, obj):
             return UNREAD
         status = obj.get("status")
         if not isinstance(status, dict):
@@ -309,20 +316,19 @@ class PodConverter:
         ours = facts.scheduler_name == self._scheduler_name
         meta = obj.get("metadata")
         deleting = isinstance(meta, dict) and meta.get("deletionTimestamp") is not None
-        task_status = _mattering_status(
-            phase, ours=ours, node_name=facts.node_name, deleting=deleting
-        )
+        task_status = _mattering_status(phase, ours=ours, node_name=node_name, deleting=deleting)
         if task_status is None:
             return None
         label = f"Pod {facts.namespace}/{facts.name}"
         started = _started(status, label)
         nominated = _nominated(status) if ours else None
         scheduled = scheduled_at(status, label)
-        if (task_status, started, nominated, scheduled) == (
+        if (task_status, started, nominated, scheduled, node_name) == (
             facts.status,
             facts.started,
             facts.nominated_node,
             facts.scheduled_at,
+            facts.node_name,
         ):
             return facts
         return dataclasses.replace(
@@ -331,6 +337,7 @@ class PodConverter:
             started=started,
             nominated_node=nominated,
             scheduled_at=scheduled,
+            node_name=node_name,
         )
 
     def _read_tolerations(self, spec: Raw, label: str) -> tuple[Toleration, ...]:
@@ -553,6 +560,17 @@ def _index(meta: Meta) -> int | None:
 def _is_index(text: str) -> bool:
     """ASCII digits only, short enough to be an index."""
     return 0 < len(text) <= 18 and text.isascii() and text.isdigit()
+
+
+def _bound_now(held: object, spec: object) -> str | None:
+    """The node `spec` names when it differs from `held` (a spec naming no node) only there:
+    the pod was bound. None otherwise."""
+    if type(held) is not dict or type(spec) is not dict or held.get("nodeName"):
+        return None
+    name = spec.get("nodeName")
+    if type(name) is not str or not name or {**held, "nodeName": name} != spec:
+        return None
+    return name
 
 
 def _same_meta(held: Raw, obj: Raw) -> bool:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import copy
 from typing import Any
+from unittest import mock
 
 from hypothesis import given, settings, strategies as st
 
 from vscheduler.cache.entries import Converters, kept_pod
 from vscheduler.cache.malformed import identity
+from vscheduler.convert.pod import PodConverter
 from vscheduler.effects import status as effects_status
 from vscheduler.testing.strategies import SCHEDULER, pods
 
@@ -147,3 +149,35 @@ def test_a_status_event_reuses_the_facts_it_does_not_change() -> None:
     assert running.facts is not None
     assert running.facts.status.value == "Running"
     assert running.facts.resreq is held.resreq  # read from the held facts, not parsed again
+
+
+def test_a_bind_event_is_read_from_the_facts_of_the_pod_on_no_node() -> None:
+    """A bind's event (`nodeName` set, the PodScheduled condition) is read from the pending
+    pod's facts, as a full conversion reads it; any other change of the spec is not."""
+    pod = {
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "ns", "uid": "u1", "resourceVersion": "1"},
+        "spec": {"schedulerName": SCHEDULER, "containers": [{"name": "c"}]},
+        "status": {"phase": "Pending"},
+    }
+    converters = Converters(SCHEDULER, {})
+    who = identity(pod, namespaced=True)
+    assert who is not None
+    held = converters.pod(pod, who).facts
+    assert held is not None
+    scheduled = {
+        "conditions": [
+            {"type": "PodScheduled", "status": "True", "lastTransitionTime": "2026-01-01T00:00:30Z"}
+        ]
+    }
+    bound = changed(pod, scheduled, "nodeName")
+    with mock.patch.object(PodConverter, "convert", side_effect=AssertionError("read in full")):
+        read = converters.pod_update(pod, held, bound, who)
+    assert read == converters.pod(bound, who)
+    assert read.facts is not None
+    assert (read.facts.node_name, read.facts.status.value) == ("n1", "Bound")
+    moved = changed(bound, {}, "request")  # the spec changed beside the node: read in full
+    full = converters.pod_update(pod, held, moved, who)
+    assert full == converters.pod(moved, who)
+    assert full.facts is not None
+    assert full.facts.resreq is not held.resreq
