@@ -133,11 +133,17 @@ class QueueMetrics:
             "queue_name",
         )
         self._reported: frozenset[str] = frozenset()
+        self._set: dict[str, QueueReading] = {}
+        """The reading each queue's series hold: the same again sets nothing (every cycle
+        reports every queue, most often as it was)."""
 
     def set(self, reading: QueueReading) -> None:
         """Record every figure of one queue (a figure that is None drops its series)."""
         name = reading.name
         with self._lock:
+            if self._set.get(name) == reading:
+                return
+            self._set[name] = reading
             for figure, _ in _FIGURES:
                 amounts: Mapping[str, int] | None = getattr(reading, figure)
                 if amounts is None:
@@ -152,6 +158,7 @@ class QueueMetrics:
     def delete(self, name: str) -> None:
         """Forget a deleted queue."""
         with self._lock:
+            self._set.pop(name, None)
             for figure in self.figures.values():
                 figure.delete(name)
             for gauge in (self.share, self.weight, self.overused, self.unsatisfiable):

@@ -429,6 +429,19 @@ def test_deleting_a_queue_drops_its_series(
     assert value(registry, "vscheduler_queue_allocated_milli_cpu", queue_name="q2") == 1
 
 
+def test_a_queue_deleted_and_reported_again_as_it_was_gets_its_series_back(
+    metrics: SchedulerMetrics, registry: CollectorRegistry
+) -> None:
+    """The same reading again sets nothing (`QueueMetrics.set`), but not across a delete."""
+    reading = QueueReading(name="q1", allocated={"cpu": 5}, request={}, deserved={})
+    metrics.set_queue(reading)
+    metrics.set_queue(reading)
+    assert value(registry, "vscheduler_queue_allocated_milli_cpu", queue_name="q1") == 5
+    metrics.delete_queue("q1")
+    metrics.set_queue(reading)
+    assert value(registry, "vscheduler_queue_allocated_milli_cpu", queue_name="q1") == 5
+
+
 # --- the registry ---------------------------------------------------------------------------------
 def test_metrics_live_only_on_the_injected_registry_so_two_instances_do_not_collide() -> None:
     first, second = CollectorRegistry(), CollectorRegistry()
