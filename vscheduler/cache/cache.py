@@ -858,7 +858,7 @@ def _all_but(cls: type, *names: str) -> Callable[[Any], tuple[Any, ...]]:
     )
 
 
-_POD_BUT_RUNNING: Final = _all_but(TaskFacts, "status", "started")
+_POD_BUT_RUNNING: Final = _all_but(TaskFacts, "status", "started", "scheduled_at")
 _GROUP_BUT_PHASE: Final = _all_but(JobFacts, "conditions", "phase")
 _GROUP_BUT_CONDITIONS: Final = _all_but(JobFacts, "conditions")
 _NODE_BUT_ANNOTATIONS: Final = _all_but(NodeFacts, "annotations")
@@ -866,11 +866,14 @@ _NODE_BUT_ANNOTATIONS: Final = _all_but(NodeFacts, "annotations")
 
 def _quiet(before: TaskFacts | None, after: TaskFacts | None) -> bool:
     """Whether a pod's change, as snapshots show it, is only a placed pod's bound/running
-    status and its start time: nothing allocation reads (its node, request and job are the
-    same; the start time orders only shuffle's candidates). The kubelet (or kwok) reports a
-    placed pod running with its `status.startTime` in the same update: counted as a change a
-    decision reads, every bound pod woke an idle cycle over the whole cluster while the binds of
-    a backlog were still being sent."""
+    status, its start time and the time it was scheduled: nothing allocation reads (its node,
+    request and job are the same; the start time orders only shuffle's candidates; the
+    scheduled time starts cdp's protection of a Running pod, which only ever takes a victim
+    away). The kubelet (or kwok) reports a placed pod running with its `status.startTime` in
+    the same update, and the API server's binding sets the node with a PodScheduled condition
+    whose time an assumed bind does not know: counted as changes a decision reads, every bound
+    pod woke an idle cycle over the whole cluster (half of W3's cycles bound nothing) while the
+    binds of a backlog were still being sent."""
     if before is None or after is None or before is after:
         return False  # a pod added or dropped, or a change elsewhere (its PodGroup claim)
     if before.status not in _PLACED or after.status not in _PLACED:

@@ -501,15 +501,21 @@ def test_a_node_whose_annotations_alone_change_is_a_quiet_change_and_its_labels_
 
 
 def test_the_watch_confirming_an_assumed_bind_is_a_quiet_change(cache: SchedulerCache) -> None:
+    """The API server's binding sets the node and a PodScheduled=True condition, whose time
+    (`scheduled_at`, read by cdp for a Running pod only) the assumed bind did not know."""
     cache.apply(NODE, event("ADDED", raw_node("n1")))
     cache.apply(POD, event("ADDED", raw_pod("p1", version="1")))
     cache.assume_binds([("uid-p1", "n1")], held=True)
     before, quiet = cache.generation, cache.quiet_generation
     cache.changed.clear()
-    cache.apply(POD, event("MODIFIED", raw_pod("p1", node="n1", version="2")))
+    bound = raw_pod("p1", node="n1", version="2")
+    scheduled = {"type": "PodScheduled", "status": "True", "lastTransitionTime": stamp(5)}
+    bound["status"]["conditions"] = [scheduled]
+    cache.apply(POD, event("MODIFIED", bound))
     assert (cache.generation, cache.changed.is_set()) == (before, False)
     assert cache.quiet_generation == quiet + 1
-    assert cache.snapshot().tasks["uid-p1"].status is TaskStatus.BOUND
+    task = cache.snapshot().tasks["uid-p1"]
+    assert (task.status, task.scheduled_at) == (TaskStatus.BOUND, START + dt.timedelta(seconds=5))
 
 
 def test_a_placed_pod_starting_to_run_is_a_quiet_change(cache: SchedulerCache) -> None:
