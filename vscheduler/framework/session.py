@@ -1293,10 +1293,11 @@ def _node_rows(
             return None
         if was.allocatable != now.allocatable or was.max_pods != now.max_pods:
             rows.append(i)
-    dims = opening.ledger.dims
+    dims = opening.ledger.dim_index
     for facts in changed.values():
-        if any(name not in dims for name in facts.resreq.names()):
-            return None
+        for name, _ in facts.resreq.unordered_items():
+            if name not in dims:
+                return None
     if opening.extra:
         for uid in itertools.chain(changed, gone):
             was_task = opening.tasks.get(uid)
