@@ -437,14 +437,17 @@ class Session:
             for key in remade:
                 if key not in now:
                     holes += jobs.pop(key, None) is not None
-            last = next(reversed(jobs), None)
+            last, held = next(reversed(jobs), None), len(jobs)
             for key in stale:
                 jobs[key] = JobState(now[key])
             made = set(stale)
             for key in remade:
                 if key not in made and key in now:
                     jobs[key] = JobState(now[key])
-            if not _jobs_in_order(snapshot, carried.opening, jobs, last, stale):
+            order = _job_order(snapshot, carried.opening, jobs, last, stale)
+            if order is _Order.TAIL:
+                holes += _mend_job_tail(now, jobs, len(jobs) - held)
+            elif order is _Order.UNKNOWN:
                 in_order = dict.fromkeys(now, cast(JobState, None))
                 in_order.update(jobs)
                 jobs, holes = in_order, 0
@@ -1234,27 +1237,29 @@ def _mend_tail(now: Mapping[str, TaskFacts], tasks: dict[str, _V], added: int) -
     return len(entries)
 
 
-def _jobs_in_order(
+def _job_order(
     snapshot: ClusterSnapshot,
     opening: Opening,
     jobs: Mapping[str, object],
     last: str | None,
     stale: Sequence[str],
-) -> bool:
-    """Whether `jobs` (patched as `_task_order` says of tasks, `stale` the jobs put in place
-    or added) is in the snapshot's job order: its PodGroups, then the lone pods' implicit jobs in
-    the order of their pods. Known from the changes when the snapshots keep their tasks in
-    (creation time, uid) order and name the same PodGroups: no changed job moved, and the
-    first new one comes after `last`; else found by comparing every key (C-level)."""
+) -> _Order:
+    """How `jobs` (patched as `_task_order` says of tasks, `stale` the jobs put in place or
+    added) stands against the snapshot's job order: its PodGroups, then the lone pods' implicit
+    jobs in the order of their pods. Known from the changes when the snapshots keep their tasks
+    in (creation time, uid) order and name the same PodGroups: no changed job moved, and in
+    order when the first new one comes after `last`, else but for a tail (the new jobs are lone
+    pods' of the same second as held ones: `_mend_job_tail`); else found by comparing every
+    key (C-level)."""
     now = snapshot.jobs
     if len(jobs) != len(now):
-        return False
+        return _Order.UNKNOWN
     if not (
         snapshot.cache_order
         and _told(snapshot, opening)
         and snapshot.podgroups == opening.podgroups
     ):
-        return list(jobs) == list(now)
+        return _Order.IN_ORDER if list(jobs) == list(now) else _Order.UNKNOWN
     before = opening.jobs
     first: str | None = None
     for key in stale:
@@ -1262,10 +1267,30 @@ def _jobs_in_order(
         if old is None:
             first = key if first is None else first  # `stale` is in job order
         elif old.created != now[key].created:
-            return False
+            return _Order.UNKNOWN
     if first is None or last is None or not now[last].synthetic:
-        return True
-    return implicit_job_order(now[last]) < implicit_job_order(now[first])
+        return _Order.IN_ORDER
+    if implicit_job_order(now[last]) < implicit_job_order(now[first]):
+        return _Order.IN_ORDER
+    return _Order.TAIL
+
+
+def _mend_job_tail(now: Mapping[str, JobFacts], jobs: dict[str, _V], added: int) -> int:
+    """`_mend_tail` of a job map: the last `added` entries are new lone pods' implicit jobs (no
+    PodGroup came: `_job_order`), and the held implicit jobs after the first of them are taken
+    out with them and put back in order. Returns how many were taken out (`Holes`)."""
+    keys = reversed(jobs)
+    tail = [next(keys) for _ in range(added)]
+    first = min(implicit_job_order(now[key]) for key in tail)
+    for key in keys:
+        facts = now[key]
+        if not facts.synthetic or implicit_job_order(facts) < first:
+            break
+        tail.append(key)
+    tail.sort(key=lambda key: implicit_job_order(now[key]))
+    entries = [(key, jobs.pop(key)) for key in tail]
+    jobs.update(entries)
+    return len(entries)
 
 
 def _told(snapshot: ClusterSnapshot, opening: Opening) -> bool:

@@ -6,11 +6,15 @@ load everything."""
 from __future__ import annotations
 
 import dataclasses
+from unittest import mock
 
 from vscheduler import catalog, cycle
+from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
 from vscheduler.framework import session as session_module
 from vscheduler.framework.session import Carried, Holes
+from vscheduler.informer.kinds import NODE, POD, PODGROUP, QUEUE
+from vscheduler.informer.ports import WatchEvent
 from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.facts import NodeFacts, PodGroupCondition
 from vscheduler.model.status import PodGroupPhase, TaskStatus
@@ -205,3 +209,50 @@ def test_a_podgroup_status_counts_its_pods_still_to_start_apart_from_its_running
     status = report.result.podgroups["default/g"]
     assert [b.pod for b in report.result.binds] == ["default/c"]
     assert (status.running, status.starting) == (1, 2)
+
+
+def test_lone_pods_of_one_second_arriving_out_of_uid_order_mend_the_tails_of_both_maps() -> None:
+    """Pods created in the same second arrive in any uid order: a new one whose uid comes before
+    held ones' puts its record and its implicit job behind them in the patched maps, and only
+    that tail is put back in order (`_mend_tail`, `_mend_job_tail`), as the cache's order says."""
+
+    def raw(uid: str, node: str | None = None) -> dict[str, object]:
+        spec: dict[str, object] = {
+            "schedulerName": "vscheduler",
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+        }
+        if node is not None:
+            spec["nodeName"] = node
+        meta = {"name": f"p-{uid}", "namespace": "ns", "uid": uid, "resourceVersion": "1"}
+        meta["creationTimestamp"] = "2026-01-01T00:00:00Z"
+        return {"kind": "Pod", "metadata": meta, "spec": spec, "status": {"phase": "Running"}}
+
+    cache = SchedulerCache(clock=FixedClock(START))
+    cache.replace(QUEUE, [])
+    cache.replace(PODGROUP, [])
+    cache.replace(
+        NODE,
+        [
+            {
+                "kind": "Node",
+                "metadata": {"name": "n0", "uid": "n0"},
+                "status": {
+                    "allocatable": {"cpu": "8", "memory": "16Gi", "pods": "10"},
+                    "conditions": [{"type": "Ready", "status": "True"}],
+                },
+            }
+        ],
+    )
+    cache.replace(POD, [raw("u2", "n0"), raw("u5", "n0"), raw("u7", "n0")])
+    carried = opened_alike(cache.snapshot(), None)
+    mended = mock.Mock(wraps=session_module._mend_job_tail)
+    with mock.patch.object(session_module, "_mend_job_tail", mended):
+        cache.apply(POD, WatchEvent("ADDED", raw("u6")))
+        snap = cache.snapshot()
+        assert snap.cache_order
+        assert list(snap.tasks) == ["u2", "u5", "u6", "u7"]
+        carried = opened_alike(snap, carried)
+        cache.apply(POD, WatchEvent("ADDED", raw("u1")))
+        carried = opened_alike(cache.snapshot(), carried)
+    assert mended.call_count == 2
+    assert [job.rsplit("-", 1)[-1] for job in carried.jobs] == ["u1", "u2", "u5", "u6", "u7"]
