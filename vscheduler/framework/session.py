@@ -290,7 +290,7 @@ class Session:
             tasks[uid] = self._record(now[uid], None if fresh else tasks.get(uid))
         order = _task_order(snapshot, carried.opening, changes, tasks, last)
         if order is _Order.TAIL:
-            holes += _mend_tail(now, tasks, len(tasks) - held)
+            holes += _mend_tail(tasks, len(tasks) - held, lambda uid: cache_task_order(now[uid]))
         elif order is _Order.UNKNOWN:
             tasks, holes = dict(zip(now, map(tasks.get, now), strict=True)), 0
         self.tasks = cast(dict[str, TaskState], tasks)  # a uid without a record came: made
@@ -445,8 +445,13 @@ class Session:
                 if key not in made and key in now:
                     jobs[key] = JobState(now[key])
             order = _job_order(snapshot, carried.opening, jobs, last, stale)
-            if order is _Order.TAIL:
-                holes += _mend_job_tail(now, jobs, len(jobs) - held)
+            if order is _Order.TAIL:  # new lone pods' jobs, behind held ones (no PodGroup came)
+                holes += _mend_tail(
+                    jobs,
+                    len(jobs) - held,
+                    lambda key: implicit_job_order(now[key]),
+                    lambda key: now[key].synthetic,
+                )
             elif order is _Order.UNKNOWN:
                 in_order = dict.fromkeys(now, cast(JobState, None))
                 in_order.update(jobs)
@@ -1218,23 +1223,28 @@ def _task_order(
     return _Order.TAIL
 
 
-def _mend_tail(now: Mapping[str, TaskFacts], tasks: dict[str, _V], added: int) -> int:
-    """Put the last `added` entries of `tasks` (new tasks, in task order among themselves, the
-    ones before in task order too) in their places: the held tasks that come after the first
-    new one in (creation time, uid) order are taken out with the new ones and put back in
-    order behind the others. They are the pods created in the same second, so a few. Returns
-    how many were taken out (`Holes`)."""
-    keys = reversed(tasks)
+def _mend_tail(
+    entries: dict[str, _V],
+    added: int,
+    order: Callable[[str], tuple[dt.datetime, str]],
+    movable: Callable[[str], bool] = lambda _key: True,
+) -> int:
+    """Put the last `added` entries (new tasks or lone pods' jobs; the ones before them in
+    `order`) in their places: the held ones that come after the first new one in `order`
+    (creation time, then uid), and are `movable`, are taken out with the new ones and put back
+    in order behind the others. They are the pods created in the same second, so a few.
+    Returns how many were taken out (`Holes`)."""
+    keys = reversed(entries)
     tail = [next(keys) for _ in range(added)]
-    first = cache_task_order(now[tail[-1]])
-    for uid in keys:
-        if cache_task_order(now[uid]) < first:
+    first = min(map(order, tail))
+    for key in keys:
+        if not movable(key) or order(key) < first:
             break
-        tail.append(uid)
-    tail.sort(key=lambda uid: cache_task_order(now[uid]))
-    entries = [(uid, tasks.pop(uid)) for uid in tail]
-    tasks.update(entries)
-    return len(entries)
+        tail.append(key)
+    tail.sort(key=order)
+    moved = [(key, entries.pop(key)) for key in tail]
+    entries.update(moved)
+    return len(moved)
 
 
 def _job_order(
@@ -1249,7 +1259,7 @@ def _job_order(
     jobs in the order of their pods. Known from the changes when the snapshots keep their tasks
     in (creation time, uid) order and name the same PodGroups: no changed job moved, and in
     order when the first new one comes after `last`, else but for a tail (the new jobs are lone
-    pods' of the same second as held ones: `_mend_job_tail`); else found by comparing every
+    pods' of the same second as held ones: `_mend_tail`); else found by comparing every
     key (C-level)."""
     now = snapshot.jobs
     if len(jobs) != len(now):
@@ -1273,24 +1283,6 @@ def _job_order(
     if implicit_job_order(now[last]) < implicit_job_order(now[first]):
         return _Order.IN_ORDER
     return _Order.TAIL
-
-
-def _mend_job_tail(now: Mapping[str, JobFacts], jobs: dict[str, _V], added: int) -> int:
-    """`_mend_tail` of a job map: the last `added` entries are new lone pods' implicit jobs (no
-    PodGroup came: `_job_order`), and the held implicit jobs after the first of them are taken
-    out with them and put back in order. Returns how many were taken out (`Holes`)."""
-    keys = reversed(jobs)
-    tail = [next(keys) for _ in range(added)]
-    first = min(implicit_job_order(now[key]) for key in tail)
-    for key in keys:
-        facts = now[key]
-        if not facts.synthetic or implicit_job_order(facts) < first:
-            break
-        tail.append(key)
-    tail.sort(key=lambda key: implicit_job_order(now[key]))
-    entries = [(key, jobs.pop(key)) for key in tail]
-    jobs.update(entries)
-    return len(entries)
 
 
 def _told(snapshot: ClusterSnapshot, opening: Opening) -> bool:

@@ -14,9 +14,10 @@ from unittest import mock
 from hypothesis import given, settings, strategies as st
 
 from vscheduler.cache.entries import Converters, kept_pod
-from vscheduler.cache.malformed import identity
+from vscheduler.cache.malformed import Identity, identity
 from vscheduler.convert.pod import PodConverter
 from vscheduler.effects import status as effects_status
+from vscheduler.model.facts import TaskFacts
 from vscheduler.testing.strategies import SCHEDULER, pods
 
 STATUS_CHANGES = st.fixed_dictionaries(
@@ -131,11 +132,12 @@ def test_what_the_cache_keeps_of_a_pod_reads_as_the_whole_pod_does(
     assert kinds == (["PodScheduled"] if pod["spec"].get("nodeName") else ["PodScheduled", "Ready"])
 
 
-def test_a_status_event_reuses_the_facts_it_does_not_change() -> None:
+def held_pod(**spec: object) -> tuple[dict[str, Any], Converters, Identity, TaskFacts]:
+    """A Pending pod of ours (its spec with `spec`), a converter, and its identity and facts."""
     pod = {
         "kind": "Pod",
         "metadata": {"name": "p", "namespace": "ns", "uid": "u1", "resourceVersion": "1"},
-        "spec": {"schedulerName": SCHEDULER, "nodeName": "n0", "containers": [{"name": "c"}]},
+        "spec": {"schedulerName": SCHEDULER, "containers": [{"name": "c"}], **spec},
         "status": {"phase": "Pending"},
     }
     converters = Converters(SCHEDULER, {})
@@ -143,6 +145,11 @@ def test_a_status_event_reuses_the_facts_it_does_not_change() -> None:
     assert who is not None
     held = converters.pod(pod, who).facts
     assert held is not None
+    return pod, converters, who, held
+
+
+def test_a_status_event_reuses_the_facts_it_does_not_change() -> None:
+    pod, converters, who, held = held_pod(nodeName="n0")
     same = changed(pod, {"conditions": [{"type": "Ready", "status": "False"}]}, "resourceVersion")
     assert converters.pod_update(pod, held, same, who).facts is held
     running = converters.pod_update(pod, held, changed(pod, {"phase": "Running"}, "none"), who)
@@ -154,17 +161,7 @@ def test_a_status_event_reuses_the_facts_it_does_not_change() -> None:
 def test_a_bind_event_is_read_from_the_facts_of_the_pod_on_no_node() -> None:
     """A bind's event (`nodeName` set, the PodScheduled condition) is read from the pending
     pod's facts, as a full conversion reads it; any other change of the spec is not."""
-    pod = {
-        "kind": "Pod",
-        "metadata": {"name": "p", "namespace": "ns", "uid": "u1", "resourceVersion": "1"},
-        "spec": {"schedulerName": SCHEDULER, "containers": [{"name": "c"}]},
-        "status": {"phase": "Pending"},
-    }
-    converters = Converters(SCHEDULER, {})
-    who = identity(pod, namespaced=True)
-    assert who is not None
-    held = converters.pod(pod, who).facts
-    assert held is not None
+    pod, converters, who, held = held_pod()
     scheduled = {
         "conditions": [
             {"type": "PodScheduled", "status": "True", "lastTransitionTime": "2026-01-01T00:00:30Z"}

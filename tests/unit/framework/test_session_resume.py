@@ -5,6 +5,7 @@ load everything."""
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 from unittest import mock
 
@@ -13,6 +14,7 @@ from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
 from vscheduler.framework import session as session_module
 from vscheduler.framework.session import Carried, Holes
+from vscheduler.framework.state import JobState, TaskState
 from vscheduler.informer.kinds import NODE, POD, PODGROUP, QUEUE
 from vscheduler.informer.ports import WatchEvent
 from vscheduler.model.cluster import ClusterSnapshot
@@ -214,7 +216,7 @@ def test_a_podgroup_status_counts_its_pods_still_to_start_apart_from_its_running
 def test_lone_pods_of_one_second_arriving_out_of_uid_order_mend_the_tails_of_both_maps() -> None:
     """Pods created in the same second arrive in any uid order: a new one whose uid comes before
     held ones' puts its record and its implicit job behind them in the patched maps, and only
-    that tail is put back in order (`_mend_tail`, `_mend_job_tail`), as the cache's order says."""
+    that tail is put back in order (`_mend_tail`), as the cache's order says."""
 
     def raw(uid: str, node: str | None = None) -> dict[str, object]:
         spec: dict[str, object] = {
@@ -245,8 +247,8 @@ def test_lone_pods_of_one_second_arriving_out_of_uid_order_mend_the_tails_of_bot
     )
     cache.replace(POD, [raw("u2", "n0"), raw("u5", "n0"), raw("u7", "n0")])
     carried = opened_alike(cache.snapshot(), None)
-    mended = mock.Mock(wraps=session_module._mend_job_tail)
-    with mock.patch.object(session_module, "_mend_job_tail", mended):
+    mended = mock.Mock(wraps=session_module._mend_tail)
+    with mock.patch.object(session_module, "_mend_tail", mended):
         cache.apply(POD, WatchEvent("ADDED", raw("u6")))
         snap = cache.snapshot()
         assert snap.cache_order
@@ -254,5 +256,6 @@ def test_lone_pods_of_one_second_arriving_out_of_uid_order_mend_the_tails_of_bot
         carried = opened_alike(snap, carried)
         cache.apply(POD, WatchEvent("ADDED", raw("u1")))
         carried = opened_alike(cache.snapshot(), carried)
-    assert mended.call_count == 2
+    maps = collections.Counter(type(next(iter(c.args[0].values()))) for c in mended.call_args_list)
+    assert maps == {JobState: 2, TaskState: 2}
     assert [job.rsplit("-", 1)[-1] for job in carried.jobs] == ["u1", "u2", "u5", "u6", "u7"]
