@@ -243,8 +243,6 @@ class Session:
         from the last session are taken again where nothing of theirs changed; over the same
         nodes (by name), the ledger starts from the last session's load and loads only the
         tasks whose facts changed, came or went (see `Opening`)."""
-        self._holes = Holes()
-        """The keys popped from `tasks` and `jobs` since each was built (`Carried.take`)."""
         if carried is None:
             changes = Changes(dict(snapshot.tasks), {}, None)
             remade: set[str] = set()
@@ -257,12 +255,14 @@ class Session:
             remade.update(stale)
             made = _to_make(snapshot.tasks, carried, changes.tasks, remade)
         taken = None if carried is None else carried.take()
-        self._load_jobs(snapshot, taken, remade, stale)
+        job_holes = self._load_jobs(snapshot, taken, remade, stale)
         self._remade = remade
         """The jobs whose records this session made anew."""
         self._carried_statuses = None if carried is None else carried.statuses
         self._carried_phase = None if carried is None else carried.opening.phase_pending
-        made = self._records(snapshot, taken, changes, made)
+        made, task_holes = self._records(snapshot, taken, changes, made)
+        self._holes = Holes(task_holes, job_holes)
+        """The keys popped from `tasks` and `jobs` since each was built (`Carried.take`)."""
         self._total(None if taken is None else taken.totals, remade)
         if carried is None or changes.nodes is None:
             return self._load_all(snapshot)
@@ -270,15 +270,15 @@ class Session:
 
     def _records(
         self, snapshot: ClusterSnapshot, carried: Taken | None, changes: Changes, made: set[str]
-    ) -> set[str]:
+    ) -> tuple[set[str], int]:
         """Every task's record into `tasks` and its job's: the carried one unless it is in
         `made` (`_to_make`: its facts changed, the last session moved it, or its job is made
         anew, it is then added to the new job record); returns the uids whose records were made
-        or re-added."""
+        or re-added, and the keys popped from the map since it was built (`Holes`)."""
         now = snapshot.tasks
         if carried is None:
             self.tasks = {uid: self._record(facts, None) for uid, facts in now.items()}
-            return set(self.tasks)
+            return set(self.tasks), 0
         touched, changed = carried.touched_tasks, changes.tasks
         tasks = cast(dict[str, TaskState | None], carried.tasks)
         holes = carried.holes.tasks
@@ -294,8 +294,7 @@ class Session:
         elif order is _Order.UNKNOWN:
             tasks, holes = dict(zip(now, map(tasks.get, now), strict=True)), 0
         self.tasks = cast(dict[str, TaskState], tasks)  # a uid without a record came: made
-        self._holes = dataclasses.replace(self._holes, tasks=holes)
-        return made
+        return made, holes
 
     def _load_all(self, snapshot: ClusterSnapshot) -> list[TaskState]:
         """Every task into a new ledger."""
@@ -423,12 +422,13 @@ class Session:
         carried: Taken | None,
         remade: set[str],
         stale: list[str],
-    ) -> None:
+    ) -> int:
         """Every job into the session, its record taken from `carried` unless its key is in
         `remade` (`stale` among them: the jobs whose facts came or changed, in job order): a
         C-level copy of the carried map, patched. Without `carried`, every key is added to
-        `remade`."""
+        `remade`. Returns the keys popped from the map since it was built (`Holes`)."""
         now = snapshot.jobs
+        holes = 0
         if carried is None:
             self.jobs = jobs = {key: JobState(facts) for key, facts in now.items()}
             remade.update(jobs)
@@ -457,13 +457,13 @@ class Session:
                 in_order.update(jobs)
                 jobs, holes = in_order, 0
             self.jobs = jobs
-            self._holes = dataclasses.replace(self._holes, jobs=holes)
         keys = snapshot.podgroups
         if keys is None:
             keys = tuple(k for k, j in jobs.items() if not j.facts.synthetic)
         self.podgroup_jobs: tuple[JobState, ...] = tuple(map(jobs.__getitem__, keys))
         """The jobs that are PodGroups (not a lone pod's implicit job), in job order: what
         plugins that read only PodGroups walk, not every job."""
+        return holes
 
     def _record(self, facts: TaskFacts, kept: TaskState | None) -> TaskState:
         """The task's record, added to its job's: `kept` (a carried record of these very facts,
