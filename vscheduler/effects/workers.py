@@ -70,15 +70,8 @@ class Workers:
         the binds and evictions of a later cycle never queue behind an earlier cycle's status
         writes (a stream of gangs writes a PodGroup status per gang per cycle)."""
         self.event_pool = ThreadPoolExecutor(
-            max_workers=max(2, workers), thread_name_prefix="effects-events"
+            max_workers=max(2, workers // 4), thread_name_prefix="effects-events"
         )
-        """As many threads as the binds: a pod's `Scheduled` Event follows its bind, and each
-        Event, like each bind, waits on the API server and then on the GIL the cycles hold (in
-        a W3 stream an Event took 60 ms from send to answer, median). A quarter as many
-        threads posted ~40 Events a second while 80 pods a second were bound: at the last bind
-        half the Events still waited, and they were sent after it, beside the kubelets' status
-        writes. In a bind backlog the turn rule still sends one at a time
-        (`events.EVENTS_IN_BACKLOG`)."""
         self.dispatcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="effects-dispatch")
         self.stop = threading.Event()
         lock = threading.RLock()

@@ -229,8 +229,8 @@ def add_run_flags(run: argparse.ArgumentParser) -> None:
         type=bind_workers,
         metavar="N",
         default=d.bind_workers,
-        help=f"threads carrying out binds and evictions, as many posting Events (status writes "
-        f"get a quarter as many, at least 2), 1 to {MAX_BIND_WORKERS} "
+        help=f"threads carrying out binds and evictions (status writes get a quarter as many, "
+        f"at least 2), 1 to {MAX_BIND_WORKERS} "
         f"(default: {d.bind_workers})",
     )
     run.add_argument(

@@ -538,16 +538,15 @@ def test_a_shutdown_sends_the_queued_binds_first_then_their_events_and_skips_sta
 def test_a_shutdown_out_of_grace_drops_the_queued_events_and_says_how_many(
     writer: Writer, cache: SchedulerCache, clock: FixedClock, caplog: pytest.LogCaptureFixture
 ) -> None:
-    cache.replace(POD, [raw_pod(f"p{i}") for i in range(1, 7)])
-    effects = EffectsExecutor(writer, cache, clock=clock, workers=4)  # four Event workers
+    effects = EffectsExecutor(writer, cache, clock=clock, workers=4)  # two Event workers
     writer.hold("event")
     effects.submit(
-        CycleResult(binds=tuple(bind(f"p{i}", "n1") for i in range(1, 7))), ClusterSnapshot()
+        CycleResult(binds=tuple(bind(f"p{i}", "n1") for i in range(1, 5))), ClusterSnapshot()
     )
-    while len(writer.of("event")) < 4 or len(writer.of("bind")) < 6:
+    while len(writer.of("event")) < 2 or len(writer.of("bind")) < 4:
         writer.entered["event"].wait(0.01)
 
-    # the four Events being sent finish once the executor stops; the two queued are dropped
+    # the two Events being sent finish once the executor stops; the two queued are dropped
     def release_on_stop() -> None:
         effects._stop.wait(WAIT)  # close() cancels queued work before this
         writer.release("event")
@@ -558,7 +557,7 @@ def test_a_shutdown_out_of_grace_drops_the_queued_events_and_says_how_many(
         report = effects.shutdown(0)
     releaser.join(WAIT)
     assert report == {"Events": 2}
-    assert len(writer.of("event")) == 4
+    assert len(writer.of("event")) == 2
     assert "shutdown after 0s of grace: not sent: 2 Events" in caplog.messages
 
 
