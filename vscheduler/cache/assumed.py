@@ -2,7 +2,7 @@
 
 Owns: which tasks are assumed bound (and where) or assumed releasing, each until a deadline
 (the TTL backstop, on the injected clock's monotonic time); how an assumption changes the facts
-a snapshot shows (`dataclasses.replace`, memoised per underlying facts object).
+a snapshot shows (`TaskFacts.restated`, memoised per underlying facts object).
 Must not: lock (the cache holds its lock around every call), read the wall clock, or decide
 when an assumption is confirmed (the cache does, from watch events).
 """
@@ -139,11 +139,11 @@ def _bound(facts: TaskFacts, node: str) -> TaskFacts:
     """A pending task shown bound on `node` (a task already on a node is left as it is)."""
     if facts.status is not TaskStatus.PENDING or facts.node_name is not None:
         return facts
-    return dataclasses.replace(facts, status=TaskStatus.BOUND, node_name=node)
+    return facts.restated(status=TaskStatus.BOUND, node_name=node)
 
 
 def _releasing(facts: TaskFacts, _node: str) -> TaskFacts:
     """A task on a node shown releasing (a finished or unplaced task is left as it is)."""
     if facts.status not in _EVICTABLE:
         return facts
-    return dataclasses.replace(facts, status=TaskStatus.RELEASING)
+    return facts.restated(status=TaskStatus.RELEASING)

@@ -111,6 +111,6 @@ class EvictionBackoff:
                 continue
             if held.base is not facts or held.shown is None:
                 held.base = facts
-                held.shown = dataclasses.replace(facts, eviction_refused=True)
+                held.shown = facts.restated(eviction_refused=True)
             out[uid] = held.shown
         return out

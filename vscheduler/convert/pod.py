@@ -331,8 +331,7 @@ class PodConverter:
             facts.node_name,
         ):
             return facts
-        return dataclasses.replace(
-            facts,
+        return facts.restated(
             status=task_status,
             started=started,
             nominated_node=nominated,

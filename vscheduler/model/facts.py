@@ -10,7 +10,7 @@ import dataclasses
 import datetime as dt
 from collections.abc import Iterable, Mapping
 
-from vscheduler.model.frozen import quick_init
+from vscheduler.model.frozen import quick_init, replaced
 from vscheduler.model.podaffinity import NO_POD_AFFINITY, PodAffinity, SpreadConstraint
 from vscheduler.model.resources import EMPTY, Resources
 from vscheduler.model.status import PodGroupPhase, QoSClass, TaskStatus
@@ -154,6 +154,12 @@ def _intern(key: TemplateKey) -> TemplateKey:
     return _TEMPLATES.setdefault(key, key)
 
 
+LIFE_FIELDS: frozenset[str] = frozenset(
+    {"status", "node_name", "started", "nominated_node", "scheduled_at", "eviction_refused"}
+)
+"""The fields of a `TaskFacts` that `restated` changes: none is read by `template_key`."""
+
+
 @quick_init
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class TaskFacts:
@@ -260,6 +266,20 @@ class TaskFacts:
             made = _intern(TemplateKey(self._template_parts()))
             object.__setattr__(self, "_template", made)
         return made
+
+    def restated(self, **changes: object) -> TaskFacts:
+        """This pod at another point of its life: `changes` to `LIFE_FIELDS` only (its status,
+        node, start, nomination, scheduled time, a refused eviction). None of them is a part
+        of its template key, so the key made for this object is carried to the new one, where
+        `dataclasses.replace` would leave it to be made again (a bind's echo, a pod turning
+        Running and an assumed bind each restate a pod)."""
+        unknown = changes.keys() - LIFE_FIELDS
+        if unknown:
+            raise TypeError(f"restated: {sorted(unknown)[0]} is no field of a pod's life")
+        new = replaced(self, **changes)
+        if self._template is not None:
+            object.__setattr__(new, "_template", self._template)
+        return new
 
     def adopt_template(self, key: TemplateKey) -> None:
         """Take `key` as this pod's template key, made by `template_key()` of a pod whose key

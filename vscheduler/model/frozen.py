@@ -1,4 +1,5 @@
-"""`quick_init`: a frozen, slotted dataclass built by an `__init__` that sets each slot directly.
+"""`quick_init`: a frozen, slotted dataclass built by an `__init__` that sets each slot directly;
+`replaced`: `dataclasses.replace` for such a class, as quick.
 
 A frozen dataclass's generated `__init__` sets every field through `object.__setattr__` (its own
 `__setattr__` refuses), a generic attribute set that looks the slot up on the class each time:
@@ -19,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from collections.abc import Callable
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -71,4 +72,56 @@ def quick_init(cls: type[T]) -> type[T]:
     init = cast(Callable[..., None], names["__init__"])
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     setattr(cls, "__init__", init)  # noqa: B010 - mypy forbids assigning a method
+    _REPLACERS[cls] = _replacer(cls, fields, names)
     return cls
+
+
+_REPLACERS: dict[type, Callable[..., object]] = {}
+"""Per `quick_init` class, the function `replaced` calls."""
+_RESERVED = frozenset({"old", "new", "_new", "_cls", "_KEEP"})
+"""Names the replacer's source uses for itself: no field may have one."""
+_KEEP = object()
+"""The default of each parameter of a replacer: the field keeps its value."""
+
+
+def _replacer(
+    cls: type, fields: tuple[dataclasses.Field[object], ...], names: dict[str, object]
+) -> Callable[..., object]:
+    """`dataclasses.replace` for `cls` as one function: a new object whose slots are set from
+    the changes given and the old object's values, its `init=False` fields from their default
+    or factory (not copied), then `__post_init__`, as `replace` (through `__init__`) does."""
+    clash = _RESERVED & {f.name for f in fields}
+    if clash:
+        raise TypeError(f"{cls.__name__}: quick_init cannot name a field {sorted(clash)[0]}")
+    scope = {**names, "_new": object.__new__, "_cls": cls, "_KEEP": _KEEP}
+    params: list[str] = []
+    body = ["new = _new(_cls)"]
+    for i, f in enumerate(fields):
+        setter = f"_s{i}"
+        if f.init:
+            params.append(f"{f.name}=_KEEP")
+            body.append(f"{setter}(new, old.{f.name} if {f.name} is _KEEP else {f.name})")
+        elif f.default_factory is not dataclasses.MISSING:
+            body.append(f"{setter}(new, _f{i}())")
+        elif f.default is not dataclasses.MISSING:
+            body.append(f"{setter}(new, _d{i})")
+    if hasattr(cls, "__post_init__"):
+        body.append("new.__post_init__()")
+    body.append("return new")
+    signature = ", ".join(["old", "/", *(["*", *params] if params else [])])
+    source = f"def _replace({signature}):\n" + "".join(f"    {line}\n" for line in body)
+    exec(source, scope)  # the source is made above from the class's own fields
+    replace = cast(Callable[..., object], scope["_replace"])
+    replace.__qualname__ = f"{cls.__qualname__}._replace"
+    return replace
+
+
+def replaced(obj: T, /, **changes: object) -> T:
+    """`dataclasses.replace(obj, **changes)`, the same object made about twice as fast for an
+    object of a `quick_init` class (a pod's `TaskFacts` took 12-17 µs through `replace`, which
+    walks the fields and calls `__init__` by keyword; a bind's echo and an assumed bind each
+    make one). A name that is no `init` field of the class raises `TypeError`."""
+    replace = _REPLACERS.get(type(obj))
+    if replace is None:
+        return cast(T, dataclasses.replace(cast(Any, obj), **changes))
+    return cast(T, replace(obj, **changes))

@@ -1,17 +1,19 @@
-"""`quick_init`: the same objects as the dataclass's own `__init__`, made quicker."""
+"""`quick_init` and `replaced`: the same objects as the dataclass's own `__init__` and
+`dataclasses.replace`, made quicker."""
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import datetime as dt
 import inspect
 from typing import Any
 
 import pytest
 from hypothesis import given, strategies as st
 
-from vscheduler.model.facts import JobFacts, NodeFacts, TaskFacts
-from vscheduler.model.frozen import quick_init
+from vscheduler.model.facts import LIFE_FIELDS, JobFacts, NodeFacts, TaskFacts
+from vscheduler.model.frozen import quick_init, replaced
 from vscheduler.model.resources import Resources
 from vscheduler.model.status import TaskStatus
 
@@ -143,3 +145,99 @@ def test_the_facts_are_made_as_their_dataclass_makes_them(
     assert _parameters(cls) == _parameters(twin)
     given_all = {f.name: getattr(quick, f.name) for f in dataclasses.fields(cls) if f.init}
     assert _slots(cls(**given_all)) == _slots(twin(**given_all)) == _slots(quick)
+
+
+# --- replaced ----------------------------------------------------------------------------------
+@given(
+    changes=st.fixed_dictionaries(
+        {},
+        optional={
+            "a": st.integers(),
+            "b": st.text(max_size=3),
+            "c": st.lists(st.integers(), max_size=2),
+            "d": st.integers(),
+            "e": st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
+            "f": st.integers(),
+        },
+    )
+)
+def test_replaced_makes_what_dataclasses_replace_makes(changes: dict[str, Any]) -> None:
+    quick: Any = QUICK(1, "x", [2], d=3, e={"k": 4}, f=5)
+    plain: Any = PLAIN(1, "x", [2], d=3, e={"k": 4}, f=5)
+    object.__setattr__(quick, "g", 70)  # an init=False field is made anew, not copied
+    object.__setattr__(plain, "g", 70)
+    new: Any = replaced(quick, **changes)
+    assert _slots(new) == _slots(dataclasses.replace(plain, **changes))
+    assert (new.g, new.h, new.i) == (7, [8], new.a + new.d + new.f)
+    assert new.h is not quick.h
+    assert _slots(quick)["a"] == 1  # the old object is left as it was
+    assert type(new) is QUICK
+
+
+def test_replaced_refuses_a_name_that_is_no_init_field_and_falls_back_for_other_classes() -> None:
+    one = QUICK(1, f=2)
+    with pytest.raises(TypeError):
+        replaced(one, z=1)
+    with pytest.raises(TypeError):
+        replaced(one, g=1)  # init=False (dataclasses.replace raises ValueError)
+    plain = PLAIN(1, f=2)
+    assert _slots(replaced(plain, a=5)) == _slots(dataclasses.replace(plain, a=5))
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Clash:
+        old: int
+
+    with pytest.raises(TypeError, match="cannot name a field old"):
+        quick_init(Clash)
+
+
+def test_a_task_replaced_is_the_task_dataclasses_replace_makes_with_its_template_made_anew() -> (
+    None
+):
+    required: dict[str, Any] = {
+        "uid": "u",
+        "namespace": "ns",
+        "name": "p",
+        "job": "ns/p",
+        "group_name": None,
+        "resreq": Resources({"cpu": 100}),
+        "status": TaskStatus.PENDING,
+    }
+    task = TaskFacts(**required)
+    made = task.template_key()  # its memo made: a replaced task makes its own
+    started = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    changes: dict[str, Any] = {"status": TaskStatus.BOUND, "node_name": "n1", "started": started}
+    new = replaced(task, **changes)
+    assert _slots(new) == {**_slots(dataclasses.replace(task, **changes)), "_template": None}
+    assert (new.status, new.node_name, task.node_name) == (TaskStatus.BOUND, "n1", None)
+    # restated: the same object, its template key carried (none of its parts changed)
+    again = task.restated(**changes)
+    assert _slots(again) == {**_slots(new), "_template": made}
+    assert again.template_key() is made == new.template_key()
+    with pytest.raises(TypeError, match="resreq is no field of a pod's life"):
+        task.restated(resreq=Resources({"cpu": 200}))
+
+
+def test_a_pods_life_is_no_part_of_its_template_key() -> None:
+    base = TaskFacts(
+        uid="u",
+        namespace="ns",
+        name="p",
+        job="ns/p",
+        group_name=None,
+        resreq=Resources({"cpu": 100}),
+        status=TaskStatus.PENDING,
+    )
+    at = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    lives: dict[str, Any] = {
+        "status": TaskStatus.RUNNING,
+        "node_name": "n1",
+        "started": at,
+        "nominated_node": "n2",
+        "scheduled_at": at,
+        "eviction_refused": True,
+    }
+    assert set(lives) == LIFE_FIELDS
+    for name, value in lives.items():  # made afresh: the key restated would carry
+        fresh = dataclasses.replace(base, **{name: value})
+        assert fresh.template_key() == base.template_key(), name
