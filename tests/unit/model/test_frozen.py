@@ -117,21 +117,22 @@ def _twin(cls: type) -> type:
     )
 
 
+TASK: dict[str, Any] = {
+    "uid": "u",
+    "namespace": "ns",
+    "name": "p",
+    "job": "ns/p",
+    "group_name": None,
+    "resreq": Resources({"cpu": 100}),
+    "status": TaskStatus.PENDING,
+}
+"""A pending pod's required fields."""
+
+
 @pytest.mark.parametrize(
     ("cls", "required"),
     [
-        (
-            TaskFacts,
-            {
-                "uid": "u",
-                "namespace": "ns",
-                "name": "p",
-                "job": "ns/p",
-                "group_name": None,
-                "resreq": Resources({"cpu": 100}),
-                "status": TaskStatus.PENDING,
-            },
-        ),
+        (TaskFacts, TASK),
         (JobFacts, {"uid": "g", "namespace": "ns", "name": "g"}),
         (NodeFacts, {"name": "n1", "allocatable": Resources({}), "capacity": Resources({})}),
     ],
@@ -191,19 +192,8 @@ def test_replaced_refuses_a_name_that_is_no_init_field_and_falls_back_for_other_
         quick_init(Clash)
 
 
-def test_a_task_replaced_is_the_task_dataclasses_replace_makes_with_its_template_made_anew() -> (
-    None
-):
-    required: dict[str, Any] = {
-        "uid": "u",
-        "namespace": "ns",
-        "name": "p",
-        "job": "ns/p",
-        "group_name": None,
-        "resreq": Resources({"cpu": 100}),
-        "status": TaskStatus.PENDING,
-    }
-    task = TaskFacts(**required)
+def test_replaced_drops_the_template_key_and_restated_carries_it() -> None:
+    task = TaskFacts(**TASK)
     made = task.template_key()  # its memo made: a replaced task makes its own
     started = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     changes: dict[str, Any] = {"status": TaskStatus.BOUND, "node_name": "n1", "started": started}
@@ -219,15 +209,7 @@ def test_a_task_replaced_is_the_task_dataclasses_replace_makes_with_its_template
 
 
 def test_a_pods_life_is_no_part_of_its_template_key() -> None:
-    base = TaskFacts(
-        uid="u",
-        namespace="ns",
-        name="p",
-        job="ns/p",
-        group_name=None,
-        resreq=Resources({"cpu": 100}),
-        status=TaskStatus.PENDING,
-    )
+    base = TaskFacts(**TASK)
     at = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     lives: dict[str, Any] = {
         "status": TaskStatus.RUNNING,
