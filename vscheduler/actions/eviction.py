@@ -58,7 +58,8 @@ Rail = Callable[[TaskState, Sequence[TaskState]], bool]
 """The action's last word on a plan, asked after its evictions, before the asker is placed."""
 Rank = tuple[int, float, float, int]
 ATTEMPTS = 16
-"""How many plans may fail to apply (a queue limit or the rail) before a task gives up."""
+"""How many plans may fail to apply (a queue limit or the rail) before a task gives up; its
+message then says what a search that found no plan says (no victims that would do)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -213,12 +214,12 @@ class Evictor:
         for _ in range(ATTEMPTS):
             plan = self._search(task, mask & self.table.alive, select, excluded, remembered)
             if plan is None:
-                self._note_refused(task, mask)
-                self._note_attempt(task, None)
-                return False
+                break
             if self._apply(txn, task, queue, plan, reason, rail):
                 return True
             excluded[plan.node] = True
+        self._note_refused(task, mask)
+        self._note_attempt(task, None)
         return False
 
     def _note_attempt(self, task: TaskState, prefiltered: str | None) -> None:

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from vscheduler import catalog
-from vscheduler.actions import preempt, reclaim
+from vscheduler.actions import eviction, preempt, reclaim
 from vscheduler.actions.eviction import Evictor, Limits, Transaction
 from vscheduler.errors import PluginArgsError, PolicyError
 from vscheduler.model.status import TaskStatus
@@ -164,6 +164,50 @@ def test_a_discarded_transaction_restores_every_task_and_the_victim_table() -> N
     assert evictor.table.alive.all()
     assert np.array_equal(session.ledger.future, session.ledger.idle)
     assert session.close().evictions == ()
+
+
+def test_a_task_whose_plans_all_fail_to_apply_says_no_victims_were_found() -> None:
+    nodes = [node(f"n{i:02d}").resources(cpu="1", memory="4Gi") for i in range(20)]
+    victims = [
+        pod(f"low-{i:02d}").group("low").requests(cpu="1").priority(1).on(f"n{i:02d}")
+        for i in range(20)
+    ]
+    session = sessions.open_session(
+        snapshot(
+            *nodes,
+            podgroup("low").priority(1).inqueue(),
+            *victims,
+            podgroup("high").priority(9).inqueue(),
+            pod("high-0").group("high").requests(cpu="1"),
+        ),
+        policy='actions: "preempt"\n' + TIERS,
+    )
+    evictor = Evictor(session, action="preempt", limits=Limits())
+    asker = session.tasks["default/high-0"]
+    rails: list[str] = []
+
+    def refuse(task: object, taken: object) -> bool:
+        rails.append(asker.key)
+        return False
+
+    placed = evictor.place(
+        Transaction(evictor.table),
+        asker,
+        session.queues["default"],
+        mask=np.ones(len(evictor.table.tasks), dtype=np.bool_),
+        select=lambda task, candidates: tuple(candidates),
+        reason="preempt by default/high-0",
+        rail=refuse,
+    )
+
+    assert not placed
+    assert len(rails) == eviction.ATTEMPTS
+    assert session.findings.attempt(asker.uid) == (
+        "preempt: 0/20 nodes are available: 20 No preemption victims found for incoming pod."
+    )
+    assert asker.status is TaskStatus.PENDING
+    assert evictor.table.alive.all()
+    assert np.array_equal(session.ledger.future, session.ledger.idle)
 
 
 # --- invariants on random clusters ---------------------------------------------------------------
