@@ -52,10 +52,7 @@ def quick_init(cls: type[T]) -> type[T]:
         if f.default is not dataclasses.MISSING:
             names[f"_d{i}"] = f.default
         if not f.init:
-            if has_factory:
-                body.append(f"{setter}(self, _f{i}())")
-            elif f.default is not dataclasses.MISSING:
-                body.append(f"{setter}(self, _d{i})")
+            body.extend(_made_anew(i, f, "self"))
             continue
         if has_factory:
             param = f"{f.name}=_FACTORY"
@@ -74,6 +71,16 @@ def quick_init(cls: type[T]) -> type[T]:
     setattr(cls, "__init__", init)  # noqa: B010 - mypy forbids assigning a method
     _REPLACERS[cls] = _replacer(cls, fields, names)
     return cls
+
+
+def _made_anew(i: int, f: dataclasses.Field[object], target: str) -> list[str]:
+    """The source line setting `init=False` field `f` (the `i`th) of `target` from its factory
+    or default, as the dataclass's `__init__` does (none when it has neither)."""
+    if f.default_factory is not dataclasses.MISSING:
+        return [f"_s{i}({target}, _f{i}())"]
+    if f.default is not dataclasses.MISSING:
+        return [f"_s{i}({target}, _d{i})"]
+    return []
 
 
 _REPLACERS: dict[type, Callable[..., object]] = {}
@@ -101,10 +108,8 @@ def _replacer(
         if f.init:
             params.append(f"{f.name}=_KEEP")
             body.append(f"{setter}(new, old.{f.name} if {f.name} is _KEEP else {f.name})")
-        elif f.default_factory is not dataclasses.MISSING:
-            body.append(f"{setter}(new, _f{i}())")
-        elif f.default is not dataclasses.MISSING:
-            body.append(f"{setter}(new, _d{i})")
+        else:
+            body.extend(_made_anew(i, f, "new"))
     if hasattr(cls, "__post_init__"):
         body.append("new.__post_init__()")
     body.append("return new")
