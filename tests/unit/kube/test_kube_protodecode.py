@@ -1,5 +1,5 @@
 """`kube.protodecode`: protobuf Pods read into the mappings their JSON gives, the watch stream's
-frames, and the lister's protobuf pod watch. Pods are written here by `encode`, a writer
+frames, and the lister's protobuf pod watch. Pods are written by `kube.podencode`, a writer
 driven by the same generated schema, filling in the zero values gogo-protobuf always writes;
 the real API server's bytes against its JSON: integration/test_protobuf_watch.py."""
 
@@ -21,93 +21,12 @@ from vscheduler.informer.kinds import NODE, POD
 from vscheduler.kube import podschema as ps, protobuf, protodecode as pd, protowatch as pw
 from vscheduler.kube.client import KubeApi
 from vscheduler.kube.lister import KubeLister
+from vscheduler.kube.podencode import encode, frame, tagged, varint, wrapped
 
 if TYPE_CHECKING:
     from conftest import FakeApiServer
 
 PODS = "/api/v1/pods"
-
-
-# --- a writer from the schema -------------------------------------------------------------------
-def _varint(value: int) -> bytes:
-    value &= (1 << 64) - 1
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def _tagged(number: int, payload: bytes) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
-
-
-def _seconds(text: str) -> int:
-    return int(dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp())
-
-
-def _one(number: int, kind: int, sub: str, value: Any) -> bytes:
-    if kind == ps.STRING:
-        return _tagged(number, value.encode("utf-8", "surrogatepass"))
-    if kind in (ps.INT, ps.BOOL):
-        return _varint(number << 3) + _varint(int(value))
-    if kind == ps.MESSAGE:
-        return _tagged(number, encode(value, sub))
-    if kind == ps.QUANTITY:
-        return _tagged(number, _tagged(1, value.encode()))
-    if kind in (ps.TIME, ps.MICROTIME):
-        if value is None:
-            return _tagged(number, b"")  # the zero time: gogo writes an empty message
-        stamp = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-        body = _varint(1 << 3) + _varint(_seconds(value))
-        if kind == ps.MICROTIME:
-            body += _varint(2 << 3) + _varint(stamp.microsecond * 1000)
-        return _tagged(number, body)
-    if kind == ps.INTORSTRING:
-        if isinstance(value, str):
-            return _tagged(number, b"\x08\x01" + _tagged(3, value.encode()))
-        return _tagged(number, b"\x08\x00" + _varint(2 << 3) + _varint(value))
-    if kind == ps.MAP:
-        _, value_kind, _ = sub.split(",")
-        out = b""
-        for key, item in value.items():
-            inner = _one(2, getattr(ps, value_kind), "", item)
-            out += _tagged(number, _tagged(1, key.encode()) + inner)
-        return out
-    raise AssertionError(f"no writer for kind {kind}")
-
-
-def encode(obj: dict[str, Any], message: str = "core.v1.Pod") -> bytes:
-    """`obj` as gogo-protobuf writes it: fields in number order, non-pointer scalars that JSON
-    leaves out when empty written as their zero value."""
-    out = b""
-    for number, (key, kind, sub, flags) in sorted(ps.MESSAGES[message].items()):
-        if flags & ps.INLINE:
-            out += _tagged(number, encode(obj, sub))
-            continue
-        if key not in obj:
-            if flags & ps.OMIT_ZERO:
-                out += _one(number, kind, sub, {ps.STRING: "", ps.INT: 0, ps.BOOL: False}[kind])
-            continue
-        values = obj[key] if flags & ps.REPEATED else [obj[key]]
-        for value in values:
-            out += _one(number, kind, sub, value)
-    return out
-
-
-def wrapped(obj: dict[str, Any]) -> bytes:
-    """`k8s\\0` + runtime.Unknown of a v1 Pod."""
-    return (
-        protobuf.MAGIC
-        + _tagged(1, _tagged(1, b"v1") + _tagged(2, b"Pod"))
-        + _tagged(2, encode(obj))
-    )
-
-
-def frame(type_: str, body: bytes) -> bytes:
-    event = _tagged(1, type_.encode()) + _tagged(2, _tagged(1, body))
-    return len(event).to_bytes(4, "big") + event
 
 
 POD_JSON: dict[str, Any] = {
@@ -309,7 +228,7 @@ def test_a_micro_time_keeps_microseconds_and_a_time_past_year_9999_is_null() -> 
     assert pd._special(ps.MICROTIME, b"\x08\x78\x10\xc0\x84\x3d", 0, 6) == (
         "1970-01-01T00:02:00.001000Z"
     )
-    far = _varint(1 << 3) + _varint(400_000_000_000)
+    far = varint(1 << 3) + varint(400_000_000_000)
     assert pd._special(ps.TIME, far, 0, len(far)) is None
 
 
@@ -427,7 +346,7 @@ def test_an_error_event_carries_the_status_it_names() -> None:
 
 def test_an_event_without_an_object_or_prefix_raises() -> None:
     with pytest.raises(protobuf.ProtobufError, match="without an object"):
-        pw.watch_event(_tagged(1, b"ADDED"))
+        pw.watch_event(tagged(1, b"ADDED"))
     with pytest.raises(protobuf.ProtobufError, match="prefix"):
         pw.watch_event(frame("ADDED", encode(POD_JSON))[4:])
 
