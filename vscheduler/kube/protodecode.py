@@ -292,16 +292,16 @@ def pod_message(buf: bytes, pos: int, end: int) -> dict[str, Any]:
     later events (its status changing, once placed) repeat its spec. Pods of one template do
     not share bytes where the API server's ServiceAccount admission names each pod's token
     volume anew (its `volumes` and `volumeMounts`, fields no fact reads, are in the bytes): a
-    new pod's ADDED event and its bind's MODIFIED (a new `nodeName`) are read in full. The spec
-    mapping is shared by every event with those bytes: like everything the watch hands on, it
-    is read, never changed."""
+    new pod's ADDED event is read in full; its bind's MODIFIED (a new `nodeName`) from the
+    spec its ADDED event read (`_bound_spec`). The spec mapping is shared by every event with
+    those bytes: like everything the watch hands on, it is read, never changed."""
     out: dict[str, Any] = {}
     for number, first, last in length_delimited(buf, pos, end):
         if number == 2:
             key = buf[first:last]
             spec = _SPECS.get(key)
             if spec is None:
-                spec = message(buf, first, last, _POD_SPEC)
+                spec = _bound_spec(buf, first, last) or message(buf, first, last, _POD_SPEC)
                 if len(_SPECS) >= _SPECS_HELD:
                     _SPECS.clear()
                 _SPECS[key] = spec
@@ -318,15 +318,68 @@ def pod_message(buf: bytes, pos: int, end: int) -> dict[str, Any]:
     return out
 
 
+def _bound_spec(buf: bytes, pos: int, end: int) -> dict[str, Any] | None:
+    """The spec in `buf[pos:end]` read from the one read before whose bytes differ only in
+    naming no node (an empty `nodeName`, which gogo always writes): a bind's echo repeats its
+    pending pod's spec with the node set, and that spec's bytes were read moments before. The
+    mapping is the pending one's with `nodeName` in its place among the keys (the values
+    shared), as reading the bytes in full gives it. None when the spec names no node, the
+    fields before it are not in order, or no such spec was read (then it is read in full)."""
+    start = pos
+    while pos < end:
+        field = pos
+        tag, pos = _varint(buf, pos)
+        if tag >> 3 > _NODE_NAME_FIELD:
+            return None
+        if tag & 7 == 0:
+            _, pos = _varint(buf, pos)
+            continue
+        if tag & 7 != 2:
+            return None
+        size, pos = _varint(buf, pos)
+        stop = pos + size
+        if stop > end:
+            return None
+        if tag == _NODE_NAME_TAG:
+            if not size:
+                return None
+            pending = _SPECS.get(buf[start:field] + _NO_NODE + buf[stop:end])
+            if pending is None or "nodeName" in pending:
+                return None
+            return _with_node(pending, buf[pos:stop].decode("utf-8", "replace"))
+        pos = stop
+    return None
+
+
+def _with_node(spec: dict[str, Any], node_name: str) -> dict[str, Any]:
+    """`spec` (naming no node) with `nodeName` among its keys where its field comes."""
+    out: dict[str, Any] = {}
+    for key, value in spec.items():
+        if "nodeName" not in out and key not in _BEFORE_NODE_NAME:
+            out["nodeName"] = node_name
+        out[key] = value
+    out.setdefault("nodeName", node_name)
+    return out
+
+
 def _placed_status(buf: bytes, pos: int, end: int) -> dict[str, Any]:
     """A placed pod's status, as `PLACED_STATUS` says: its fields but the conditions read as
     a message, and of its conditions only the `PodScheduled` ones, found by their first bytes
     (the API server writes a message's fields in field order: `type` first). Reading every
-    condition of a running pod cost three times what the rest of its status does."""
-    status = message(buf, pos, end, _PLACED_FIELDS)
+    condition of a running pod cost three times what the rest of its status does. One pass:
+    each field is found by its number and read as `message` reads it (an empty phase or
+    nomination left out, the last of a repeated scalar kept)."""
+    status: dict[str, Any] = {}
     for number, first, last in length_delimited(buf, pos, end):
-        if number == _CONDITIONS and buf.startswith(_SCHEDULED_TYPE, first):
-            status.setdefault("conditions", []).append(message(buf, first, last, _CONDITION))
+        if number == _CONDITIONS:
+            if buf.startswith(_SCHEDULED_TYPE, first):
+                status.setdefault("conditions", []).append(message(buf, first, last, _CONDITION))
+        elif number == _START_TIME:
+            status["startTime"] = _time(_TIME, buf, first, last)
+        elif number in _PLACED_TEXTS:
+            text = buf[first:last].decode("utf-8", "replace")
+            if text:
+                status[_PLACED_TEXTS[number]] = text
     return status
 
 
@@ -338,13 +391,21 @@ PLACED_STATUS: Final = ("phase", "startTime", "nominatedNodeName", "conditions")
 running pod's bytes) is neither converted nor kept. Of the conditions only the `PodScheduled`
 ones are read, for the time cdp protects a running pod by (`convert.cooldown.scheduled_at`;
 `cache.entries.kept_pod` keeps no other)."""
-_PLACED_FIELDS: Final = {
-    n: f for n, f in _POD_STATUS.items() if f[0] in PLACED_STATUS and f[0] != "conditions"
+_CONDITIONS, _START_TIME = (
+    next(n for n, f in _POD_STATUS.items() if f[0] == key) for key in ("conditions", "startTime")
+)
+_PLACED_TEXTS: Final = {
+    n: f[0] for n, f in _POD_STATUS.items() if f[0] in ("phase", "nominatedNodeName")
 }
-_CONDITIONS: Final = next(n for n, f in _POD_STATUS.items() if f[0] == "conditions")
+"""The placed status's strings (each left out when empty), by field number."""
 _CONDITION: Final = _MESSAGES["core.v1.PodCondition"]
 _SCHEDULED_TYPE: Final = b"\x0a\x0cPodScheduled"
 """The first bytes of a `PodScheduled` condition: field 1 (`type`), 12 bytes, the name."""
+_NODE_NAME_FIELD: Final = next(n for n, f in _POD_SPEC.items() if f[0] == "nodeName")
+_NODE_NAME_TAG: Final = _NODE_NAME_FIELD << 3 | 2
+_NO_NODE: Final = bytes((_NODE_NAME_TAG, 0))
+"""A spec's `nodeName` field when it names no node (gogo writes the empty string)."""
+_BEFORE_NODE_NAME: Final = frozenset(f[0] for n, f in _POD_SPEC.items() if n < _NODE_NAME_FIELD)
 _SPECS: dict[bytes, dict[str, Any]] = {}
 """Specs read, by their bytes (`pod_message`); emptied when `_SPECS_HELD` are held."""
 _SPECS_HELD: Final = 8192

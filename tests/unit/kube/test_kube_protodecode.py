@@ -147,6 +147,41 @@ def test_pods_with_the_same_spec_bytes_share_one_spec_read_once(
     assert pd.pod(encode(POD_JSON))["spec"] is not one["spec"]
 
 
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    node_name=st.text(min_size=1, max_size=80),
+    grace=st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    selector=st.dictionaries(st.text(max_size=20), st.text(max_size=20), max_size=3),
+    token=st.text(min_size=1, max_size=30),
+    known=st.booleans(),
+)
+def test_a_binds_echo_reads_as_its_spec_read_in_full_sharing_the_pending_specs_values(
+    monkeypatch: pytest.MonkeyPatch,
+    node_name: str,
+    grace: int,
+    selector: dict[str, str],
+    token: str,
+    known: bool,
+) -> None:
+    monkeypatch.setattr(pd, "_SPECS", {})
+    pending = copy.deepcopy(POD_JSON)
+    pending["spec"].update(terminationGracePeriodSeconds=grace, nodeSelector=selector)
+    pending["spec"]["volumes"][0]["name"] = token
+    bound = copy.deepcopy(pending)
+    bound["spec"]["nodeName"] = node_name
+    before = pd.pod(encode(pending)) if known else None
+    echo = pd.pod(encode(bound))
+    pd._SPECS.clear()
+    full = pd.pod(encode(bound))
+    assert echo == full
+    assert list(echo["spec"]) == list(full["spec"])  # nodeName where its field comes
+    if before is not None:
+        assert echo["spec"]["containers"] is before["spec"]["containers"]
+    assert pd.pod(encode(bound))["spec"] is full["spec"]  # the echo's bytes read once
+
+
 def test_a_placed_pods_status_is_read_for_what_the_cache_keeps_of_it() -> None:
     placed = copy.deepcopy(POD_JSON)
     placed["spec"]["nodeName"] = "n1"
@@ -173,6 +208,45 @@ def test_a_placed_pods_status_is_read_for_what_the_cache_keeps_of_it() -> None:
     assert facts is not None
     assert facts.scheduled_at is not None
     assert pd.pod(encode(POD_JSON))["status"]["conditions"] == POD_JSON["status"]["conditions"]
+
+
+_CONDITIONS = st.lists(
+    st.fixed_dictionaries(
+        {
+            "type": st.sampled_from(["PodScheduled", "Ready", "PodScheduledX", ""]),
+            "status": st.sampled_from(["True", "False", ""]),
+            "lastProbeTime": st.none(),
+            "lastTransitionTime": st.sampled_from([None, "2026-11-30T18:21:33Z"]),
+        },
+        optional={"reason": st.text(min_size=1, max_size=8), "message": st.text(min_size=1)},
+    ),
+    max_size=5,
+)
+
+
+@given(
+    phase=st.sampled_from(["", "Running", "Pending", "Succeeded", "Unknown", "Odd"]),
+    nominated=st.text(max_size=12),
+    start=st.sampled_from([None, "2026-11-30T18:21:34Z", "1970-01-01T00:00:00Z"]),
+    conditions=_CONDITIONS,
+)
+def test_any_placed_status_reads_as_its_json_keeps_it(
+    phase: str, nominated: str, start: str | None, conditions: list[dict[str, Any]]
+) -> None:
+    placed = copy.deepcopy(POD_JSON)
+    placed["spec"]["nodeName"] = "n1"
+    placed["status"] = {
+        "phase": phase,
+        "nominatedNodeName": nominated,
+        "startTime": start,
+        "conditions": conditions,
+        "qosClass": "Burstable",
+    }
+    expected = pd.as_decoded(placed)
+    for key in ("phase", "nominatedNodeName"):  # JSON would leave an empty one out
+        if not placed["status"][key]:
+            expected["status"].pop(key)
+    assert pd.pod(encode(placed)) == expected
 
 
 def test_the_fields_left_out_are_the_ones_no_fact_of_a_pod_reads() -> None:
