@@ -143,8 +143,13 @@ def _message(obj: Mapping[str, Any], message: str) -> bytes:
 
 
 def _length_delimited(out: bytearray, number: int, payload: bytes) -> None:
-    _varint(out, number << 3 | 2)
-    _varint(out, len(payload))
+    tag, size = number << 3 | 2, len(payload)
+    if tag < 0x80 and size < 0x80:  # most fields of these objects: one byte each
+        out.append(tag)
+        out.append(size)
+    else:
+        _varint(out, tag)
+        _varint(out, size)
     out += payload
 
 
@@ -157,10 +162,17 @@ def _varint(out: bytearray, value: int) -> None:
 
 def _time(text: object) -> dict[str, int]:
     """An RFC 3339 time (as JSON carries meta/v1 Time) as seconds since the epoch."""
-    when = dt.datetime.fromisoformat(str(text))
+    return {"seconds": _seconds(str(text))}
+
+
+@functools.lru_cache(maxsize=64)
+def _seconds(text: str) -> int:
+    """`_time`'s seconds, remembered: an Event's first and last times are the same second, and
+    so are the Events of one second."""
+    when = dt.datetime.fromisoformat(text)
     if when.tzinfo is None:
         raise ValueError(f"time {text!r} has no zone")
-    return {"seconds": int(when.timestamp())}
+    return int(when.timestamp())
 
 
 # --- reading ------------------------------------------------------------------------------------
