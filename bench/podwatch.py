@@ -17,7 +17,7 @@ The frames are written by `kube.podencode` from a pod as the API server returns 
 (defaulted spec, projected token volume named anew per pod, default tolerations; kwok's running
 status), with opaque bytes of a real W3 pod's sizes where `kube.podschema` skips fields (the
 creator's and kwok's managedFields, kwok's addresses and container status): a real running pod
-is 1,979 bytes in protobuf, its frame here 1,879 (a pending one 955; `frameBytes` sums the three
+is 1,979 bytes in protobuf, its frame here 1,873 (a pending one 955; `frameBytes` sums the three
 events of each pod). They are streamed to the real
 `KubeLister.watch` through a stand-in HTTP response (one chunk a frame, as the API server sends
 them), and the informer delivers each event to the cache and the metrics, as in `vscheduler run`.
@@ -41,6 +41,8 @@ from typing import Any, Final
 
 from prometheus_client import CollectorRegistry
 
+from bench import list_decode
+from bench.stream import node
 from vscheduler.app import GC_THRESHOLDS
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
@@ -66,20 +68,6 @@ def uid(i: int) -> str:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
-def node(i: int) -> dict[str, Any]:
-    """A 32-CPU KWOK node, as in `bench.compare`."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": f"kwok-node-{i:05d}", "uid": f"n-{i}", "resourceVersion": "1"},
-        "status": {
-            "allocatable": {"cpu": "32", "memory": "128Gi", "pods": "110"},
-            "capacity": {"cpu": "32", "memory": "128Gi", "pods": "110"},
-            "conditions": [{"type": "Ready", "status": "True"}],
-        },
-    }
-
-
 def podgroup(g: int, gang: int) -> dict[str, Any]:
     """Gang g's PodGroup, Pending."""
     return {
@@ -91,80 +79,51 @@ def podgroup(g: int, gang: int) -> dict[str, Any]:
     }
 
 
+PROJECTED: Final = {
+    "sources": [
+        {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+        {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+        {
+            "downwardAPI": {
+                "items": [
+                    {
+                        "path": "namespace",
+                        "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"},
+                    }
+                ]
+            }
+        },
+    ],
+    "defaultMode": 420,
+}
+"""The service account token's volume, as the API server's admission adds it."""
+
+
 def pod(i: int, gang: int, version: int) -> dict[str, Any]:
-    """Pod i of gang `i // gang` as the API server returns it once created (pending)."""
-    token = f"kube-api-access-{hashlib.blake2b(str(i).encode(), digest_size=3).hexdigest()[:5]}"
-    meta: dict[str, Any] = {
-        "name": f"job-{i // gang:05d}-{i % gang}",
-        "namespace": NAMESPACE,
-        "uid": uid(i),
-        "resourceVersion": str(version),
-        "generation": 1,
-        "creationTimestamp": stamp(i / 80),
-    }
+    """Pod i of gang `i // gang` as the API server returns it once created (pending): the pod
+    of `bench.list_decode` with its token volume, named anew for each pod, and its mount."""
+    made = list_decode.pod(i)
+    meta = made["metadata"]
+    meta.update(
+        name=f"job-{i // gang:05d}-{i % gang}",
+        uid=uid(i),
+        resourceVersion=str(version),
+        generation=1,
+        creationTimestamp=stamp(i / 80),
+    )
     if gang > 1:
         meta["annotations"] = {"scheduling.k8s.io/group-name": f"job-{i // gang:05d}"}
-    toleration = {"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
-    projected = {
-        "sources": [
-            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
-            {
-                "configMap": {
-                    "name": "kube-root-ca.crt",
-                    "items": [{"key": "ca.crt", "path": "ca.crt"}],
-                }
-            },
-            {
-                "downwardAPI": {
-                    "items": [
-                        {
-                            "path": "namespace",
-                            "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"},
-                        }
-                    ]
-                }
-            },
-        ],
-        "defaultMode": 420,
-    }
-    mount = {
-        "name": token,
-        "readOnly": True,
-        "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
-    }
-    spec: dict[str, Any] = {
-        "volumes": [{"name": token, "projected": projected}],
-        "containers": [
-            {
-                "name": "main",
-                "image": "busybox",
-                "resources": {"requests": {"cpu": "100m", "memory": "256Mi"}},
-                "volumeMounts": [mount],
-                "terminationMessagePath": "/dev/termination-log",
-                "terminationMessagePolicy": "File",
-                "imagePullPolicy": "Always",
-            }
-        ],
-        "restartPolicy": "Always",
-        "terminationGracePeriodSeconds": 30,
-        "dnsPolicy": "ClusterFirst",
-        "serviceAccountName": "default",
-        "serviceAccount": "default",
-        "securityContext": {},
-        "schedulerName": "vscheduler",
-        "tolerations": [
-            {"key": "node.kubernetes.io/not-ready", **toleration},
-            {"key": "node.kubernetes.io/unreachable", **toleration},
-        ],
-        "priority": 0,
-        "enableServiceLinks": True,
-        "preemptionPolicy": "PreemptLowerPriority",
-    }
-    return {
-        "metadata": meta,
-        "spec": spec,
-        "status": {"phase": "Pending", "qosClass": "Burstable"},
-    }
+    token = f"kube-api-access-{hashlib.blake2b(str(i).encode(), digest_size=3).hexdigest()[:5]}"
+    spec = made["spec"]
+    spec["volumes"] = [{"name": token, "projected": PROJECTED}]
+    spec["containers"][0]["volumeMounts"] = [
+        {
+            "name": token,
+            "readOnly": True,
+            "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
+        }
+    ]
+    return made
 
 
 def bound(obj: dict[str, Any], node_name: str, at: float, version: int) -> dict[str, Any]:
@@ -254,7 +213,7 @@ def stream(pods: int, gang: int, nodes: int) -> Iterator[tuple[str, str, str, by
         for i in members:
             version += 1
             at = i / 80 + 0.1
-            made[i] = bound(made[i], f"kwok-node-{i % nodes:05d}", at, version)
+            made[i] = bound(made[i], f"node-{i % nodes:04d}", at, version)
             frame = pod_frame("MODIFIED", made[i])
             yield uid(i), made[i]["spec"]["nodeName"], "bound", frame
         for i in members:
@@ -318,7 +277,7 @@ class Lister:
 
 def running_pod(i: int, nodes: int) -> dict[str, Any]:
     """One of the pods already running when the stream starts (as a list gives it)."""
-    done = running(bound(pod(-1 - i, 1, 10 + i), f"kwok-node-{i % nodes:05d}", 0, 0), 0, 0)
+    done = running(bound(pod(-1 - i, 1, 10 + i), f"node-{i % nodes:04d}", 0, 0), 0, 0)
     done["metadata"]["name"] = f"running-{i:06d}"
     return {"apiVersion": "v1", "kind": "Pod", **done}
 
