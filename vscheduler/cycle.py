@@ -140,7 +140,7 @@ def next_snapshot(
     for uid, task in snapshot.tasks.items():
         node = result.nominated.get(task.key)
         if node != task.nominated_node:
-            tasks[uid] = dataclasses.replace(task, nominated_node=node)
+            tasks[uid] = task.restated(nominated_node=node)
     claims, volumes = snapshot.claims, snapshot.volumes
     for bind in result.binds:
         task = tasks[bind.task_uid]
@@ -149,8 +149,7 @@ def next_snapshot(
             if bound is None:
                 continue  # the effects drop the bind: the pod is placed again next cycle
             claims, volumes = bound
-        tasks[bind.task_uid] = dataclasses.replace(
-            task,
+        tasks[bind.task_uid] = task.restated(
             node_name=bind.node,
             status=TaskStatus.RUNNING,
             nominated_node=None,

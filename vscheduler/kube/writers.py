@@ -247,7 +247,8 @@ class KubeWriter:
         self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str
     ) -> dict[str, object]:
         """The Event `record_event` posts."""
-        now = self._clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+        moment = self._clock.now()
+        now = protobuf.rfc3339(int(moment.timestamp())) or moment.strftime("%Y-%m-%dT%H:%M:%SZ")
         involved: dict[str, object] = {
             "kind": ref.kind,
             "apiVersion": ref.api_version,
