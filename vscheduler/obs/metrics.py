@@ -301,6 +301,9 @@ class SchedulerMetrics:
         self._queues = QueueMetrics(registry)
         self._own = _OwnMetrics(registry)
         self._usage = _UsageMetrics(registry)
+        self._informer_events: dict[tuple[str, str], Counter] = {}
+        """The informer event counter's child per (kind, activity): `labels()` checks and locks
+        on every call, and the pod informer counts each of its events."""
         _build_info(registry)
         ProcessCollector(registry=registry)
         PlatformCollector(registry=registry)
@@ -418,10 +421,14 @@ class SchedulerMetrics:
     def observe_informer(self, kind: str, what: str) -> None:
         """The informer of `kind` did `what`: `RELIST` (a full list after the first) or one of
         `INFORMER_ACTIVITY` (the informer's own `OBSERVED` vocabulary, so it can call this)."""
-        if what == RELIST:
+        counter = self._informer_events.get((kind, what))
+        if counter is not None:
+            counter.inc()
+        elif what == RELIST:
             self._own.relists.labels(kind).inc()
         elif what in INFORMER_ACTIVITY:
-            self._own.events.labels(kind, what).inc()
+            counter = self._informer_events[kind, what] = self._own.events.labels(kind, what)
+            counter.inc()
         else:
             raise ValueError(
                 f"informer observation {what!r}: expected {RELIST!r} or one of "
