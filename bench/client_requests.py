@@ -1,12 +1,14 @@
 """Our API client's CPU per write, against a real API server; print JSON.
 
     python -m bench.client_requests                  # 1,000 binds, then 1,000 Events
-    python -m bench.client_requests --requests 3000
+    python -m bench.client_requests --requests 3000 --batch 32
 
 A local control plane (integration/controlplane.py) holds `--requests` pods of no scheduler;
 one thread then binds each (`KubeWriter.bind`, POST pods/binding) and posts one Event about each
 (`KubeWriter.record_event`), one request after another through the client `vscheduler run` uses
-(`kube.client.connect`: keep-alive HTTPS, the token bucket, the fence). Reported per request:
+(`kube.client.connect`: keep-alive HTTPS, the token bucket, the fence), then one Event about each
+again, `--batch` at a time written together on one connection (`KubeWriter.record_events`,
+HTTP/1.1 pipelining). Reported per request:
 the calling thread's CPU (user + system, `RUSAGE_THREAD`: our side of a write, TLS included)
 and the wall time (the API server's side is most of it). Every scheduled pod costs one bind and
 one Event, so their CPU is a floor under our CPU per pod that the cycles do not touch.
@@ -19,6 +21,7 @@ import json
 import resource
 import time
 from collections.abc import Callable
+from typing import Literal
 
 from integration.controlplane import LocalControlPlane
 from vscheduler.clock import SystemClock
@@ -44,8 +47,9 @@ def _timed(count: int, write: Callable[[int], None]) -> dict[str, float]:
     }
 
 
-def measure(count: int) -> dict[str, object]:
-    """Bind `count` pods, then post an Event about each; CPU and wall per request."""
+def measure(count: int, size: int) -> dict[str, object]:
+    """Bind `count` pods, then post an Event about each one by one and again `size` at a time
+    on one connection (`KubeWriter.record_events`); CPU and wall per request."""
     with LocalControlPlane() as cp:
         uids: list[str] = []
         for i in range(count):
@@ -70,15 +74,45 @@ def measure(count: int) -> dict[str, object]:
                 f"Successfully assigned {NAMESPACE}/p{i} to node-x",
             ),
         )
-    return {"benchmark": "client_requests", "requests": count, "bind": binds, "event": events}
+
+        def ref(i: int) -> ObjectRef:
+            return ObjectRef("Pod", "v1", NAMESPACE, f"p{i}", uids[i])
+
+        def batch(i: int) -> None:
+            events: list[tuple[ObjectRef, Literal["Normal", "Warning"], str, str]] = [
+                (ref(j), "Normal", "Scheduled", f"Successfully assigned {NAMESPACE}/p{j} to x")
+                for j in range(i * size, min(count, (i + 1) * size))
+            ]
+            failed = [e for e in writer.record_events(events) if e is not None]
+            if failed:
+                raise RuntimeError(f"{len(failed)} pipelined Events failed: {failed[0]}")
+
+        batches = (count + size - 1) // size
+        pipelined = _timed(batches, batch)
+        per_event = {
+            "cpuMicrosecondsPerRequest": round(
+                pipelined["cpuMicrosecondsPerRequest"] * batches / count, 1
+            ),
+            "wallMillisecondsPerRequest": round(
+                pipelined["wallMillisecondsPerRequest"] * batches / count, 3
+            ),
+        }
+    return {
+        "benchmark": "client_requests",
+        "requests": count,
+        "bind": binds,
+        "event": events,
+        "eventPipelined": {"batch": size, **per_event},
+    }
 
 
 def main() -> None:
     """CLI."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--requests", type=int, default=1000)
+    parser.add_argument("--batch", type=int, default=16, help="Events pipelined at once")
     args = parser.parse_args()
-    print(json.dumps(measure(args.requests), indent=2))
+    print(json.dumps(measure(args.requests, max(1, args.batch)), indent=2))
 
 
 if __name__ == "__main__":

@@ -159,12 +159,7 @@ class Binder:
         self._context.outcomes.since("task", created)
         logger.info("bound %s to %s", bind.pod, bind.node)
         message = f"Successfully assigned {bind.pod} to {bind.node}"
-        # the Event goes to its own small pool: the next bind does not wait for it
-        self._context.workers.queue(
-            f"event Scheduled on {bind.pod}",
-            lambda: self._context.events.scheduled(ref, message),
-            self._context.workers.event_pool,
-        )
+        self._context.events.queue_scheduled(ref, message, f"event Scheduled on {bind.pod}")
 
     def _timed(self, what: str, send: Callable[[], None], check: Check) -> None:
         """`_call` for a bind: the time from its first attempt to its answer is told to

@@ -322,6 +322,9 @@ class EffectsExecutor:
         self._events.wake()
         self._workers.join()
         self._binder.unsent_waits()
+        left = self._events.unsent()
+        if left:
+            self._workers.count_not_sent("Events", left)
 
     def shutdown(self, grace: float) -> dict[str, int]:
         """Stop within `grace` seconds (SIGTERM): binds and evictions first (status writes not

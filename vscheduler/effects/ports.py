@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Final, Literal, Protocol
+from typing import Final, Literal, Protocol, runtime_checkable
+
+from vscheduler.errors import ClusterError
 
 EVENT_MESSAGE_LIMIT: Final = 1024
 """The longest Event message `record_event` sends: a longer one is cut (ending in an ellipsis),
@@ -75,6 +77,21 @@ class ClusterWriter(Protocol):
         self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str
     ) -> None:
         """Create a core/v1 Event about `ref` (its message cut to `EVENT_MESSAGE_LIMIT`)."""
+        ...
+
+
+EventRecord = tuple[ObjectRef, Literal["Normal", "Warning"], str, str]
+"""An Event to record: about `ref`, its type, reason and message."""
+
+
+@runtime_checkable
+class EventBatchWriter(Protocol):
+    """A writer that records several Events at once (the API server's: written together on one
+    connection); the effects use it for `Scheduled` Events when their writer has it."""
+
+    def record_events(self, events: Sequence[EventRecord]) -> list[ClusterError | None]:
+        """Record each Event; per Event None, or the error it met (a refusal of the whole
+        batch before anything left, such as the fence's, raises)."""
         ...
 
 

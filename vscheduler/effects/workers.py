@@ -96,12 +96,20 @@ class Workers:
         """`spawn` on the status pool (status writes never delay binds and evictions)."""
         return self.queue(what, lambda: fn(*args, **kwargs), self.status_pool)
 
-    def queue(self, what: str, call: Callable[[], None], pool: ThreadPoolExecutor) -> bool:
+    def queue(
+        self,
+        what: str,
+        call: Callable[[], None],
+        pool: ThreadPoolExecutor,
+        *,
+        cancel_unsent: bool = True,
+    ) -> bool:
         """Queue `call` on `pool`, counted for `drain` and guarded: nothing raises out of it.
-        It runs under the term it was queued in (see `check_send`)."""
+        It runs under the term it was queued in (see `check_send`). A call dropped unstarted by
+        `cancel` counts as a write of its kind not sent, unless `cancel_unsent` is False (its
+        caller counts what was not sent: the Events a call may send for others)."""
         kind = _KINDS.get(what.partition(" ")[0], "")
-        inherited = self._terms.thread_term()  # queued by a worker: under the worker's term
-        term = self._terms.current if inherited is None else inherited
+        term = self.queue_term()
 
         def guarded() -> None:
             with self._terms.running(term):
@@ -121,7 +129,7 @@ class Workers:
             with self.idle:
                 self.not_sent[kind or "other"] += 1
             return False
-        future.add_done_callback(lambda done: self._done(kind, done))
+        future.add_done_callback(lambda done: self._done(kind, done if cancel_unsent else None))
         return True
 
     def _done(self, kind: str, future: Future[None] | None) -> None:
@@ -154,6 +162,16 @@ class Workers:
                 sleep=self.stop.wait,
                 stopping=self.stop.is_set,
             )
+
+    def queue_term(self) -> int:
+        """The term a call queued now from this thread runs under: a worker's own (what it
+        queues inherits its term), else the current one."""
+        inherited = self._terms.thread_term()
+        return self._terms.current if inherited is None else inherited
+
+    def thread_term(self) -> int | None:
+        """The term the calling worker's work was queued under (None: not a worker)."""
+        return self._terms.thread_term()
 
     def skipped_in_shutdown(self) -> bool:
         """While a shutdown drains binds, a status write not started yet is not sent."""

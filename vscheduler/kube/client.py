@@ -20,8 +20,9 @@ False`): the effects' `retry` rules are the only retry policy, so an outage is n
 twice over (nor logged by urllib3's "Retrying" warnings); `outage.Outage` reports it once.
 
 Fencing: a write (any method but GET) asks `fence` after the rate limiter's wait and again right
-before its bytes are handed to the socket (on the wire, before its one `sendall`; on urllib3,
-before each chunk: the connection classes of the pool are wrapped for that), so a replica frozen
+before its bytes are handed to the socket (on the wire, before its one `sendall`, once for a
+pipeline of writes, `request_many`; on urllib3, before each chunk: the connection classes of the
+pool are wrapped for that), so a replica frozen
 between queueing and sending sends nothing once its lease deadline passed. `fence` may also
 raise `errors.NotSentError` itself (the effects' check that the decision still holds): it
 propagates unchanged, and nothing of the request reaches the server (a request cut after its
@@ -73,7 +74,7 @@ from vscheduler.kube import jsondecode
 from vscheduler.kube.errors import from_answer, translate
 from vscheduler.kube.outage import Outage
 from vscheduler.kube.ratelimit import DEFAULT_BURST, DEFAULT_QPS, TokenBucket
-from vscheduler.kube.wire import Wire, urllib3_connector
+from vscheduler.kube.wire import Answer, Wire, urllib3_connector
 
 logger = logging.getLogger(__name__)
 
@@ -301,6 +302,11 @@ class KubeApi:
             raise
         except Exception as exc:
             raise self._failed(translate(exc, path=path)) from exc
+        return self._answered(answer, path, accept)
+
+    def _answered(self, answer: Answer, path: str, accept: str) -> dict[str, Any]:
+        """A wire answer's decoded body (`{}` when `accept` is not JSON); a status other than
+        2xx raises its error."""
         if self.outage is not None:
             self.outage.answered()
         if not 200 <= answer.status <= 299:
@@ -312,6 +318,67 @@ class KubeApi:
                 path=path,
             )
         return _decoded(answer.body, path) if accept == JSON else {}
+
+    def request_many(
+        self,
+        method: str,
+        requests: Sequence[tuple[str, Body]],
+        *,
+        content_type: str = JSON,
+        accept: str = JSON,
+    ) -> list[dict[str, Any] | ClusterError]:
+        """`request` for each (path, body), all written at once on one connection (HTTP/1.1
+        pipelining, `Wire.pipeline`) where the client has its wire, else one after another;
+        each request's decoded answer or its error, in order (nothing raises but what refuses
+        the whole batch before a byte leaves: a read-only client, the fence). A token of the
+        rate limiter is taken per request; the fence is asked once, right before the batch
+        leaves."""
+        if self._wire is None:
+            return self._one_by_one(method, requests, content_type, accept)
+        if not requests:
+            return []
+        first = requests[0][0]
+        write = self._admit(method, first)
+        for _ in requests[1:]:
+            self._limiter.acquire()
+        headers = self._headers(content_type, accept)
+        try:
+            answers = self._wire.pipeline(
+                [(method, _target(path, ()), headers, _encoded(body)) for path, body in requests],
+                timeout=(self._connect_timeout, self._request_timeout),
+                before_send=self._guard if write else _nothing,
+                after_send=functools.partial(self._sent, method, first) if write else _nothing,
+            )
+        except NotSentError:
+            raise
+        except Exception as exc:
+            return [self._failed(translate(exc, path=first))] * len(requests)
+        out: list[dict[str, Any] | ClusterError] = []
+        for (path, _), answer in zip(requests, answers, strict=True):
+            if isinstance(answer, UnreachableError):
+                out.append(self._failed(answer))
+                continue
+            try:
+                out.append(self._answered(answer, path, accept))
+            except ClusterError as exc:
+                out.append(exc)
+        return out
+
+    def _one_by_one(
+        self, method: str, requests: Sequence[tuple[str, Body]], content_type: str, accept: str
+    ) -> list[dict[str, Any] | ClusterError]:
+        """`request_many` without a wire (a client behind a proxy): each request in turn."""
+        results: list[dict[str, Any] | ClusterError] = []
+        for path, body in requests:
+            try:
+                results.append(
+                    self.request(method, path, body=body, content_type=content_type, accept=accept)
+                )
+            except NotSentError:
+                raise
+            except ClusterError as exc:
+                results.append(exc)
+        return results
 
     def _admit(self, method: str, path: str) -> bool:
         """Refuse a write of a read-only client, take a rate-limiter token, and ask the fence

@@ -12,8 +12,10 @@ check all apply exactly as for the streamed requests); this module only writes t
 reads the answer on the socket it got. A client that goes through a proxy gets no wire (its
 requests keep to urllib3).
 
-A connection is used by one request at a time: taken from the idle list (or made), given back
-when its answer was read whole and the server keeps it open. The server may close an idle
+A connection is used by one request at a time, or by one pipeline (`pipeline`: several
+requests written in one `sendall`, their answers read in order; the Events of binds go so):
+taken from the idle list (or made), given back when its answers were read whole and the server
+keeps it open. The server may close an idle
 connection at any moment: a request on a reused connection that gets no byte of answer (the
 send fails, or the answer is an immediate end of stream) is sent once more on a new connection,
 as Go's transport does for a connection the server closed while idle. Any other failure after
@@ -28,7 +30,7 @@ import socket
 import ssl
 import threading
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from vscheduler.errors import UnreachableError
@@ -46,6 +48,10 @@ class Answer(NamedTuple):
     headers: dict[str, str]
     """Lower-cased names; a repeated header's values joined with ", "."""
     body: bytes
+
+
+Request = tuple[str, str, dict[str, str], bytes | None]
+"""One request of a pipeline: method, target (a path with its query), headers, body."""
 
 
 class _NoAnswerError(Exception):
@@ -138,6 +144,71 @@ class Wire:
                 raise
             self._give(conn, keep=keep)
             return answer
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def pipeline(
+        self,
+        requests: Sequence[Request],
+        *,
+        timeout: tuple[float, float],
+        before_send: Callable[[], None] = lambda: None,
+        after_send: Callable[[], None] = lambda: None,
+    ) -> list[Answer | UnreachableError]:
+        """Send `requests` (method, target, headers, body) one after another on one connection
+        in one `sendall` (HTTP/1.1 pipelining: the server answers them in order) and read the
+        answers in turn; one result per request, in order: its `Answer`, or an
+        `UnreachableError` (`maybe_applied`) for each that got none because the connection
+        failed or the server closed it after an earlier answer. A reused connection that gets
+        no byte of any answer is replaced and the whole batch sent once more, as `request`
+        does. `before_send` and `after_send` are called once, around the one `sendall`; what
+        `before_send` raises propagates, nothing sent."""
+        if not requests:
+            return []
+        data = b"".join(self._encode(*request) for request in requests)
+        where = f" ({requests[0][1].partition('?')[0]}, {len(requests)} pipelined)"
+        for fresh_only in (False, True):
+            conn, reused = self._take(timeout[0], fresh_only=fresh_only, where=where)
+            sock = conn.sock
+            try:
+                if sock.gettimeout() != timeout[1]:
+                    sock.settimeout(timeout[1])
+                before_send()
+            except BaseException:
+                self._give(conn, keep=True)
+                raise
+            answers: list[Answer | UnreachableError] = []
+            keep = True
+            try:
+                try:
+                    sock.sendall(data)
+                except _CLOSED as exc:
+                    raise _NoAnswerError(_describe(exc)) from exc
+                after_send()
+                for method, *_ in requests:
+                    if not keep:
+                        break
+                    answer, keep = _read_answer(conn.reader, head=method == "HEAD")
+                    answers.append(answer)
+            except (_NoAnswerError, OSError, ValueError) as exc:
+                conn.close()
+                if not answers and reused and not fresh_only and isinstance(exc, _NoAnswerError):
+                    continue  # the server had closed it: the batch once more on a new one
+                failed = UnreachableError(
+                    f"connection failed{where}: {_describe(exc)}", maybe_applied=True
+                )
+                return [*answers, *[failed] * (len(requests) - len(answers))]
+            except BaseException:
+                conn.close()
+                raise
+            if len(answers) < len(requests):  # the server closed after an earlier answer
+                conn.close()
+                closed = UnreachableError(
+                    f"the server closed the connection after {len(answers)} answers{where}",
+                    maybe_applied=True,
+                )
+                return [*answers, *[closed] * (len(requests) - len(answers))]
+            self._give(conn, keep=keep)
+            return answers
         raise AssertionError("unreachable")  # pragma: no cover
 
     def close(self) -> None:

@@ -49,9 +49,9 @@ from typing import Literal
 
 from vscheduler.clock import Clock
 from vscheduler.effects.ports import EVENT_MESSAGE_LIMIT, ObjectRef
-from vscheduler.errors import NotFoundError, TransientClusterError
+from vscheduler.errors import ClusterError, NotFoundError, TransientClusterError
 from vscheduler.kube import protobuf
-from vscheduler.kube.client import JSON, MERGE_PATCH, STRATEGIC_MERGE_PATCH, KubeApi
+from vscheduler.kube.client import JSON, MERGE_PATCH, STRATEGIC_MERGE_PATCH, Body, KubeApi
 from vscheduler.kube.paths import namespaced_collection, object_path, pod_path
 from vscheduler.kube.protobuf import PROTOBUF
 from vscheduler.model.volumes import BOUND_BY_CONTROLLER, SELECTED_NODE
@@ -227,6 +227,24 @@ class KubeWriter:
         namespace = ref.namespace or "default"
         body = self.event_body(ref, type_, reason, message)
         self._post_unread(namespaced_collection("", "v1", "events", namespace), body)
+
+    def record_events(
+        self, events: Sequence[tuple[ObjectRef, Literal["Normal", "Warning"], str, str]]
+    ) -> list[ClusterError | None]:
+        """`record_event` for each (ref, type, reason, message), all posted at once on one
+        connection (`KubeApi.request_many`); per Event None, or the error it met."""
+        requests: list[tuple[str, Body]] = []
+        for ref, type_, reason, message in events:
+            body = self.event_body(ref, type_, reason, message)
+            path = namespaced_collection("", "v1", "events", ref.namespace or "default")
+            requests.append((path, protobuf.encode_object(body) if self._protobuf else body))
+        if self._protobuf:
+            answers = self._api.request_many(
+                "POST", requests, content_type=PROTOBUF, accept=f"{PROTOBUF}, {JSON}"
+            )
+        else:
+            answers = self._api.request_many("POST", requests)
+        return [answer if isinstance(answer, ClusterError) else None for answer in answers]
 
     def _post_unread(self, path: str, body: Mapping[str, object]) -> None:
         """POST `body` as protobuf (as JSON when the writer was made without protobuf),

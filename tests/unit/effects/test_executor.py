@@ -3,8 +3,8 @@ from __future__ import annotations
 import datetime as dt
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Literal
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Literal, cast
 
 import pytest
 
@@ -13,10 +13,11 @@ from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
 from vscheduler.effects import executor
 from vscheduler.effects.executor import COUNT_HOLD, EffectsExecutor
-from vscheduler.effects.ports import ObjectRef
+from vscheduler.effects.ports import EventRecord, ObjectRef
 from vscheduler.effects.retry import RetryPolicy
 from vscheduler.effects.status import condition_json
 from vscheduler.errors import (
+    ClusterError,
     ConflictError,
     DisruptionBudgetError,
     NotFoundError,
@@ -685,6 +686,147 @@ def test_scheduled_events_go_together_when_no_bind_waits(clock: FixedClock) -> N
         assert effects.drain(WAIT)
     finally:
         effects.close()
+
+
+class BatchWriter(FakeWriter):
+    """`FakeWriter` that also records Events together (`EventBatchWriter`): each batch as one
+    `("events", names)` call; `refuse` scripts the outcomes of the next batches' Events."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refuse: list[set[str]] = []
+
+    def record_events(self, events: Sequence[EventRecord]) -> list[ClusterError | None]:
+        names = tuple(f"{ref.namespace}/{ref.name}" for ref, _, reason, _ in events)
+        assert all(reason == "Scheduled" for _, _, reason, _ in events)
+        self.record("events", names)
+        refused = self.refuse.pop(0) if self.refuse else set()
+        return [ClusterError(f"{n} refused") if n in refused else None for n in names]
+
+
+def _batches(writer: BatchWriter) -> list[tuple[str, ...]]:
+    """The pods of each batch of Events recorded together."""
+    return [cast(tuple[str, ...], call[0]) for call in writer.of("events")]
+
+
+def _alone(writer: BatchWriter) -> list[str]:
+    """The pods whose Scheduled Event was recorded alone."""
+    return [str(e[0]).removeprefix("Pod ") for e in writer.of("event") if e[2] == "Scheduled"]
+
+
+def _scheduled_names(writer: BatchWriter) -> list[str]:
+    """Every pod a Scheduled Event was recorded for, alone or in a batch."""
+    return sorted([*_alone(writer), *(name for batch in _batches(writer) for name in batch)])
+
+
+def _held_batch_sends(
+    clock: FixedClock, count: int
+) -> tuple[list[str], BatchWriter, EffectsExecutor, int]:
+    """`count` pods bound through an executor whose two Event workers are each held in a send
+    (alone or together); every bind done. The pods' names, the writer, the executor and how
+    many Events the two held sends took."""
+    names = [f"p{i}" for i in range(1, count + 1)]
+    cache = SchedulerCache(clock=clock)
+    cache.replace(NODE, [raw_node("n1")])
+    cache.replace(POD, [raw_pod(name) for name in names])
+    writer = BatchWriter()
+    writer.hold("event")
+    writer.hold("events")
+    effects = EffectsExecutor(writer, cache, clock=clock, workers=4)  # 2 Event workers
+    binds = tuple(Bind(task_uid=f"uid-{n}", pod=f"ns/{n}", node="n1") for n in names)
+    effects.submit(CycleResult(binds=binds), ClusterSnapshot())
+    assert until(lambda: len(writer.of("bind")) == count)
+    assert until(lambda: len(writer.of("event")) + len(writer.of("events")) == 2)
+    taken = len(writer.of("event")) + sum(len(batch) for batch in _batches(writer))
+    return names, writer, effects, taken
+
+
+def test_scheduled_events_waiting_go_together_through_a_batch_writer(clock: FixedClock) -> None:
+    names, writer, effects, taken = _held_batch_sends(clock, 8)
+    try:
+        writer.release("event")
+        writer.release("events")
+        assert effects.drain(WAIT)
+    finally:
+        effects.close()
+    assert _scheduled_names(writer) == [f"ns/{n}" for n in names]  # each once
+    # the two held sends took `taken`; the rest waited and went in one more send at most
+    assert len(_alone(writer)) + len(_batches(writer)) <= 3
+    if taken < 7:
+        assert len(_batches(writer)[-1]) == 8 - taken
+
+
+def test_an_event_a_batch_could_not_record_is_sent_again_alone(clock: FixedClock) -> None:
+    cache = SchedulerCache(clock=clock)
+    cache.replace(NODE, [raw_node("n1")])
+    cache.replace(POD, [raw_pod(f"p{i}") for i in range(1, 5)])
+    writer = BatchWriter()
+    writer.refuse = [{"ns/p2", "ns/p3"}] * 4
+    writer.hold("event")  # the first Event sent alone holds a worker: the rest gather
+    effects = EffectsExecutor(writer, cache, clock=clock, workers=4)
+    try:
+        binds = tuple(Bind(task_uid=f"uid-p{i}", pod=f"ns/p{i}", node="n1") for i in range(1, 5))
+        effects.submit(CycleResult(binds=binds), ClusterSnapshot())
+        assert until(lambda: len(writer.of("bind")) == 4)
+        writer.release("event")
+        assert effects.drain(WAIT)
+    finally:
+        effects.close()
+    together = {name for batch in _batches(writer) for name in batch}
+    assert together & {"ns/p2", "ns/p3"}  # some refused in a batch
+    assert together & {"ns/p2", "ns/p3"} <= set(_alone(writer))  # each then sent alone
+    assert set(_alone(writer)) | together == {f"ns/p{i}" for i in range(1, 5)}
+
+
+def test_a_shutdown_counts_the_scheduled_events_left_waiting_as_not_sent(
+    clock: FixedClock,
+) -> None:
+    _, writer, effects, taken = _held_batch_sends(clock, 6)
+
+    def release_on_stop() -> None:
+        effects._stop.wait(WAIT)
+        writer.release("event")
+        writer.release("events")
+
+    releaser = threading.Thread(target=release_on_stop)
+    releaser.start()
+    report = effects.shutdown(0)
+    releaser.join(WAIT)
+    assert report == ({"Events": 6 - taken} if taken < 6 else {})
+    assert len(_scheduled_names(writer)) == taken
+
+
+class HeldBindsBatchWriter(HeldBinds, BatchWriter):
+    """`HeldBinds` that also records Events together."""
+
+    def __init__(self, gates: Mapping[str, threading.Event]) -> None:
+        HeldBinds.__init__(self, gates)
+        self.refuse = []
+
+
+def test_in_a_bind_backlog_scheduled_events_go_one_at_a_time_even_through_a_batch_writer(
+    clock: FixedClock,
+) -> None:
+    names = [f"p{i}" for i in range(1, 9)]
+    cache = SchedulerCache(clock=clock)
+    cache.replace(NODE, [raw_node("n1")])
+    cache.replace(POD, [raw_pod(name) for name in [*names, "p9"]])
+    first, rest = threading.Event(), threading.Event()
+    writer = HeldBindsBatchWriter({name: first if name in ("p1", "p2") else rest for name in names})
+    effects = EffectsExecutor(writer, cache, clock=clock, workers=4)
+    try:
+        binds = tuple(Bind(task_uid=f"uid-{n}", pod=f"ns/{n}", node="n1") for n in names)
+        effects.submit(CycleResult(binds=binds), ClusterSnapshot())
+        effects.submit(CycleResult(unschedulable={"ns/p9": "no"}), ClusterSnapshot())
+        assert until(lambda: bool(writer.of("condition")))  # the first submit's binds queued
+        first.set()  # p1 and p2 bound while p5..p8 wait for a worker: their Events go alone
+        assert until(lambda: len(_alone(writer)) == 2)
+        assert _batches(writer) == []
+        rest.set()  # the backlog is gone: the rest may go together
+        assert effects.drain(WAIT)
+    finally:
+        effects.close()
+    assert _scheduled_names(writer) == [f"ns/{n}" for n in names]
 
 
 # --- drain and close -----------------------------------------------------------------

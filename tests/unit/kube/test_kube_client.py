@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from vscheduler.clock import FixedClock
-from vscheduler.errors import ClusterError, TransientClusterError
+from vscheduler.errors import ClusterError, ConflictError, TransientClusterError
 from vscheduler.informer.kinds import NODE
 from vscheduler.kube.client import (
     KubeApi,
@@ -222,6 +222,14 @@ current-context: x
     try:
         apiserver.reply("POST", "/api/v1/namespaces/ns/events", 201, {"kind": "Event"})
         assert api.request("POST", "/api/v1/namespaces/ns/events", body={}) == {"kind": "Event"}
+        # requests written together go one after another through the proxy
+        apiserver.reply("POST", "/api/v1/namespaces/ns/events", 201, {"kind": "Event"})
+        apiserver.reply("POST", "/api/v1/namespaces/ns/events", 409, {"kind": "Status"})
+        first, second = api.request_many(
+            "POST", [("/api/v1/namespaces/ns/events", {}), ("/api/v1/namespaces/ns/events", {})]
+        )
     finally:
         api.close()
-    assert [r.path for r in apiserver.requests()] == ["/api/v1/namespaces/ns/events"]
+    assert first == {"kind": "Event"}
+    assert isinstance(second, ConflictError)
+    assert [r.path for r in apiserver.requests()] == ["/api/v1/namespaces/ns/events"] * 3

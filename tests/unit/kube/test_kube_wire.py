@@ -313,3 +313,111 @@ def test_a_request_that_would_split_its_head_is_refused_before_anything_is_made(
     wire = Wire("http://127.0.0.1:1", never, max_idle=1)
     with pytest.raises(ValueError, match=r"not a request target|line break"):
         wire.request("GET", target, headers, None, timeout=(1, 1))
+
+
+# --- pipelining -----------------------------------------------------------------------------------
+def _posts(count: int) -> list[tuple[str, str, dict[str, str], bytes | None]]:
+    return [("POST", f"/api/v1/e{i}", {}, b'{"n": %d}' % i) for i in range(count)]
+
+
+@pytest.mark.timeout(10)
+def test_a_pipeline_writes_its_requests_at_once_and_reads_their_answers_in_order(
+    server: Script,
+) -> None:
+    created = [
+        b"HTTP/1.1 201 Created\r\nContent-Length: %d\r\n\r\n%s" % (len(b), b)
+        for b in (b'{"i": 0}', b'{"i": 1}', b'{"i": 2}')
+    ]
+    server.answers = [[*created, OK]]
+    wire = wire_to(server)
+    checks: list[str] = []
+    try:
+        answers = wire.pipeline(
+            _posts(3),
+            timeout=(1, 1),
+            before_send=lambda: checks.append("before"),
+            after_send=lambda: checks.append("after"),
+        )
+        assert get(wire).status == 200  # the connection is kept for what follows
+    finally:
+        wire.close()
+    assert [a.body for a in answers if isinstance(a, Answer)] == [
+        b'{"i": 0}',
+        b'{"i": 1}',
+        b'{"i": 2}',
+    ]
+    assert checks == ["before", "after"]  # once for the batch, around its one sendall
+    assert server.connections == 1
+    assert [r.split(b" ", 2)[1] for r in server.requests] == [
+        b"/prefix/api/v1/e0",
+        b"/prefix/api/v1/e1",
+        b"/prefix/api/v1/e2",
+        b"/prefix/api/v1/nodes",
+    ]
+
+
+@pytest.mark.timeout(10)
+def test_requests_a_closing_server_left_unanswered_are_maybe_applied_and_not_sent_again(
+    server: Script,
+) -> None:
+    closing = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}"
+    server.answers = [[closing]]
+    wire = wire_to(server)
+    try:
+        first, *rest = wire.pipeline(_posts(3), timeout=(1, 1))
+    finally:
+        wire.close()
+    assert isinstance(first, Answer)
+    assert first.status == 200
+    assert len(rest) == 2
+    for failed in rest:
+        assert isinstance(failed, UnreachableError)
+        assert failed.maybe_applied
+        assert "after 1 answers" in str(failed)
+    assert server.connections == 1
+
+
+@pytest.mark.timeout(10)
+def test_a_pipeline_cut_after_some_answers_is_maybe_applied_for_the_rest(server: Script) -> None:
+    server.answers = [[OK, lambda sock: sock.shutdown(socket.SHUT_RDWR)]]
+    wire = wire_to(server)
+    try:
+        answers = wire.pipeline(_posts(3), timeout=(1, 1))
+    finally:
+        wire.close()
+    assert isinstance(answers[0], Answer)
+    assert all(isinstance(a, UnreachableError) and a.maybe_applied for a in answers[1:])
+    assert server.connections == 1  # never sent again
+
+
+@pytest.mark.timeout(10)
+def test_a_pipeline_on_a_connection_closed_while_idle_goes_once_more_on_a_new_one(
+    server: Script,
+) -> None:
+    server.answers = [[OK, lambda sock: sock.shutdown(socket.SHUT_RDWR)], [OK, OK]]
+    wire = wire_to(server)
+    try:
+        get(wire)
+        answers = wire.pipeline(_posts(2), timeout=(1, 1))
+    finally:
+        wire.close()
+    assert all(isinstance(a, Answer) and a.status == 200 for a in answers)
+    assert server.connections == 2
+
+
+@pytest.mark.timeout(10)
+def test_a_refused_pipeline_sends_nothing(server: Script) -> None:
+    server.answers = [[OK]]
+    wire = wire_to(server)
+
+    def refuse() -> None:
+        raise FencedError("no longer leading")
+
+    try:
+        with pytest.raises(FencedError):
+            wire.pipeline(_posts(2), timeout=(1, 1), before_send=refuse)
+        assert wire.pipeline([], timeout=(1, 1)) == []
+        assert get(wire).status == 200
+    finally:
+        wire.close()
+    assert [r.split(b" ", 1)[0] for r in server.requests] == [b"GET"]

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from vscheduler.clock import FixedClock
-from vscheduler.effects.ports import ClusterWriter, ObjectRef
+from vscheduler.effects.ports import EVENT_MESSAGE_LIMIT, ClusterWriter, ObjectRef
 from vscheduler.errors import (
     ClusterError,
     ConflictError,
@@ -318,3 +318,36 @@ def test_a_fenced_client_sends_no_write_once_the_fence_closes_but_still_reads(
         assert len(apiserver.requests("POST")) == 1
     finally:
         api.close()
+
+
+@pytest.mark.timeout(10)
+def test_events_recorded_together_go_on_one_connection_each_with_its_outcome(
+    apiserver: FakeApiServer, writer: KubeWriter
+) -> None:
+    events = "/api/v1/namespaces/team-a/events"
+    apiserver.reply("POST", events, 201, {"kind": "Event"})
+    apiserver.reply("POST", events, 403, apiserver.status(403, "Forbidden", "namespace closing"))
+    apiserver.reply("POST", "/api/v1/namespaces/default/events", 201, {"kind": "Event"})
+    pod = ObjectRef("Pod", "v1", "team-a", "worker-0", "uid-1")
+    other = ObjectRef("Pod", "v1", "team-a", "worker-1", "uid-2")
+    queue = ObjectRef("Queue", "scheduling.volcano.sh/v1beta1", "", "research", "uid-q")
+    done = writer.record_events(
+        [
+            (pod, "Normal", "Scheduled", "Successfully assigned team-a/worker-0 to n1"),
+            (other, "Normal", "Scheduled", "Successfully assigned team-a/worker-1 to n1"),
+            (queue, "Warning", "Overused", "x" * 5000),
+        ]
+    )
+    assert done[0] is None
+    assert isinstance(done[1], ClusterError)
+    assert "namespace closing" in str(done[1])
+    assert done[2] is None
+    sent = apiserver.requests("POST")
+    assert [(r.path, r.body["involvedObject"]["name"]) for r in sent] == [
+        (events, "worker-0"),
+        (events, "worker-1"),
+        ("/api/v1/namespaces/default/events", "research"),
+    ]
+    assert sent[0].body == writer.event_body(pod, "Normal", "Scheduled", sent[0].body["message"])
+    assert len(sent[2].body["message"]) == EVENT_MESSAGE_LIMIT
+    assert writer.record_events([]) == []
