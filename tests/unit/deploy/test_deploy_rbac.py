@@ -30,7 +30,7 @@ import yaml
 from vscheduler import catalog, cli
 from vscheduler.clock import FixedClock
 from vscheduler.effects.ports import ObjectRef
-from vscheduler.errors import NotFoundError
+from vscheduler.errors import ClusterError, NotFoundError
 from vscheduler.informer.kinds import CLUSTER_KINDS, Kind, config_map
 from vscheduler.kube.client import KubeApi
 from vscheduler.kube.lease import LeaseClient, LeaseRecord
@@ -99,6 +99,19 @@ class RecordingApi(KubeApi):
             return dict(body)  # a patched object shows the patch
         return {}
 
+    def request_many(
+        self,
+        method: str,
+        requests: Sequence[tuple[str, Mapping[str, object] | bytes | None]],
+        *,
+        content_type: str = "application/json",
+        accept: str = "application/json",
+    ) -> list[dict[str, Any] | ClusterError]:
+        return [
+            self.request(method, path, body=body, content_type=content_type, accept=accept)
+            for path, body in requests
+        ]
+
     def open(self, method: str, path: str, **kwargs: Any) -> Any:
         self.sent.append((method, path, dict(kwargs.get("query", ()))))
         raise _SentError
@@ -148,6 +161,11 @@ def record_events(writer: KubeWriter) -> None:
         writer.record_event(ref, "Normal", "Scheduled", "m")
 
 
+def record_events_together(writer: KubeWriter) -> None:
+    """The same two, written together."""
+    writer.record_events([(POD, "Normal", "Scheduled", "m"), (QUEUE, "Warning", "Overused", "m")])
+
+
 def patch_podgroup_statuses(writer: KubeWriter) -> None:
     """Through the status subresource, and where that answers 404, through the PodGroup."""
     for name in ("pg", "on-volcano-crd"):
@@ -177,6 +195,7 @@ WRITES: dict[str, Callable[[KubeWriter], None]] = {
         reservation.DEFAULT_NAMESPACE, reservation.DEFAULT_NAME, ["team-a/worker-0"]
     ),
     "record_event": record_events,
+    "record_events": record_events_together,
 }
 """Every public KubeWriter call that sends a request (event_body only builds one)."""
 LEASE_CALLS: dict[str, Callable[[LeaseClient], object]] = {
