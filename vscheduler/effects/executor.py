@@ -17,7 +17,8 @@ Owns: turning decisions into `ClusterWriter` calls on bounded worker pools (bind
 on one, each bind queued as its statement commits when the loop streams it (`stream`), else with
 its cycle's `submit`; status writes and reservation releases on a smaller one of their own, so
 they never delay a later cycle's binds; Events on a third, whose `Scheduled` Events go one at a
-time while binds wait for a worker: `EVENTS_IN_BACKLOG`), in this order per submit: binds
+time while binds wait for a worker, `EVENTS_IN_BACKLOG`, and otherwise up to `EVENT_BATCH` at
+once on one connection), in this order per submit: binds
 (assumed in the cache before they are queued, so the next cycle never binds a pod twice; a
 conflict or a missing pod forgets the assumption, other failures also get a Warning
 `FailedScheduling`; success a Normal `Scheduled`), evictions (assumed releasing; a disruption
