@@ -105,24 +105,17 @@ class Wire:
 
         `before_send` is called right before the bytes go to the socket (each time, when the
         request is sent again on a new connection); what it raises propagates, nothing sent.
-        Nothing but the `sendall` itself runs between its return and the bytes leaving (the
-        socket's timeout is set before it), so a pause of the process that lands between the
-        two is as unlikely as we can make it. `after_send` is called right after they left."""
+        Nothing but handing the connection back from `_ready` and the `sendall` itself runs
+        between its return and the bytes leaving (the socket's timeout is set before it), so a
+        pause of the process that lands between the two is as unlikely as we can make it.
+        `after_send` is called right after they left."""
         data = self._encode(method, target, headers, body)
         where = f" ({target.partition('?')[0]})"
         for fresh_only in (False, True):
-            conn, reused = self._take(timeout[0], fresh_only=fresh_only, where=where)
-            sock = conn.sock
-            try:
-                if sock.gettimeout() != timeout[1]:  # setting it releases the GIL: only a change
-                    sock.settimeout(timeout[1])
-                before_send()
-            except BaseException:
-                self._give(conn, keep=True)
-                raise
+            conn, reused = self._ready(timeout, fresh_only, where, before_send)
             try:
                 try:
-                    sock.sendall(data)
+                    conn.sock.sendall(data)
                 except _CLOSED as exc:  # the server cannot have read the whole request
                     raise _NoAnswerError(_describe(exc)) from exc
                 after_send()
@@ -167,20 +160,12 @@ class Wire:
         data = b"".join(self._encode(*request) for request in requests)
         where = f" ({requests[0][1].partition('?')[0]}, {len(requests)} pipelined)"
         for fresh_only in (False, True):
-            conn, reused = self._take(timeout[0], fresh_only=fresh_only, where=where)
-            sock = conn.sock
-            try:
-                if sock.gettimeout() != timeout[1]:
-                    sock.settimeout(timeout[1])
-                before_send()
-            except BaseException:
-                self._give(conn, keep=True)
-                raise
             answers: list[Answer | UnreachableError] = []
             keep = True
+            conn, reused = self._ready(timeout, fresh_only, where, before_send)
             try:
                 try:
-                    sock.sendall(data)
+                    conn.sock.sendall(data)
                 except _CLOSED as exc:
                     raise _NoAnswerError(_describe(exc)) from exc
                 after_send()
@@ -220,6 +205,26 @@ class Wire:
             conn.close()
 
     # --- connections --------------------------------------------------------------------------
+    def _ready(
+        self,
+        timeout: tuple[float, float],
+        fresh_only: bool,
+        where: str,
+        before_send: Callable[[], None],
+    ) -> tuple[_Connection, bool]:
+        """A connection (and whether it was reused) with the read timeout set and
+        `before_send` asked; what that raises propagates, the connection given back."""
+        conn, reused = self._take(timeout[0], fresh_only=fresh_only, where=where)
+        sock = conn.sock
+        try:
+            if sock.gettimeout() != timeout[1]:  # setting it releases the GIL: only a change
+                sock.settimeout(timeout[1])
+            before_send()
+        except BaseException:
+            self._give(conn, keep=True)
+            raise
+        return conn, reused
+
     def _take(self, timeout: float, *, fresh_only: bool, where: str) -> tuple[_Connection, bool]:
         if not fresh_only:
             with self._lock:

@@ -48,7 +48,7 @@ from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from vscheduler.clock import Clock
-from vscheduler.effects.ports import EVENT_MESSAGE_LIMIT, ObjectRef
+from vscheduler.effects.ports import EVENT_MESSAGE_LIMIT, EventRecord, ObjectRef
 from vscheduler.errors import ClusterError, NotFoundError, TransientClusterError
 from vscheduler.kube import protobuf
 from vscheduler.kube.client import JSON, MERGE_PATCH, STRATEGIC_MERGE_PATCH, Body, KubeApi
@@ -228,38 +228,36 @@ class KubeWriter:
         body = self.event_body(ref, type_, reason, message)
         self._post_unread(namespaced_collection("", "v1", "events", namespace), body)
 
-    def record_events(
-        self, events: Sequence[tuple[ObjectRef, Literal["Normal", "Warning"], str, str]]
-    ) -> list[ClusterError | None]:
+    def record_events(self, events: Sequence[EventRecord]) -> list[ClusterError | None]:
         """`record_event` for each (ref, type, reason, message), all posted at once on one
         connection (`KubeApi.request_many`); per Event None, or the error it met."""
-        requests: list[tuple[str, Body]] = []
-        for ref, type_, reason, message in events:
-            body = self.event_body(ref, type_, reason, message)
-            path = namespaced_collection("", "v1", "events", ref.namespace or "default")
-            requests.append((path, protobuf.encode_object(body) if self._protobuf else body))
-        if self._protobuf:
-            answers = self._api.request_many(
-                "POST", requests, content_type=PROTOBUF, accept=f"{PROTOBUF}, {JSON}"
+        requests: list[tuple[str, Body]] = [
+            (
+                namespaced_collection("", "v1", "events", ref.namespace or "default"),
+                self._unread_body(self.event_body(ref, type_, reason, message)),
             )
-        else:
-            answers = self._api.request_many("POST", requests)
+            for ref, type_, reason, message in events
+        ]
+        content_type, accept = self._unread_types()
+        answers = self._api.request_many("POST", requests, content_type=content_type, accept=accept)
         return [answer if isinstance(answer, ClusterError) else None for answer in answers]
 
     def _post_unread(self, path: str, body: Mapping[str, object]) -> None:
         """POST `body` as protobuf (as JSON when the writer was made without protobuf),
         asking for a protobuf answer (or JSON, from a server that has none), which is not read:
         a 2xx is all these writes need."""
-        if not self._protobuf:
-            self._api.request("POST", path, body=body)
-            return
+        content_type, accept = self._unread_types()
         self._api.request(
-            "POST",
-            path,
-            body=protobuf.encode_object(body),
-            content_type=PROTOBUF,
-            accept=f"{PROTOBUF}, {JSON}",
+            "POST", path, body=self._unread_body(body), content_type=content_type, accept=accept
         )
+
+    def _unread_body(self, body: Mapping[str, object]) -> Body:
+        """`body` as `_post_unread` sends it: protobuf, or the mapping (JSON)."""
+        return protobuf.encode_object(body) if self._protobuf else body
+
+    def _unread_types(self) -> tuple[str, str]:
+        """The content type and accept of `_post_unread`'s writes."""
+        return (PROTOBUF, f"{PROTOBUF}, {JSON}") if self._protobuf else (JSON, JSON)
 
     def event_body(
         self, ref: ObjectRef, type_: Literal["Normal", "Warning"], reason: str, message: str
