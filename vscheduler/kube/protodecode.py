@@ -325,29 +325,20 @@ def _bound_spec(buf: bytes, pos: int, end: int) -> dict[str, Any] | None:
     mapping is the pending one's with `nodeName` in its place among the keys (the values
     shared), as reading the bytes in full gives it. None when the spec names no node, the
     fields before it are not in order, or no such spec was read (then it is read in full)."""
-    start = pos
-    while pos < end:
-        field = pos
-        tag, pos = _varint(buf, pos)
-        if tag >> 3 > _NODE_NAME_FIELD:
+    for number, first, last in length_delimited(buf, pos, end):
+        if number > _NODE_NAME_FIELD:
             return None
-        if tag & 7 == 0:
-            _, pos = _varint(buf, pos)
+        if number < _NODE_NAME_FIELD:
             continue
-        if tag & 7 != 2:
+        if first == last:
+            return None  # no node named
+        field = first - 1 - ((last - first).bit_length() + 6) // 7  # its tag and its length
+        if field < pos or buf[field] != _NODE_NAME_TAG or _varint(buf, field + 1)[1] != first:
+            return None  # the field's head not as gogo writes it
+        pending = _SPECS.get(buf[pos:field] + _NO_NODE + buf[last:end])
+        if pending is None or "nodeName" in pending:
             return None
-        size, pos = _varint(buf, pos)
-        stop = pos + size
-        if stop > end:
-            return None
-        if tag == _NODE_NAME_TAG:
-            if not size:
-                return None
-            pending = _SPECS.get(buf[start:field] + _NO_NODE + buf[stop:end])
-            if pending is None or "nodeName" in pending:
-                return None
-            return _with_node(pending, buf[pos:stop].decode("utf-8", "replace"))
-        pos = stop
+        return _with_node(pending, buf[first:last].decode("utf-8", "replace"))
     return None
 
 
