@@ -110,10 +110,13 @@ class EventSender:
             what, self._send_in_turn, self._workers.event_pool, cancel_unsent=False
         )
         if not queued:
-            with self._waiting_lock:  # shutting down: it will not be sent
+            with self._waiting_lock:  # shutting down: it will not be sent, unless taken already
                 waiting = self._waiting.get(term, [])
-                if entry in waiting:
+                dropped = entry in waiting
+                if dropped:
                     waiting.remove(entry)
+            if dropped:
+                self._workers.count_not_sent("Events", 1)
 
     def _send_in_turn(self) -> None:
         self._go.wait()

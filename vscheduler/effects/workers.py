@@ -106,8 +106,9 @@ class Workers:
     ) -> bool:
         """Queue `call` on `pool`, counted for `drain` and guarded: nothing raises out of it.
         It runs under the term it was queued in (see `check_send`). A call dropped unstarted by
-        `cancel` counts as a write of its kind not sent, unless `cancel_unsent` is False (its
-        caller counts what was not sent: the Events a call may send for others)."""
+        `cancel`, or not queued because the pool is closed, counts as a write of its kind not
+        sent, unless `cancel_unsent` is False (its caller counts what was not sent: the Events
+        a call may send for others)."""
         kind = _KINDS.get(what.partition(" ")[0], "")
         term = self.queue_term()
 
@@ -126,8 +127,9 @@ class Workers:
         except RuntimeError:
             self._done(kind, None)
             logger.info("%s not carried out: shutting down", what)
-            with self.idle:
-                self.not_sent[kind or "other"] += 1
+            if cancel_unsent:
+                with self.idle:
+                    self.not_sent[kind or "other"] += 1
             return False
         future.add_done_callback(lambda done: self._done(kind, done if cancel_unsent else None))
         return True
