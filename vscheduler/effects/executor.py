@@ -323,6 +323,9 @@ class EffectsExecutor:
         self._events.wake()
         self._workers.join()
         self._binder.unsent_waits()
+        binds = self._binder.unsent()
+        if binds:
+            self._workers.count_not_sent("binds", binds)
         left = self._events.unsent()
         if left:
             self._workers.count_not_sent("Events", left)

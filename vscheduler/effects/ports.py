@@ -80,6 +80,21 @@ class ClusterWriter(Protocol):
         ...
 
 
+BindRecord = tuple[str, str, str, str]
+"""A pod to bind: its namespace, name and uid, and the node."""
+
+
+@runtime_checkable
+class BindBatchWriter(Protocol):
+    """A writer that binds several pods at once (the API server's: the Bindings written
+    together on one connection); the effects use it when their writer has it."""
+
+    def bind_many(self, binds: Sequence[BindRecord]) -> list[ClusterError | None]:
+        """`bind` each; per pod None, or the error it met (a refusal of the whole batch
+        before anything left, such as the fence's, raises)."""
+        ...
+
+
 EventRecord = tuple[ObjectRef, Literal["Normal", "Warning"], str, str]
 """An Event to record: about `ref`, its type, reason and message."""
 

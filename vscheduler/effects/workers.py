@@ -21,7 +21,7 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Final, ParamSpec
+from typing import Final, ParamSpec, TypeVar
 
 from vscheduler.clock import Clock
 from vscheduler.effects.retry import RetryPolicy, call_with_retry
@@ -32,6 +32,7 @@ from vscheduler.errors import FencedError
 logger = logging.getLogger("vscheduler.effects.executor")
 
 P = ParamSpec("P")
+T = TypeVar("T")
 _KINDS: Final = {
     "bind": "binds",
     "evict": "evictions",
@@ -149,21 +150,28 @@ class Workers:
         """`fn()` under the retry rules; before every attempt (and, through `check_send`, right
         before the request leaves) the term, the lease and `check` are asked again."""
 
-        def fenced() -> None:
-            self._terms.check_send()
-            if not self._may_write():  # checked before every attempt, retries included
-                raise FencedError(f"{what}: this replica no longer leads")
-            fn()
-
         with self._terms.checking(check):
             call_with_retry(
                 self._retry,
-                fenced,
+                lambda: self._fenced(what, fn),
                 what=what,
                 clock=self._clock,
                 sleep=self.stop.wait,
                 stopping=self.stop.is_set,
             )
+
+    def once(self, what: str, fn: Callable[[], T], *, check: Check | None = None) -> T:
+        """`fn()` once, asked as each of `call`'s attempts is (no retry: the caller sends again
+        what failed); what it returns."""
+        with self._terms.checking(check):
+            return self._fenced(what, fn)
+
+    def _fenced(self, what: str, fn: Callable[[], T]) -> T:
+        """`fn()` unless the term, the lease or the calling thread's check says no."""
+        self._terms.check_send()
+        if not self._may_write():  # checked before every attempt, retries included
+            raise FencedError(f"{what}: this replica no longer leads")
+        return fn()
 
     def queue_term(self) -> int:
         """The term a call queued now from this thread runs under: a worker's own (what it

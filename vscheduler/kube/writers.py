@@ -5,7 +5,9 @@ Events in protobuf).
   the API server uses it as a precondition (as kube-scheduler's and Volcano's binders send it),
   so a pod deleted and recreated under the same name answers 409 instead of being bound. Sent
   as protobuf, as kube-scheduler sends it (`kube.protobuf`: the API server's JSON decode of a
-  Binding and an Event was a measured share of its CPU), as is every Event.
+  Binding and an Event was a measured share of its CPU), as is every Event. `bind_many` writes
+  several Bindings at once on one connection (`effects.ports.BindBatchWriter`), as
+  `record_events` does Events (`KubeApi.request_many`, HTTP/1.1 pipelining).
 - evict: POST `pods/{name}/eviction` with a policy/v1 Eviction preconditioned on the UID; the
   API server enforces PodDisruptionBudgets (refusal: `DisruptionBudgetError`).
 - set_pod_condition: PATCH `pods/{name}/status`, strategic merge (`conditions` merge by `type`).
@@ -48,7 +50,7 @@ from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from vscheduler.clock import Clock
-from vscheduler.effects.ports import EVENT_MESSAGE_LIMIT, EventRecord, ObjectRef
+from vscheduler.effects.ports import EVENT_MESSAGE_LIMIT, BindRecord, EventRecord, ObjectRef
 from vscheduler.errors import ClusterError, NotFoundError, TransientClusterError
 from vscheduler.kube import protobuf
 from vscheduler.kube.client import JSON, MERGE_PATCH, STRATEGIC_MERGE_PATCH, Body, KubeApi
@@ -87,13 +89,19 @@ class KubeWriter:
 
     def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
         """POST pods/binding (409 when the pod is already bound or was replaced)."""
-        body = {
-            "apiVersion": "v1",
-            "kind": "Binding",
-            "metadata": {"name": name, "namespace": namespace, "uid": uid},
-            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
-        }
-        self._post_unread(pod_path(namespace, name, "binding"), body)
+        self._post_unread(
+            pod_path(namespace, name, "binding"), _binding(namespace, name, uid, node)
+        )
+
+    def bind_many(self, binds: Sequence[BindRecord]) -> list[ClusterError | None]:
+        """`bind` each (namespace, name, uid, node), all posted at once on one connection
+        (`KubeApi.request_many`); per pod None, or the error it met."""
+        return self._post_many(
+            [
+                (pod_path(ns, name, "binding"), _binding(ns, name, uid, node))
+                for ns, name, uid, node in binds
+            ]
+        )
 
     def evict(self, namespace: str, name: str, uid: str, *, dry_run: bool = False) -> None:
         """POST pods/eviction (policy/v1) for the pod with this UID only; `dry_run` sends
@@ -231,13 +239,22 @@ class KubeWriter:
     def record_events(self, events: Sequence[EventRecord]) -> list[ClusterError | None]:
         """`record_event` for each (ref, type, reason, message), all posted at once on one
         connection (`KubeApi.request_many`); per Event None, or the error it met."""
-        requests: list[tuple[str, Body]] = [
-            (
-                namespaced_collection("", "v1", "events", ref.namespace or "default"),
-                self._unread_body(self.event_body(ref, type_, reason, message)),
-            )
-            for ref, type_, reason, message in events
-        ]
+        return self._post_many(
+            [
+                (
+                    namespaced_collection("", "v1", "events", ref.namespace or "default"),
+                    self.event_body(ref, type_, reason, message),
+                )
+                for ref, type_, reason, message in events
+            ]
+        )
+
+    def _post_many(
+        self, posts: Sequence[tuple[str, Mapping[str, object]]]
+    ) -> list[ClusterError | None]:
+        """`_post_unread` each (path, body), all at once on one connection
+        (`KubeApi.request_many`); per post None, or the error it met."""
+        requests: list[tuple[str, Body]] = [(path, self._unread_body(body)) for path, body in posts]
         content_type, accept = self._unread_types()
         answers = self._api.request_many("POST", requests, content_type=content_type, accept=accept)
         return [answer if isinstance(answer, ClusterError) else None for answer in answers]
@@ -316,6 +333,16 @@ def _kernel(value: object) -> object:
     if isinstance(value, Mapping):
         return {k: _kernel(v) for k, v in value.items() if v is not None}
     return value
+
+
+def _binding(namespace: str, name: str, uid: str, node: str) -> dict[str, object]:
+    """The Binding of the pod (this uid only) to `node`."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": name, "namespace": namespace, "uid": uid},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+    }
 
 
 def _cut(text: str, limit: int) -> str:

@@ -161,6 +161,13 @@ def record_events(writer: KubeWriter) -> None:
         writer.record_event(ref, "Normal", "Scheduled", "m")
 
 
+def bind_together(writer: KubeWriter) -> None:
+    """Two pods of two namespaces, bound together."""
+    writer.bind_many(
+        [("team-a", "worker-0", "uid-1", "node-1"), ("team-b", "worker-1", "uid-2", "node-1")]
+    )
+
+
 def record_events_together(writer: KubeWriter) -> None:
     """The same two, written together."""
     writer.record_events([(POD, "Normal", "Scheduled", "m"), (QUEUE, "Warning", "Overused", "m")])
@@ -180,6 +187,7 @@ def patch_queue_statuses(writer: KubeWriter) -> None:
 
 WRITES: dict[str, Callable[[KubeWriter], None]] = {
     "bind": lambda w: w.bind("team-a", "worker-0", "uid-1", "node-1"),
+    "bind_many": bind_together,
     "evict": lambda w: w.evict("team-a", "worker-0", "uid-1"),
     "set_pod_condition": lambda w: w.set_pod_condition("team-a", "worker-0", {"type": "X"}),
     "set_nominated_node": lambda w: w.set_nominated_node("team-a", "worker-0", "node-1"),

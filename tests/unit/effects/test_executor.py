@@ -13,7 +13,7 @@ from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
 from vscheduler.effects import executor
 from vscheduler.effects.executor import COUNT_HOLD, EffectsExecutor
-from vscheduler.effects.ports import EventRecord, ObjectRef
+from vscheduler.effects.ports import BindRecord, EventRecord, ObjectRef
 from vscheduler.effects.retry import RetryPolicy
 from vscheduler.effects.status import condition_json
 from vscheduler.errors import (
@@ -829,6 +829,140 @@ def test_in_a_bind_backlog_scheduled_events_go_one_at_a_time_even_through_a_batc
     finally:
         effects.close()
     assert _scheduled_names(writer) == [f"ns/{n}" for n in names]
+
+
+class BindsTogether(FakeWriter):
+    """`FakeWriter` that also binds several pods at once (`BindBatchWriter`): each batch as one
+    `("binds", names)` call. `refused` gives a pod's error in a batch, `alone` its error when
+    bound alone (each used once)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refused: dict[str, Exception] = {}
+        self.alone: dict[str, Exception] = {}
+
+    def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
+        super().bind(namespace, name, uid, node)
+        error = self.alone.pop(f"{namespace}/{name}", None)
+        if error is not None:
+            raise error
+
+    def bind_many(self, binds: Sequence[BindRecord]) -> list[ClusterError | None]:
+        names = tuple(f"{ns}/{name}" for ns, name, _, _ in binds)
+        self.record("binds", names)
+        return [cast(ClusterError | None, self.refused.pop(n, None)) for n in names]
+
+
+def _bound_names(writer: BindsTogether) -> list[str]:
+    """Every pod a Binding was written for, alone or in a batch, sorted."""
+    together = [name for call in writer.of("binds") for name in cast(tuple[str, ...], call[0])]
+    return sorted([*(str(call[0]) for call in writer.of("bind")), *together])
+
+
+def _queued_behind_a_held_bind(
+    effects: EffectsExecutor, writer: BindsTogether, names: Sequence[str]
+) -> None:
+    """`p0` bound alone and held on the executor's one worker, then `names` queued behind it."""
+    writer.hold("bind")
+    p0 = Bind(task_uid="uid-p0", pod="ns/p0", node="n1")
+    effects.submit(CycleResult(binds=(p0,)), ClusterSnapshot())
+    assert writer.entered.wait(WAIT)
+    binds = tuple(Bind(task_uid=f"uid-{n}", pod=f"ns/{n}", node="n1") for n in names)
+    effects.submit(CycleResult(binds=binds), ClusterSnapshot())
+    assert until(lambda: effects._pending["binds"] == 1 + len(names))
+
+
+def _bind_cache(clock: FixedClock, names: Sequence[str]) -> SchedulerCache:
+    cache = SchedulerCache(clock=clock)
+    cache.replace(NODE, [raw_node("n1")])
+    cache.replace(POD, [raw_pod(name) for name in ["p0", *names]])
+    return cache
+
+
+def test_binds_waiting_for_a_worker_go_together_through_a_batch_writer(
+    clock: FixedClock,
+) -> None:
+    names = [f"p{i}" for i in range(1, 7)]
+    cache = _bind_cache(clock, names)
+    writer = BindsTogether()
+    outcomes: list[tuple[str, str]] = []
+    with running_executor(writer, cache, clock, outcomes, workers=1, attempts=3) as effects:
+        _queued_behind_a_held_bind(effects, writer, names)
+        writer.release("bind")
+        assert effects.drain(WAIT)
+    assert writer.of("bind") == [("ns/p0", "uid-p0", "n1")]
+    assert writer.of("binds") == [(tuple(f"ns/{n}" for n in names),)]  # the rest at once
+    assert outcomes.count(("bind", "success")) == 7
+    for name in ["p0", *names]:
+        assert status_of(cache, f"uid-{name}") == (TaskStatus.BOUND, "n1")
+    scheduled = sorted(str(e[0]) for e in writer.of("event") if e[2] == "Scheduled")
+    assert scheduled == [f"Pod ns/{n}" for n in ["p0", *names]]
+
+
+def test_a_bind_a_batch_could_not_make_is_dropped_on_a_conflict_else_sent_again_alone(
+    clock: FixedClock,
+) -> None:
+    names = [f"p{i}" for i in range(1, 6)]
+    cache = _bind_cache(clock, names)
+    writer = BindsTogether()
+    writer.refused = {
+        "ns/p2": ConflictError("409 already bound"),
+        "ns/p3": TransientClusterError("503"),
+        "ns/p4": TransientClusterError("connection reset", maybe_applied=True),
+    }
+    writer.alone = {"ns/p4": ConflictError("409 already bound")}  # most likely our own batch
+    outcomes: list[tuple[str, str]] = []
+    with running_executor(writer, cache, clock, outcomes, workers=1, attempts=3) as effects:
+        _queued_behind_a_held_bind(effects, writer, names)
+        writer.release("bind")
+        assert effects.drain(WAIT)
+    assert writer.of("binds") == [(tuple(f"ns/{n}" for n in names),)]
+    assert [call[0] for call in writer.of("bind")] == ["ns/p0", "ns/p3", "ns/p4"]
+    assert sorted(outcomes) == sorted(
+        [("bind", "success")] * 4 + [("bind", "conflict"), ("bind", "unconfirmed")]
+    )
+    assert status_of(cache, "uid-p2") == (TaskStatus.PENDING, None)  # placed again next cycle
+    assert status_of(cache, "uid-p4") == (TaskStatus.BOUND, "n1")  # until the watch tells
+    scheduled = sorted(str(e[0]) for e in writer.of("event") if e[2] == "Scheduled")
+    assert scheduled == [f"Pod ns/{n}" for n in ("p0", "p1", "p3", "p5")]
+
+
+def test_a_bind_whose_decision_went_stale_while_it_waited_is_left_out_of_the_batch(
+    clock: FixedClock,
+) -> None:
+    names = ["p1", "p2", "p3"]
+    cache = _bind_cache(clock, names)
+    writer = BindsTogether()
+    outcomes: list[tuple[str, str]] = []
+    with running_executor(writer, cache, clock, outcomes, workers=1, attempts=3) as effects:
+        _queued_behind_a_held_bind(effects, writer, names)
+        cache.apply(POD, WatchEvent("DELETED", raw_pod("p2")))
+        writer.release("bind")
+        assert effects.drain(WAIT)
+    assert writer.of("binds") == [(("ns/p1", "ns/p3"),)]
+    assert _bound_names(writer) == ["ns/p0", "ns/p1", "ns/p3"]
+    assert outcomes.count(("bind", "dropped")) == 1
+
+
+def test_a_shutdown_counts_the_binds_left_waiting_as_not_sent(clock: FixedClock) -> None:
+    names = [f"p{i}" for i in range(1, 5)]
+    cache = _bind_cache(clock, names)
+    writer = BindsTogether()
+    effects = EffectsExecutor(writer, cache, clock=clock, workers=1)
+    _queued_behind_a_held_bind(effects, writer, names)
+
+    def release_on_stop() -> None:
+        effects._stop.wait(WAIT)
+        writer.release("bind")
+
+    releaser = threading.Thread(target=release_on_stop)
+    releaser.start()
+    report = effects.shutdown(0)
+    releaser.join(WAIT)
+    bound = _bound_names(writer)
+    assert len(set(bound)) == len(bound)  # none twice
+    assert report.get("binds", 0) == 5 - len(bound)  # each bound or counted as not sent
+    assert "ns/p0" in bound
 
 
 # --- drain and close -----------------------------------------------------------------

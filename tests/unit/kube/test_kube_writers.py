@@ -52,6 +52,32 @@ def test_bind_posts_a_binding_preconditioned_on_the_pod_uid(
 
 
 @pytest.mark.timeout(10)
+def test_bindings_written_together_go_on_one_connection_each_with_its_outcome(
+    apiserver: FakeApiServer, writer: KubeWriter
+) -> None:
+    other = "/api/v1/namespaces/team-b/pods/worker-1"
+    apiserver.reply("POST", f"{POD}/binding", 201, {"kind": "Status", "status": "Success"})
+    body = apiserver.status(409, "Conflict", "pod worker-1 is already assigned to node node-1")
+    apiserver.reply("POST", f"{other}/binding", 409, body)
+    done = writer.bind_many(
+        [("team-a", "worker-0", "uid-1", "node-7"), ("team-b", "worker-1", "uid-2", "node-8")]
+    )
+    assert done[0] is None
+    assert isinstance(done[1], ConflictError)
+    assert "already assigned" in str(done[1])
+    first, second = apiserver.requests("POST")
+    assert (first.path, second.path) == (f"{POD}/binding", f"{other}/binding")
+    assert first.headers["content-type"] == "application/vnd.kubernetes.protobuf"
+    assert second.body == {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "worker-1", "namespace": "team-b", "uid": "uid-2"},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": "node-8"},
+    }
+    assert writer.bind_many([]) == []
+
+
+@pytest.mark.timeout(10)
 def test_a_writer_made_for_json_sends_bindings_and_events_as_json(
     apiserver: FakeApiServer, api: KubeApi, clock: FixedClock
 ) -> None:
