@@ -12,6 +12,7 @@ from vscheduler import catalog, cycle
 from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
 from vscheduler.effects import executor
+from vscheduler.effects.binds import BIND_BATCH, share
 from vscheduler.effects.executor import COUNT_HOLD, EffectsExecutor
 from vscheduler.effects.ports import BindRecord, EventRecord, ObjectRef
 from vscheduler.effects.retry import RetryPolicy
@@ -897,6 +898,18 @@ def test_binds_waiting_for_a_worker_go_together_through_a_batch_writer(
         assert status_of(cache, f"uid-{name}") == (TaskStatus.BOUND, "n1")
     scheduled = sorted(str(e[0]) for e in writer.of("event") if e[2] == "Scheduled")
     assert scheduled == [f"Pod ns/{n}" for n in ["p0", *names]]
+
+
+@pytest.mark.parametrize(
+    ("waiting", "workers", "taken"),
+    [(1, 16, 1), (10, 16, 1), (16, 16, 1), (17, 16, 2), (100, 16, 7), (10_000, 16, 16), (6, 1, 6)],
+)
+def test_a_call_takes_an_even_share_of_the_binds_waiting_so_few_go_alone_at_once(
+    waiting: int, workers: int, taken: int
+) -> None:
+    """As many binds waiting as workers (a gang of ten): each alone, on its own connection,
+    answered at once; a backlog: batches, at most `BIND_BATCH`."""
+    assert share(waiting, workers, BIND_BATCH) == taken
 
 
 def test_a_bind_a_batch_could_not_make_is_dropped_on_a_conflict_else_sent_again_alone(
