@@ -778,20 +778,30 @@ def test_an_event_a_batch_could_not_record_is_sent_again_alone(clock: FixedClock
     assert set(_alone(writer)) | together == {f"ns/p{i}" for i in range(1, 5)}
 
 
-def test_a_shutdown_counts_the_scheduled_events_left_waiting_as_not_sent(
-    clock: FixedClock,
-) -> None:
-    _, writer, effects, taken = _held_batch_sends(clock, 6)
+def _shutdown_releasing_on_stop(
+    effects: EffectsExecutor, writer: ScriptedWriter, *held: str
+) -> dict[str, int]:
+    """`effects.shutdown(0)`'s report, the `held` writes released once the executor stops
+    (the sends they hold then end, as a shutdown cuts them short)."""
 
     def release_on_stop() -> None:
         effects._stop.wait(WAIT)
-        writer.release("event")
-        writer.release("events")
+        for method in held:
+            writer.release(method)
 
     releaser = threading.Thread(target=release_on_stop)
     releaser.start()
     report = effects.shutdown(0)
     releaser.join(WAIT)
+    return report
+
+
+def test_a_shutdown_counts_the_scheduled_events_left_waiting_as_not_sent(
+    clock: FixedClock,
+) -> None:
+    _, writer, effects, taken = _held_batch_sends(clock, 6)
+
+    report = _shutdown_releasing_on_stop(effects, writer, "event", "events")
     # each Event either recorded or counted as not sent (the held sends' gates give way after
     # WAIT on a loaded machine, so how many the held sends took is not fixed)
     names = _scheduled_names(writer)
@@ -880,17 +890,31 @@ def _bind_cache(clock: FixedClock, names: Sequence[str]) -> SchedulerCache:
     return cache
 
 
+def _batch_after_a_held_bind(
+    clock: FixedClock,
+    writer: BindsTogether,
+    names: Sequence[str],
+    meanwhile: Callable[[SchedulerCache], object] = lambda _: None,
+) -> tuple[SchedulerCache, list[tuple[str, str]]]:
+    """`p0` bound alone and held on an executor's one worker while `names` queue behind it,
+    `meanwhile(cache)`, then the hold released and every write done: the cache and the
+    outcomes."""
+    cache = _bind_cache(clock, names)
+    outcomes: list[tuple[str, str]] = []
+    with running_executor(writer, cache, clock, outcomes, workers=1, attempts=3) as effects:
+        _queued_behind_a_held_bind(effects, writer, names)
+        meanwhile(cache)
+        writer.release("bind")
+        assert effects.drain(WAIT)
+    return cache, outcomes
+
+
 def test_binds_waiting_for_a_worker_go_together_through_a_batch_writer(
     clock: FixedClock,
 ) -> None:
     names = [f"p{i}" for i in range(1, 7)]
-    cache = _bind_cache(clock, names)
     writer = BindsTogether()
-    outcomes: list[tuple[str, str]] = []
-    with running_executor(writer, cache, clock, outcomes, workers=1, attempts=3) as effects:
-        _queued_behind_a_held_bind(effects, writer, names)
-        writer.release("bind")
-        assert effects.drain(WAIT)
+    cache, outcomes = _batch_after_a_held_bind(clock, writer, names)
     assert writer.of("bind") == [("ns/p0", "uid-p0", "n1")]
     assert writer.of("binds") == [(tuple(f"ns/{n}" for n in names),)]  # the rest at once
     assert outcomes.count(("bind", "success")) == 7
@@ -916,7 +940,6 @@ def test_a_bind_a_batch_could_not_make_is_dropped_on_a_conflict_else_sent_again_
     clock: FixedClock,
 ) -> None:
     names = [f"p{i}" for i in range(1, 6)]
-    cache = _bind_cache(clock, names)
     writer = BindsTogether()
     writer.refused = {
         "ns/p2": ConflictError("409 already bound"),
@@ -924,11 +947,7 @@ def test_a_bind_a_batch_could_not_make_is_dropped_on_a_conflict_else_sent_again_
         "ns/p4": TransientClusterError("connection reset", maybe_applied=True),
     }
     writer.alone = {"ns/p4": ConflictError("409 already bound")}  # most likely our own batch
-    outcomes: list[tuple[str, str]] = []
-    with running_executor(writer, cache, clock, outcomes, workers=1, attempts=3) as effects:
-        _queued_behind_a_held_bind(effects, writer, names)
-        writer.release("bind")
-        assert effects.drain(WAIT)
+    cache, outcomes = _batch_after_a_held_bind(clock, writer, names)
     assert writer.of("binds") == [(tuple(f"ns/{n}" for n in names),)]
     assert [call[0] for call in writer.of("bind")] == ["ns/p0", "ns/p3", "ns/p4"]
     assert sorted(outcomes) == sorted(
@@ -943,15 +962,13 @@ def test_a_bind_a_batch_could_not_make_is_dropped_on_a_conflict_else_sent_again_
 def test_a_bind_whose_decision_went_stale_while_it_waited_is_left_out_of_the_batch(
     clock: FixedClock,
 ) -> None:
-    names = ["p1", "p2", "p3"]
-    cache = _bind_cache(clock, names)
     writer = BindsTogether()
-    outcomes: list[tuple[str, str]] = []
-    with running_executor(writer, cache, clock, outcomes, workers=1, attempts=3) as effects:
-        _queued_behind_a_held_bind(effects, writer, names)
-        cache.apply(POD, WatchEvent("DELETED", raw_pod("p2")))
-        writer.release("bind")
-        assert effects.drain(WAIT)
+    _, outcomes = _batch_after_a_held_bind(
+        clock,
+        writer,
+        ["p1", "p2", "p3"],
+        lambda cache: cache.apply(POD, WatchEvent("DELETED", raw_pod("p2"))),
+    )
     assert writer.of("binds") == [(("ns/p1", "ns/p3"),)]
     assert _bound_names(writer) == ["ns/p0", "ns/p1", "ns/p3"]
     assert outcomes.count(("bind", "dropped")) == 1
@@ -964,14 +981,7 @@ def test_a_shutdown_counts_the_binds_left_waiting_as_not_sent(clock: FixedClock)
     effects = EffectsExecutor(writer, cache, clock=clock, workers=1)
     _queued_behind_a_held_bind(effects, writer, names)
 
-    def release_on_stop() -> None:
-        effects._stop.wait(WAIT)
-        writer.release("bind")
-
-    releaser = threading.Thread(target=release_on_stop)
-    releaser.start()
-    report = effects.shutdown(0)
-    releaser.join(WAIT)
+    report = _shutdown_releasing_on_stop(effects, writer, "bind")
     bound = _bound_names(writer)
     assert len(set(bound)) == len(bound)  # none twice
     assert report.get("binds", 0) == 5 - len(bound)  # each bound or counted as not sent

@@ -53,6 +53,8 @@ class Received:
     query: dict[str, list[str]]
     headers: dict[str, str]
     body: Any
+    peer: tuple[str, int] = ("", 0)
+    """The client's address and port: one per connection."""
 
 
 def _body(raw: bytes, content_type: str) -> Any:
@@ -169,6 +171,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                     urllib.parse.parse_qs(url.query, keep_blank_values=True),
                     {k.lower(): v for k, v in self.headers.items()},
                     _body(raw, self.headers.get("Content-Type", "")),
+                    (str(self.client_address[0]), int(self.client_address[1])),
                 )
             )
         answer = self.fake.next_answer(self.command, url.path)

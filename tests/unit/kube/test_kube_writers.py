@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -43,11 +43,16 @@ def test_bind_posts_a_binding_preconditioned_on_the_pod_uid(
     (request,) = apiserver.requests()
     assert request.headers["content-type"] == "application/vnd.kubernetes.protobuf"
     assert request.headers["accept"] == "application/vnd.kubernetes.protobuf, application/json"
-    assert request.body == {
+    assert request.body == binding("team-a", "worker-0", "uid-1", "node-7")
+
+
+def binding(namespace: str, name: str, uid: str, node: str) -> dict[str, Any]:
+    """The Binding a writer sends."""
+    return {
         "apiVersion": "v1",
         "kind": "Binding",
-        "metadata": {"name": "worker-0", "namespace": "team-a", "uid": "uid-1"},
-        "target": {"apiVersion": "v1", "kind": "Node", "name": "node-7"},
+        "metadata": {"name": name, "namespace": namespace, "uid": uid},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node},
     }
 
 
@@ -67,13 +72,10 @@ def test_bindings_written_together_go_on_one_connection_each_with_its_outcome(
     assert "already assigned" in str(done[1])
     first, second = apiserver.requests("POST")
     assert (first.path, second.path) == (f"{POD}/binding", f"{other}/binding")
+    assert first.peer == second.peer  # one connection
     assert first.headers["content-type"] == "application/vnd.kubernetes.protobuf"
-    assert second.body == {
-        "apiVersion": "v1",
-        "kind": "Binding",
-        "metadata": {"name": "worker-1", "namespace": "team-b", "uid": "uid-2"},
-        "target": {"apiVersion": "v1", "kind": "Node", "name": "node-8"},
-    }
+    assert first.body == binding("team-a", "worker-0", "uid-1", "node-7")
+    assert second.body == binding("team-b", "worker-1", "uid-2", "node-8")
     assert writer.bind_many([]) == []
 
 
@@ -369,6 +371,7 @@ def test_events_recorded_together_go_on_one_connection_each_with_its_outcome(
     assert "namespace closing" in str(done[1])
     assert done[2] is None
     sent = apiserver.requests("POST")
+    assert len({r.peer for r in sent}) == 1  # one connection
     assert [(r.path, r.body["involvedObject"]["name"]) for r in sent] == [
         (events, "worker-0"),
         (events, "worker-1"),
