@@ -163,11 +163,14 @@ class Binder:
         return left
 
     def _bind_waiting(self) -> None:
-        """Send this call's share of the binds of its term waiting to go (`share`; one once
-        the executor stops), each once its volumes are bound: together through the batch
-        writer when more than one is ready, else alone."""
+        """Send this call's share of the binds of its term waiting to go (`share`; one once a
+        shutdown drains or the executor stops: a batch still in flight when the grace ends
+        would hold the exit for every one of its binds' rate-limiter tokens), each once its
+        volumes are bound: together through the batch writer when more than one is ready, else
+        alone."""
         workers = self._context.workers
-        most = BIND_BATCH if self._together is not None and not workers.stop.is_set() else 1
+        alone = self._together is None or workers.draining or workers.stop.is_set()
+        most = 1 if alone else BIND_BATCH
         term = workers.thread_term()
         with self._waiting_lock:
             waiting = self._waiting.get(term) if term is not None else None

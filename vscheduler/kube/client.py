@@ -67,6 +67,7 @@ from vscheduler.errors import (
     FencedError,
     NotSentError,
     ReadOnlyError,
+    TransientClusterError,
     UnreachableError,
 )
 from vscheduler.informer.kinds import CLUSTER_KINDS
@@ -331,16 +332,39 @@ class KubeApi:
         pipelining, `Wire.pipeline`) where the client has its wire, else one after another;
         each request's decoded answer or its error, in order (nothing raises but what refuses
         the whole batch before a byte leaves: a read-only client, the fence). A token of the
-        rate limiter is taken per request; the fence is asked once, right before the batch
-        leaves."""
+        rate limiter is taken per request and no request waits for another's: the first waits
+        for its token, those whose tokens are there already go with it, the rest follow as
+        theirs come (at a low QPS one by one, as `request` would send them). The fence is
+        asked right before each part leaves; a later part it refuses answers its requests with
+        a `TransientClusterError` naming the refusal (nothing of it left)."""
         if self._wire is None:
             return self._one_by_one(method, requests, content_type, accept)
-        if not requests:
-            return []
+        out: list[dict[str, Any] | ClusterError] = []
+        while len(out) < len(requests):
+            start = len(out)
+            try:
+                write = self._admit(method, requests[start][0])
+                end = start + 1 + self._limiter.take(len(requests) - start - 1)
+                part = self._pipelined(method, requests[start:end], write, content_type, accept)
+            except NotSentError as err:
+                if not out:
+                    raise
+                refused = TransientClusterError(f"not sent: {err}", maybe_applied=False)
+                return [*out, *[refused] * (len(requests) - start)]
+            out.extend(part)
+        return out
+
+    def _pipelined(
+        self,
+        method: str,
+        requests: Sequence[tuple[str, Body]],
+        write: bool,
+        content_type: str,
+        accept: str,
+    ) -> list[dict[str, Any] | ClusterError]:
+        """`requests`, their tokens taken, written at once on one connection."""
+        assert self._wire is not None
         first = requests[0][0]
-        write = self._admit(method, first)
-        for _ in requests[1:]:
-            self._limiter.acquire()
         headers = self._headers(content_type, accept)
         try:
             answers = self._wire.pipeline(

@@ -56,6 +56,19 @@ class TokenBucket:
             self._tokens = min(self._burst, self._tokens + elapsed * self._qps) - 1.0
             return 0.0 if self._tokens >= 0 else -self._tokens / self._qps
 
+    def take(self, most: int) -> int:
+        """Take up to `most` tokens there now, never on credit (nothing waits); how many."""
+        if self.unlimited:
+            return max(0, most)
+        with self._lock:
+            now = self._clock.monotonic()
+            elapsed = max(0.0, now - self._last)
+            self._last = now
+            self._tokens = min(self._burst, self._tokens + elapsed * self._qps)
+            taken = max(0, min(most, math.floor(self._tokens)))
+            self._tokens -= taken
+            return taken
+
     def acquire(self) -> float:
         """Wait for a token; returns the seconds waited."""
         delay = self.reserve()

@@ -974,6 +974,24 @@ def test_a_bind_whose_decision_went_stale_while_it_waited_is_left_out_of_the_bat
     assert outcomes.count(("bind", "dropped")) == 1
 
 
+def test_while_a_shutdown_drains_the_binds_go_one_at_a_time(clock: FixedClock) -> None:
+    """A batch in flight when the grace ends would hold the exit for all its binds."""
+    names = [f"p{i}" for i in range(1, 5)]
+    cache = _bind_cache(clock, names)
+    writer = BindsTogether()
+    effects = EffectsExecutor(writer, cache, clock=clock, workers=1)
+    _queued_behind_a_held_bind(effects, writer, names)
+    report: dict[str, int] = {}
+    stopper = threading.Thread(target=lambda: report.update(effects.shutdown(WAIT)))
+    stopper.start()
+    assert until(lambda: effects._draining)
+    writer.release("bind")
+    stopper.join(2 * WAIT)
+    assert writer.of("binds") == []
+    assert _bound_names(writer) == [f"ns/{n}" for n in ["p0", *names]]
+    assert "binds" not in report
+
+
 def test_a_shutdown_counts_the_binds_left_waiting_as_not_sent(clock: FixedClock) -> None:
     names = [f"p{i}" for i in range(1, 5)]
     cache = _bind_cache(clock, names)

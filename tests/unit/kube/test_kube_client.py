@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -233,3 +234,58 @@ current-context: x
     assert first == {"kind": "Event"}
     assert isinstance(second, ConflictError)
     assert [r.path for r in apiserver.requests()] == ["/api/v1/namespaces/ns/events"] * 3
+
+
+def _limited_api(
+    kubeconfig: Path, clock: FixedClock, burst: int, fence: Callable[[], bool] | None = None
+) -> tuple[KubeApi, list[float]]:
+    """A client of 10 requests a second, `burst` saved up; the seconds it slept."""
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        clock.advance(seconds)
+
+    limiter = TokenBucket(10, burst, clock=clock, sleep=sleep)
+    return KubeApi(build_api_client(str(kubeconfig), pool_maxsize=2), limiter, fence=fence), slept
+
+
+EVENTS = "/api/v1/namespaces/ns/events"
+
+
+@pytest.mark.timeout(10)
+def test_requests_written_together_leave_as_their_tokens_come(
+    apiserver: FakeApiServer, kubeconfig: Path, clock: FixedClock
+) -> None:
+    api, slept = _limited_api(kubeconfig, clock, burst=2)
+    try:
+        for _ in range(4):
+            apiserver.reply("POST", EVENTS, 201, {"kind": "Event"})
+        assert api.request_many("POST", [(EVENTS, {})] * 4) == [{"kind": "Event"}] * 4
+    finally:
+        api.close()
+    # the two tokens there went together; the other two requests waited for theirs, in turn
+    assert slept == pytest.approx([0.1, 0.1])
+    assert len(apiserver.requests("POST")) == 4
+
+
+@pytest.mark.timeout(10)
+def test_a_later_part_of_requests_written_together_refused_by_the_fence_answers_not_sent(
+    apiserver: FakeApiServer, kubeconfig: Path, clock: FixedClock
+) -> None:
+    checks = [0]
+
+    def fence() -> bool:  # the first part is asked twice (admitted, then right before it leaves)
+        checks[0] += 1
+        return checks[0] <= 2
+
+    api, _ = _limited_api(kubeconfig, clock, burst=1, fence=fence)
+    try:
+        apiserver.reply("POST", EVENTS, 201, {"kind": "Event"})
+        first, *rest = api.request_many("POST", [(EVENTS, {})] * 3)
+    finally:
+        api.close()
+    assert first == {"kind": "Event"}
+    assert len(rest) == 2
+    assert all(isinstance(r, TransientClusterError) and "not sent" in str(r) for r in rest)
+    assert len(apiserver.requests("POST")) == 1

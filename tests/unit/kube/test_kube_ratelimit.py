@@ -75,3 +75,15 @@ def test_a_non_positive_or_infinite_qps_never_waits(qps: float) -> None:
 def test_a_limited_bucket_needs_a_burst_of_at_least_one() -> None:
     with pytest.raises(ValueError, match="burst"):
         bucket(qps=5, burst=0)
+
+
+def test_take_hands_out_only_the_tokens_there_now_and_never_waits() -> None:
+    limiter, clock, slept = bucket(qps=10, burst=3)
+    assert limiter.take(5) == 3
+    assert limiter.take(1) == 0
+    clock.advance(0.25)
+    assert limiter.take(5) == 2
+    limiter.acquire()  # the bucket is empty: a token on credit, waited for
+    assert slept == pytest.approx([0.05])
+    assert limiter.take(0) == 0
+    assert TokenBucket(0, 0, clock=clock).take(7) == 7  # unlimited
