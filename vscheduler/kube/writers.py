@@ -94,8 +94,9 @@ class KubeWriter:
         )
 
     def bind_many(self, binds: Sequence[BindRecord]) -> list[ClusterError | None]:
-        """`bind` each (namespace, name, uid, node), all posted at once on one connection
-        (`KubeApi.request_many`); per pod None, or the error it met."""
+        """`bind` each (namespace, name, uid, node), posted together on one connection as
+        their rate-limiter tokens allow (`KubeApi.request_many`); per pod None, or the error it
+        met."""
         return self._post_many(
             [
                 (pod_path(ns, name, "binding"), _binding(ns, name, uid, node))
@@ -237,8 +238,9 @@ class KubeWriter:
         self._post_unread(namespaced_collection("", "v1", "events", namespace), body)
 
     def record_events(self, events: Sequence[EventRecord]) -> list[ClusterError | None]:
-        """`record_event` for each (ref, type, reason, message), all posted at once on one
-        connection (`KubeApi.request_many`); per Event None, or the error it met."""
+        """`record_event` for each (ref, type, reason, message), posted together on one
+        connection as their rate-limiter tokens allow (`KubeApi.request_many`); per Event None,
+        or the error it met."""
         return self._post_many(
             [
                 (

@@ -974,13 +974,21 @@ def test_a_bind_whose_decision_went_stale_while_it_waited_is_left_out_of_the_bat
     assert outcomes.count(("bind", "dropped")) == 1
 
 
+def _held_executor(
+    clock: FixedClock, names: Sequence[str]
+) -> tuple[BindsTogether, EffectsExecutor]:
+    """A batch writer and its one-worker executor (to be shut down by the test), `p0` held
+    in its send and `names` queued behind it."""
+    writer = BindsTogether()
+    effects = EffectsExecutor(writer, _bind_cache(clock, names), clock=clock, workers=1)
+    _queued_behind_a_held_bind(effects, writer, names)
+    return writer, effects
+
+
 def test_while_a_shutdown_drains_the_binds_go_one_at_a_time(clock: FixedClock) -> None:
     """A batch in flight when the grace ends would hold the exit for all its binds."""
     names = [f"p{i}" for i in range(1, 5)]
-    cache = _bind_cache(clock, names)
-    writer = BindsTogether()
-    effects = EffectsExecutor(writer, cache, clock=clock, workers=1)
-    _queued_behind_a_held_bind(effects, writer, names)
+    writer, effects = _held_executor(clock, names)
     report: dict[str, int] = {}
     stopper = threading.Thread(target=lambda: report.update(effects.shutdown(WAIT)))
     stopper.start()
@@ -994,10 +1002,7 @@ def test_while_a_shutdown_drains_the_binds_go_one_at_a_time(clock: FixedClock) -
 
 def test_a_shutdown_counts_the_binds_left_waiting_as_not_sent(clock: FixedClock) -> None:
     names = [f"p{i}" for i in range(1, 5)]
-    cache = _bind_cache(clock, names)
-    writer = BindsTogether()
-    effects = EffectsExecutor(writer, cache, clock=clock, workers=1)
-    _queued_behind_a_held_bind(effects, writer, names)
+    writer, effects = _held_executor(clock, names)
 
     report = _shutdown_releasing_on_stop(effects, writer, "bind")
     bound = _bound_names(writer)
