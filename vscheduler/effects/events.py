@@ -5,7 +5,8 @@ Owns: recording an Event through the writer under the Event retry rules (its mes
 the port's `EVENT_MESSAGE_LIMIT`); the binds' `Scheduled` Events: queued on the workers'
 `event_pool` (`queue_scheduled`), held per term until a call of their term sends them, at most
 `EVENT_BATCH` at once and through the writer's `record_events` when it has it (one alone again
-under the retry rules when the batch could not record it); the bind-backlog turn rule
+under the retry rules when the batch could not record it), the first waiting at most
+`EVENT_GATHER` for others to go with it; the bind-backlog turn rule
 (`EVENTS_IN_BACKLOG` sends at once while binds wait for a worker, each waiting at most its turn
 wait), the count of those being sent (under the lock the workers' `idle` and `turns` share), and
 the shutdown's hold on them while it drains binds (`hold`, `release`).
@@ -48,6 +49,12 @@ EVENT_BATCH: Final = 16
 can (`EventBatchWriter`): one such batch cost about half the CPU per Event of sending each alone
 (`bench.client_requests`: 257 against 541 µs), paying the syscalls, the TLS records and the
 GIL hand-offs once."""
+EVENT_GATHER: Final = 0.25
+"""Seconds at most the first of the `Scheduled` Events waiting to go waits for others to go with
+it, when no bind waits for a worker (a stream of lone pods): `EVENT_BATCH` of them go at once,
+else what came by then. Sent as each bind ends, a stream's Events went alone, at the CPU of an
+Event alone; the wait is a quarter of a second a user reading `kubectl describe` never sees.
+kube-scheduler's recorder, too, hands its Events to a goroutine that sends them later."""
 EVENT_TURN_WAIT: Final = 1.0
 """Seconds at most a `Scheduled` Event waits for its turn in a bind backlog before it goes anyway
 (an Event is never held without end)."""
@@ -64,18 +71,23 @@ class EventSender:
         retry: RetryPolicy,
         workers: Workers,
         turn_wait: float = EVENT_TURN_WAIT,
+        gather: float = EVENT_GATHER,
     ) -> None:
         self._writer, self._clock, self._retry = writer, clock, retry
         self._workers = workers
-        self._turn_wait = turn_wait
+        self._turn_wait, self._gather = turn_wait, gather
         self._sending = 0
         """`Scheduled` Events being sent (see `EVENTS_IN_BACKLOG`), under the lock the
         workers' `idle` and `turns` share."""
         self._go = threading.Event()
         self._go.set()
-        self._waiting: dict[int | None, list[tuple[ObjectRef, str]]] = {}
-        """Per term, the `Scheduled` Events waiting to be sent (see `queue_scheduled`)."""
+        self._waiting: dict[int | None, list[tuple[ObjectRef, str, float]]] = {}
+        """Per term, the `Scheduled` Events waiting to be sent, each with when it was queued
+        (`clock.monotonic`; see `queue_scheduled`)."""
         self._waiting_lock = threading.Lock()
+        self._gathered = threading.Condition(self._waiting_lock)
+        """Told when a term has `EVENT_BATCH` Events waiting, a shutdown's drain lets the
+        Events go (`release`), or the executor stops (`wake`)."""
         self._together = writer if isinstance(writer, EventBatchWriter) else None
         """The writer, when it records Events together."""
 
@@ -100,12 +112,16 @@ class EventSender:
         for it). It joins the Events of its term waiting to go; the call queued with it waits
         until a shutdown has drained the binds and, while binds wait for a worker, its turn
         (`EVENTS_IN_BACKLOG`), then sends what of its term waits (at most `EVENT_BATCH`,
-        together when the writer can, `EventBatchWriter`): the calls that find theirs sent
-        with another's have nothing left to do."""
+        together when the writer can, `EventBatchWriter`, after up to `EVENT_GATHER` for
+        others to come): the calls that find theirs sent with another's have nothing left to
+        do."""
         term = self._workers.queue_term()
-        entry = (ref, message)
+        entry = (ref, message, self._clock.monotonic())
         with self._waiting_lock:
-            self._waiting.setdefault(term, []).append(entry)
+            waiting = self._waiting.setdefault(term, [])
+            waiting.append(entry)
+            if len(waiting) >= EVENT_BATCH:
+                self._gathered.notify_all()
         queued = self._workers.queue(
             what, self._send_in_turn, self._workers.event_pool, cancel_unsent=False
         )
@@ -140,6 +156,8 @@ class EventSender:
         writer = self._together
         size = most if writer is not None and not self._workers.stop.is_set() else 1
         with self._waiting_lock:
+            if size > 1:
+                self._wait_for_others(term, size)
             waiting = self._waiting.get(term, [])
             batch, self._waiting[term] = waiting[:size], waiting[size:]
             if not self._waiting[term]:
@@ -150,7 +168,7 @@ class EventSender:
             self.send(batch[0][0], "Normal", "Scheduled", batch[0][1])
             return
         records: list[EventRecord] = [
-            (ref, "Normal", "Scheduled", _cut(message)) for ref, message in batch
+            (ref, "Normal", "Scheduled", _cut(message)) for ref, message, _ in batch
         ]
         outcomes: Sequence[Exception | None]
         try:
@@ -161,9 +179,25 @@ class EventSender:
         except Exception as err:  # the batch as a whole failed: each goes alone
             logger.info("%d Scheduled events not recorded together: %s", len(batch), err)
             outcomes = [err] * len(batch)
-        for (ref, message), outcome in zip(batch, outcomes, strict=True):
+        for (ref, message, _), outcome in zip(batch, outcomes, strict=True):
             if outcome is not None:
                 self.send(ref, "Normal", "Scheduled", message)
+
+    def _wait_for_others(self, term: int | None, most: int) -> None:
+        """Under the waiting lock: wait until `most` Events of `term` wait, the first of them
+        has waited `EVENT_GATHER`, or the executor drains for a shutdown or stops (`wake`)."""
+        waiting = self._waiting.get(term)
+        if not waiting:
+            return
+        workers = self._workers
+
+        def gathered() -> bool:
+            waiting = self._waiting.get(term)
+            return not waiting or len(waiting) >= most or workers.stop.is_set() or workers.draining
+
+        left = waiting[0][2] + self._gather - self._clock.monotonic()
+        if left > 0:
+            self._gathered.wait_for(gathered, left)
 
     def _turn(self) -> bool:
         """A `Scheduled` Event may go now: no bind waits for a worker, or fewer than
@@ -189,14 +223,18 @@ class EventSender:
         self._go.clear()
 
     def release(self) -> None:
-        """Events go again."""
+        """Events go again (in a shutdown's drain, those gathering at once: `_wait_for_others`)."""
         self._go.set()
+        with self._gathered:
+            self._gathered.notify_all()
 
     def wake(self) -> None:
         """The executor stops: every Event waiting, to be held or for its turn, goes now."""
         self._go.set()
         with self._workers.turns:
             self._workers.turns.notify_all()
+        with self._gathered:
+            self._gathered.notify_all()
 
 
 def _cut(message: str) -> str:

@@ -18,7 +18,7 @@ on one, each bind queued as its statement commits when the loop streams it (`str
 its cycle's `submit`; status writes and reservation releases on a smaller one of their own, so
 they never delay a later cycle's binds; Events on a third, whose `Scheduled` Events go one at a
 time while binds wait for a worker, `EVENTS_IN_BACKLOG`, and otherwise up to `EVENT_BATCH` at
-once on one connection), in this order per submit: binds
+once on one connection, gathered for up to `EVENT_GATHER`), in this order per submit: binds
 (assumed in the cache before they are queued, so the next cycle never binds a pod twice; a
 conflict or a missing pod forgets the assumption, other failures also get a Warning
 `FailedScheduling`; success a Normal `Scheduled`), evictions (assumed releasing; a disruption
@@ -111,7 +111,12 @@ from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import Clock
 from vscheduler.effects.binds import Binder
 from vscheduler.effects.context import EffectsContext
-from vscheduler.effects.events import EVENT_TURN_WAIT, EVENTS_IN_BACKLOG, EventSender
+from vscheduler.effects.events import (
+    EVENT_GATHER,
+    EVENT_TURN_WAIT,
+    EVENTS_IN_BACKLOG,
+    EventSender,
+)
 from vscheduler.effects.evictions import Evictor
 from vscheduler.effects.outcomes import Outcomes
 from vscheduler.effects.pod_writes import PodStatusWriter
@@ -136,6 +141,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "COUNT_HOLD",
     "EVENTS_IN_BACKLOG",
+    "EVENT_GATHER",
     "EVENT_MESSAGE_LIMIT",
     "EVENT_TURN_WAIT",
     "QUEUE_HOLD",
@@ -191,12 +197,13 @@ class EffectsExecutor:
         self._workers = Workers(
             workers=workers, clock=clock, terms=self._terms, retry=retry, may_write=may_write
         )
-        self._events = EventSender(  # the turn wait read here, as built: a test may shorten it
+        self._events = EventSender(  # the waits read here, as built: a test may shorten them
             writer,
             clock=clock,
             retry=retry.events(),
             workers=self._workers,
             turn_wait=EVENT_TURN_WAIT,
+            gather=EVENT_GATHER,
         )
         context = EffectsContext(
             writer=writer,

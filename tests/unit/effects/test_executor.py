@@ -13,6 +13,7 @@ from vscheduler.cache.cache import SchedulerCache
 from vscheduler.clock import FixedClock
 from vscheduler.effects import executor
 from vscheduler.effects.binds import BIND_BATCH, share
+from vscheduler.effects.events import EVENT_BATCH
 from vscheduler.effects.executor import COUNT_HOLD, EffectsExecutor
 from vscheduler.effects.ports import BindRecord, EventRecord, ObjectRef
 from vscheduler.effects.retry import RetryPolicy
@@ -91,6 +92,13 @@ def raw_podgroup(status: dict[str, Any]) -> dict[str, Any]:
         "spec": {"minMember": 2},
         "status": status,
     }
+
+
+@pytest.fixture(autouse=True)
+def _events_go_when_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Events go as soon as a worker takes them: these tests hold and release the writer's
+    sends to order them. The gather's own tests (`test_scheduled_events_*_gather*`) set it."""
+    monkeypatch.setattr(executor, "EVENT_GATHER", 0.0)
 
 
 @pytest.fixture
@@ -754,6 +762,81 @@ def test_scheduled_events_waiting_go_together_through_a_batch_writer(clock: Fixe
     # the two held sends took `taken`; the rest waited and went together (in one more send,
     # unless the held sends' gates gave way after WAIT on a loaded machine)
     assert taken == 8 or len(_alone(writer)) + len(_batches(writer)) < 8
+
+
+def _stream_binds(effects: EffectsExecutor, writer: BatchWriter, names: Sequence[str]) -> None:
+    """Each pod's bind submitted in a cycle of its own once the one before is bound (no bind
+    waits for a worker: the Events are not in a backlog's turn)."""
+    for name in names:
+        bound = len(writer.of("bind"))
+        bind = Bind(task_uid=f"uid-{name}", pod=f"ns/{name}", node="n1")
+        effects.submit(CycleResult(binds=(bind,)), ClusterSnapshot())
+        assert until(lambda: len(writer.of("bind")) > bound)  # noqa: B023 (waited for here)
+
+
+def _bound_cache(clock: FixedClock, names: Sequence[str]) -> SchedulerCache:
+    cache = SchedulerCache(clock=clock)
+    cache.replace(NODE, [raw_node("n1")])
+    cache.replace(POD, [raw_pod(name) for name in names])
+    return cache
+
+
+def test_scheduled_events_of_a_stream_gather_and_go_together(
+    clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(executor, "EVENT_GATHER", 2.0)
+    names = ["p1", "p2", "p3"]
+    writer = BatchWriter()
+    effects = EffectsExecutor(writer, _bound_cache(clock, names), clock=clock, workers=4)
+    try:
+        _stream_binds(effects, writer, names[:1])
+        assert until(lambda: len(writer.of("bind")) == 1)
+        time.sleep(0.2)  # p1's Event had a free worker for a while: it could have gone alone
+        _stream_binds(effects, writer, names[1:])
+        assert until(lambda: len(writer.of("bind")) == 3)
+        assert effects.drain(WAIT)
+    finally:
+        effects.close()
+    # the first waited for the others (its gather outlasts the two binds after it)
+    assert _batches(writer) == [("ns/p1", "ns/p2", "ns/p3")]
+    assert _alone(writer) == []
+
+
+def test_scheduled_events_gather_no_longer_than_a_full_batch(
+    clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(executor, "EVENT_GATHER", 3600.0)
+    names = [f"p{i}" for i in range(1, EVENT_BATCH + 1)]
+    writer = BatchWriter()
+    effects = EffectsExecutor(writer, _bound_cache(clock, names), clock=clock, workers=4)
+    try:
+        _stream_binds(effects, writer, names)
+        assert until(lambda: len(writer.of("events")) == 1)  # full: it went, no hour waited
+    finally:
+        effects.close()
+    assert _batches(writer) == [tuple(f"ns/{n}" for n in names)]
+
+
+def test_scheduled_events_gathering_go_at_once_when_the_executor_shuts_down(
+    clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(executor, "EVENT_GATHER", 3600.0)
+    names = ["p1", "p2"]
+    writer = BatchWriter()
+    effects = EffectsExecutor(writer, _bound_cache(clock, names), clock=clock, workers=4)
+    stopped_when_sent: list[bool] = []
+    record_events = writer.record_events
+
+    def recording(events: Sequence[EventRecord]) -> list[ClusterError | None]:
+        stopped_when_sent.append(effects._stop.is_set())
+        return record_events(events)
+
+    writer.record_events = recording  # type: ignore[method-assign]
+    _stream_binds(effects, writer, names)
+    report = effects.shutdown(WAIT)  # the gather gives way to the shutdown's drain
+    assert report == {}
+    assert _batches(writer) == [("ns/p1", "ns/p2")]
+    assert stopped_when_sent == [False]  # sent in the drain, not when the grace ran out
 
 
 def test_an_event_a_batch_could_not_record_is_sent_again_alone(clock: FixedClock) -> None:
