@@ -1,7 +1,7 @@
 """What the benchmarks measure: binds as a watch sees them, the scheduler process with its log
 and metrics, and the CPU time of every process.
 
-Owns: `BindWatch` (one metadata-only watch of bound pods), `SchedulerProcess` (a
+Owns: `BindWatch` (one metadata-only watch of bound, or Running, pods), `SchedulerProcess` (a
 `vscheduler run` subprocess, its /metrics and the cycles in its log), `MetricsPoller`, `CpuMeter`
 (per-phase CPU seconds from /proc, the API server's request durations), `wait_until`,
 `peak_rate`.
@@ -46,10 +46,13 @@ _TICK = os.sysconf("SC_CLK_TCK")
 
 
 class BindWatch:
-    """A metadata-only watch of the namespace's bound pods: when each was first seen bound."""
+    """A metadata-only watch of the namespace's bound pods: when each was first seen bound.
+    With another field selector, of the pods it selects (`status.phase=Running`: when each was
+    first seen Running; a pod coming to match a watch's selector comes as ADDED)."""
 
-    def __init__(self, api: Api) -> None:
+    def __init__(self, api: Api, selector: str = "spec.nodeName!=") -> None:
         self._api = api
+        self._selector = selector
         self.bound: dict[str, float] = {}
         self.errors: list[str] = []
         self.restarts = 0
@@ -77,7 +80,7 @@ class BindWatch:
     def _open(self, resource_version: str) -> http.client.HTTPResponse:
         query = {
             "watch": "1",
-            "fieldSelector": "spec.nodeName!=",
+            "fieldSelector": self._selector,
             "timeoutSeconds": "3600",
             "allowWatchBookmarks": "true",
         }
