@@ -29,7 +29,8 @@ Each run prints one JSON object (one line) as it finishes; at the end a table gi
 and measure, ours / kube's ratio for every pair and their median (below 1 is better for times
 and CPU, above 1 for rates). CPU per 1,000 pods, for the scheduler and the API server, is read from
 /proc over two windows: `toBound` (scheduler start, or the first creation in streaming, to the
-last bind) and `settled` (to the moment every pod is Running and `--settle` more seconds passed).
+last bind) and `settled` (to the moment every pod is Running, as a watch of the Running pods saw
+them, and `--settle` more seconds passed).
 `cpuSeconds` gives every process's CPU seconds in each window (etcd, kwok, the
 controller-manager and this benchmark's client too: kwok's share shows whether it ran beside the
 binds or waited). `apiWrites` counts the API server's writes in the `toBound` window by verb
