@@ -363,7 +363,7 @@ def wait_until(what: str, check: Callable[[], bool], timeout: float, every: floa
     deadline = time.monotonic() + timeout
     while not check():
         if time.monotonic() > deadline:
-            print(f"bench.runtime: timed out waiting for {what}", file=sys.stderr)
+            print(f"bench: timed out waiting for {what}", file=sys.stderr)
             return False
         time.sleep(every)
     return True
