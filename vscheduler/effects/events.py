@@ -1,15 +1,15 @@
-"""The executor's Events: each recorded best effort, and the binds' `Scheduled` Events queued,
+"""The executor's Events: each recorded best effort, and the `Scheduled` Events queued,
 waiting their turn while binds wait for a worker, and sent together.
 
 Owns: recording an Event through the writer under the Event retry rules (its message cut to
-the port's `EVENT_MESSAGE_LIMIT`); the binds' `Scheduled` Events: queued on the workers'
-`event_pool` (`queue_scheduled`), held per term until a call of their term sends them, at most
-`EVENT_BATCH` at once and through the writer's `record_events` when it has it (one alone again
-under the retry rules when the batch could not record it), the first waiting at most
-`EVENT_GATHER` for others to go with it; the bind-backlog turn rule
-(`EVENTS_IN_BACKLOG` sends at once while binds wait for a worker, each waiting at most its turn
-wait), the count of those being sent (under the lock the workers' `idle` and `turns` share), and
-the shutdown's hold on them while it drains binds (`hold`, `release`).
+the port's `EVENT_MESSAGE_LIMIT`); the `Scheduled` Events (a bind's, a PodGroup's going
+Running): queued on the workers' `event_pool` (`queue_scheduled`), held per term until a call
+of their term sends them, at most `EVENT_BATCH` at once and through the writer's
+`record_events` when it has it (one alone again under the retry rules when the batch could not
+record it), the first waiting at most `EVENT_GATHER` for others to go with it; the bind-backlog
+turn rule (`EVENTS_IN_BACKLOG` sends at once while binds wait for a worker, each waiting at
+most its turn wait), the count of those being sent (under the lock the workers' `idle` and
+`turns` share), and the shutdown's hold on them while it drains binds (`hold`, `release`).
 Must not: raise (a failure is logged), hold an Event without end, or send an Event under a term
 other than the one it was queued in.
 """
@@ -108,13 +108,13 @@ class EventSender:
             log_failure(f"event {reason} on {ref.kind} {ref.name} not recorded: %s", err)
 
     def queue_scheduled(self, ref: ObjectRef, message: str, what: str) -> None:
-        """Queue the `Scheduled` Event of a bind on the Event pool (the next bind does not wait
-        for it). It joins the Events of its term waiting to go; the call queued with it waits
-        until a shutdown has drained the binds and, while binds wait for a worker, its turn
-        (`EVENTS_IN_BACKLOG`), then sends what of its term waits (at most `EVENT_BATCH`,
-        together when the writer can, `EventBatchWriter`, after up to `EVENT_GATHER` for
-        others to come): the calls that find theirs sent with another's have nothing left to
-        do."""
+        """Queue the `Scheduled` Event of a bind, or of a PodGroup going Running, on the Event
+        pool (the next bind or status write does not wait for it). It joins the Events of its
+        term waiting to go; the call queued with it waits until a shutdown has drained the
+        binds and, while binds wait for a worker, its turn (`EVENTS_IN_BACKLOG`), then sends
+        what of its term waits (at most `EVENT_BATCH`, together when the writer can,
+        `EventBatchWriter`, after up to `EVENT_GATHER` for others to come): the calls that find
+        theirs sent with another's have nothing left to do."""
         term = self._workers.queue_term()
         entry = (ref, message, self._clock.monotonic())
         with self._waiting_lock:

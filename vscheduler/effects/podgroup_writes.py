@@ -1,7 +1,8 @@
 """The executor's PodGroup status writes.
 
 Owns: each PodGroup's status where it differs from the watched PodGroup and is not already in
-flight, with the Events its change calls for (`status.podgroup_events`); one queued write per
+flight, with the Events its change calls for (`status.podgroup_events`; its Normal `Scheduled`
+queued to go with the pods' `Scheduled` Events, `EventSender.queue_scheduled`); one queued write per
 PodGroup, the newest (`sent.Newest`), patched against the PodGroup as watched when it is sent
 (never on one replaced since); a change of its counts alone held `COUNT_HOLD` after its last
 write while some of its placed pods are still to start; nothing of a gang still arriving but a
@@ -170,7 +171,10 @@ class PodGroupStatusWriter:
         if patch.get("phase") == PodGroupPhase.RUNNING.value:
             self._context.outcomes.since("job", created)
         for type_, reason, message in events:
-            self._context.events.send(ref, type_, reason, message)
+            if (type_, reason) == ("Normal", "Scheduled"):  # goes with the pods' Scheduled ones
+                self._context.events.queue_scheduled(ref, message, f"event Scheduled on {key}")
+            else:
+                self._context.events.send(ref, type_, reason, message)
 
     def _podgroup_problem(self, key: str, uid: str) -> str | None:
         """Why writing the status of PodGroup `key` (as `uid`) no longer holds: it is gone or

@@ -839,6 +839,26 @@ def test_scheduled_events_gathering_go_at_once_when_the_executor_shuts_down(
     assert stopped_when_sent == [False]  # sent in the drain, not when the grace ran out
 
 
+def test_a_podgroups_scheduled_event_goes_with_its_pods_scheduled_events(
+    clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(executor, "EVENT_GATHER", 2.0)
+    cache = _bound_cache(clock, ["p1", "p2"])
+    cache.apply(PODGROUP, WatchEvent("ADDED", raw_podgroup({"phase": "Inqueue"})))
+    writer = BatchWriter()
+    effects = EffectsExecutor(writer, cache, clock=clock, workers=4)
+    running = PodGroupStatus(phase=PodGroupPhase.RUNNING, running=0)
+    binds = tuple(Bind(task_uid=f"uid-{n}", pod=f"ns/{n}", node="n1") for n in ("p1", "p2"))
+    try:
+        effects.submit(CycleResult(binds=binds, podgroups={"ns/pg1": running}), ClusterSnapshot())
+        assert effects.drain(WAIT)
+    finally:
+        effects.close()
+    assert writer.of("status") == [("ns/pg1", {"phase": "Running"})]
+    assert [sorted(batch) for batch in _batches(writer)] == [["ns/p1", "ns/p2", "ns/pg1"]]
+    assert writer.of("event") == []
+
+
 def test_an_event_a_batch_could_not_record_is_sent_again_alone(clock: FixedClock) -> None:
     cache = SchedulerCache(clock=clock)
     cache.replace(NODE, [raw_node("n1")])
