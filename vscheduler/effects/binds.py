@@ -169,7 +169,7 @@ class Binder:
         volumes are bound: together through the batch writer when more than one is ready, else
         alone."""
         workers = self._context.workers
-        alone = self._together is None or workers.draining or workers.stop.is_set()
+        alone = self._together is None or workers.ending()
         most = 1 if alone else BIND_BATCH
         term = workers.thread_term()
         with self._waiting_lock:

@@ -193,7 +193,7 @@ class EventSender:
 
         def gathered() -> bool:
             waiting = self._waiting.get(term)
-            return not waiting or len(waiting) >= most or workers.stop.is_set() or workers.draining
+            return not waiting or len(waiting) >= most or workers.ending()
 
         left = waiting[0][2] + self._gather - self._clock.monotonic()
         if left > 0:

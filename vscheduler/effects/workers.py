@@ -183,6 +183,10 @@ class Workers:
         """The term the calling worker's work was queued under (None: not a worker)."""
         return self._terms.thread_term()
 
+    def ending(self) -> bool:
+        """A shutdown drains or the executor has stopped: what is left goes one by one, now."""
+        return self.draining or self.stop.is_set()
+
     def skipped_in_shutdown(self) -> bool:
         """While a shutdown drains binds, a status write not started yet is not sent."""
         if not self.draining:

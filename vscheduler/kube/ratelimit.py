@@ -50,10 +50,8 @@ class TokenBucket:
         if self.unlimited:
             return 0.0
         with self._lock:
-            now = self._clock.monotonic()
-            elapsed = max(0.0, now - self._last)
-            self._last = now
-            self._tokens = min(self._burst, self._tokens + elapsed * self._qps) - 1.0
+            self._refill()
+            self._tokens -= 1.0
             return 0.0 if self._tokens >= 0 else -self._tokens / self._qps
 
     def take(self, most: int) -> int:
@@ -61,13 +59,17 @@ class TokenBucket:
         if self.unlimited:
             return max(0, most)
         with self._lock:
-            now = self._clock.monotonic()
-            elapsed = max(0.0, now - self._last)
-            self._last = now
-            self._tokens = min(self._burst, self._tokens + elapsed * self._qps)
+            self._refill()
             taken = max(0, min(most, math.floor(self._tokens)))
             self._tokens -= taken
             return taken
+
+    def _refill(self) -> None:
+        """Under the lock: the tokens earned since the last call, up to the burst."""
+        now = self._clock.monotonic()
+        elapsed = max(0.0, now - self._last)
+        self._last = now
+        self._tokens = min(self._burst, self._tokens + elapsed * self._qps)
 
     def acquire(self) -> float:
         """Wait for a token; returns the seconds waited."""

@@ -774,26 +774,17 @@ def _stream_binds(effects: EffectsExecutor, writer: BatchWriter, names: Sequence
         assert until(lambda: len(writer.of("bind")) > bound)  # noqa: B023 (waited for here)
 
 
-def _bound_cache(clock: FixedClock, names: Sequence[str]) -> SchedulerCache:
-    cache = SchedulerCache(clock=clock)
-    cache.replace(NODE, [raw_node("n1")])
-    cache.replace(POD, [raw_pod(name) for name in names])
-    return cache
-
-
 def test_scheduled_events_of_a_stream_gather_and_go_together(
     clock: FixedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(executor, "EVENT_GATHER", 2.0)
     names = ["p1", "p2", "p3"]
     writer = BatchWriter()
-    effects = EffectsExecutor(writer, _bound_cache(clock, names), clock=clock, workers=4)
+    effects = EffectsExecutor(writer, _bind_cache(clock, names), clock=clock, workers=4)
     try:
         _stream_binds(effects, writer, names[:1])
-        assert until(lambda: len(writer.of("bind")) == 1)
         time.sleep(0.2)  # p1's Event had a free worker for a while: it could have gone alone
         _stream_binds(effects, writer, names[1:])
-        assert until(lambda: len(writer.of("bind")) == 3)
         assert effects.drain(WAIT)
     finally:
         effects.close()
@@ -808,7 +799,7 @@ def test_scheduled_events_gather_no_longer_than_a_full_batch(
     monkeypatch.setattr(executor, "EVENT_GATHER", 3600.0)
     names = [f"p{i}" for i in range(1, EVENT_BATCH + 1)]
     writer = BatchWriter()
-    effects = EffectsExecutor(writer, _bound_cache(clock, names), clock=clock, workers=4)
+    effects = EffectsExecutor(writer, _bind_cache(clock, names), clock=clock, workers=4)
     try:
         _stream_binds(effects, writer, names)
         assert until(lambda: len(writer.of("events")) == 1)  # full: it went, no hour waited
@@ -823,7 +814,7 @@ def test_scheduled_events_gathering_go_at_once_when_the_executor_shuts_down(
     monkeypatch.setattr(executor, "EVENT_GATHER", 3600.0)
     names = ["p1", "p2"]
     writer = BatchWriter()
-    effects = EffectsExecutor(writer, _bound_cache(clock, names), clock=clock, workers=4)
+    effects = EffectsExecutor(writer, _bind_cache(clock, names), clock=clock, workers=4)
     stopped_when_sent: list[bool] = []
     record_events = writer.record_events
 
@@ -843,7 +834,7 @@ def test_a_podgroups_scheduled_event_goes_with_its_pods_scheduled_events(
     clock: FixedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(executor, "EVENT_GATHER", 2.0)
-    cache = _bound_cache(clock, ["p1", "p2"])
+    cache = _bind_cache(clock, ["p1", "p2"])
     cache.apply(PODGROUP, WatchEvent("ADDED", raw_podgroup({"phase": "Inqueue"})))
     writer = BatchWriter()
     effects = EffectsExecutor(writer, cache, clock=clock, workers=4)
