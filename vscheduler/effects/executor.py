@@ -31,8 +31,9 @@ them), pods' PodScheduled=False conditions (those left pending and those pipelin
 PodGroup statuses (written only when they differ from the watched objects and are not already in
 flight, with Events when they change; one queued write per object, the newest, so a backlog never
 sends what a later cycle replaced: `sent.Newest`; a PodGroup's change of counts alone waits
-`COUNT_HOLD` after its last write while some of its placed pods are still to start; a gang still
-arriving has nothing written, but a move of its phase when it has no pod yet or minResources),
+`COUNT_HOLD` from the cycle that first found it while some of its placed pods are still to
+start; a gang still arriving has nothing written, but a move of its phase when it has no pod
+yet or minResources),
 and the reservations released (their keys removed from their ConfigMap, one patch per
 ConfigMap, through the optional `config_maps` writer; not repeated while the watch still shows a
 key, unless `RESEND_AFTER` passed: after a failure, too),

@@ -4,10 +4,10 @@ Owns: each PodGroup's status where it differs from the watched PodGroup and is n
 flight, with the Events its change calls for (`status.podgroup_events`; its Normal `Scheduled`
 queued to go with the pods' `Scheduled` Events, `EventSender.queue_scheduled`); one queued write per
 PodGroup, the newest (`sent.Newest`), patched against the PodGroup as watched when it is sent
-(never on one replaced since); a change of its counts alone held `COUNT_HOLD` after its last
-write while some of its placed pods are still to start; nothing of a gang still arriving but a
-move of its phase when it has no pod yet or minResources; the `job` duration when it goes
-Running; and what it last found matching, so an unchanged job is not diffed again.
+(never on one replaced since); a change of its counts alone held `COUNT_HOLD` from the cycle
+that first found it, while some of its placed pods are still to start; nothing of a gang still
+arriving but a move of its phase when it has no pod yet or minResources; the `job` duration
+when it goes Running; and what it last found matching, so an unchanged job is not diffed again.
 Must not: decide a status (the cycle does; `status` computes the patch), retry but through the
 workers' `call`, or raise out of a worker.
 """
@@ -31,13 +31,16 @@ from vscheduler.model.status import PodGroupPhase
 logger = logging.getLogger("vscheduler.effects.executor")
 
 COUNT_HOLD: Final = 1.0
-"""Seconds after a PodGroup's status was written during which a change of its counts alone
-(`running`, `succeeded`, `failed`) waits, while some of its placed pods are still to start
-(`PodGroupStatus.starting`): a gang's pods start one by one within moments of its bind, and
-each cycle in between wrote the count it had reached (W3: 498 of 1,099 PodGroup patches). The
-counts are written once every placed pod is counted, or by the first cycle past the hold (no
-staler than Volcano's once-a-second sessions write them; a pod that never starts holds them
-until then, as long as the next cycle, at most the loop's quiet period)."""
+"""Seconds a change of a PodGroup's counts alone (`running`, `succeeded`, `failed`) waits,
+counted from the cycle that first found it unwritten, while some of its placed pods are still to
+start (`PodGroupStatus.starting`): a gang's pods start one by one, and each cycle in between
+wrote the count it had reached (W3: 498 of 1,099 PodGroup patches, when each cycle wrote).
+The counts are written once every placed pod is counted, or by the first cycle past the hold
+(no staler than Volcano's once-a-second sessions write them; a pod that never starts holds them
+until then, as long as the next cycle, at most the loop's quiet period). Counted from the last
+write, as it was until the thirty-third session, the hold had passed long before a gang's pods
+started where the kubelet lags its binds (kwok, 15-30 s behind in W3), so a cycle in the middle
+of the starts wrote a count on its way (~160 of W3's ~740 PodGroup patches)."""
 
 
 class PodGroupStatusWriter:
@@ -52,8 +55,9 @@ class PodGroupStatusWriter:
         """Per PodGroup key, the newest status wanted, with the PodGroup it was made against,
         its creation time, and whether its gang was still arriving (then only a phase that
         still moves is written)."""
-        self._groups_written: dict[str, float] = {}
-        """Per PodGroup key, when its status was last written (`clock.monotonic`)."""
+        self._counts_held: dict[str, float] = {}
+        """Per PodGroup key, since when a change of its counts alone waits (`clock.monotonic`:
+        the cycle that first held it back; see `COUNT_HOLD`)."""
         self._groups_matched: dict[str, tuple[PodGroupStatus, st.Raw]] = {}
         """Per PodGroup key, the status last found to match the PodGroup as watched, with that
         PodGroup: while a cycle hands the same status object (a job taken unchanged, see
@@ -87,6 +91,7 @@ class PodGroupStatusWriter:
             patch = st.podgroup_status_patch(status, raw)
             if not patch:
                 self._groups_sent.discard(key)
+                self._counts_held.pop(key, None)
                 still[key] = (status, raw)
                 continue
             if key in arriving:
@@ -94,8 +99,9 @@ class PodGroupStatusWriter:
                 if moved is None:
                     continue  # its members still come: said when they stop
                 patch = moved
-            if status.starting and patch.keys() <= st.COUNTS and self._written_lately(key):
+            if patch.keys() <= st.COUNTS and status.starting and self._hold_counts(key):
                 continue  # its counts still climb: a later cycle writes them, nearer their end
+            self._counts_held.pop(key, None)
             if self._groups_sent.claim(key, st.patch_substance(patch)):
                 wanted = (status, raw, created.get(key), key in arriving)
                 if self._groups_wanted.want(key, wanted) and not self._context.workers.spawn_status(
@@ -104,14 +110,15 @@ class PodGroupStatusWriter:
                     self._groups_wanted.forget(key)
         self._groups_matched = still
         self._groups_sent.prune(podgroups.keys())
-        written = self._groups_written
-        if len(written) > 2 * len(podgroups) + 64:  # PodGroups gone since: forgotten now and then
-            self._groups_written = {k: t for k, t in written.items() if k in podgroups}
+        held = self._counts_held
+        if len(held) > 2 * len(podgroups) + 64:  # PodGroups gone since: forgotten now and then
+            self._counts_held = {k: t for k, t in held.items() if k in podgroups}
 
-    def _written_lately(self, key: str) -> bool:
-        """Whether PodGroup `key`'s status was written less than `COUNT_HOLD` seconds ago."""
-        at = self._groups_written.get(key)
-        return at is not None and self._context.clock.monotonic() - at < COUNT_HOLD
+    def _hold_counts(self, key: str) -> bool:
+        """Whether a change of PodGroup `key`'s counts alone still waits: less than `COUNT_HOLD`
+        seconds since a cycle first held it back (this one, if none did)."""
+        now = self._context.clock.monotonic()
+        return now - self._counts_held.setdefault(key, now) < COUNT_HOLD
 
     def _write_wanted_podgroup(self, key: str) -> None:
         """The newest status wanted for PodGroup `key`, patched against the PodGroup as it is
@@ -167,7 +174,6 @@ class PodGroupStatusWriter:
             log_failure(f"{what} failed: %s", err)
             return
         self._context.outcomes.outcome("podgroup_status", "success")
-        self._groups_written[key] = self._context.clock.monotonic()
         if patch.get("phase") == PodGroupPhase.RUNNING.value:
             self._context.outcomes.since("job", created)
         for type_, reason, message in events:

@@ -518,6 +518,25 @@ def test_a_gangs_counts_alone_wait_while_its_pods_still_start_until_all_are_coun
     assert writer.of("status")[2:] == [("ns/pg1", {"running": 9})]  # held no longer than that
 
 
+def test_a_gangs_counts_wait_from_when_they_first_changed_not_from_its_last_write(
+    effects: EffectsExecutor, writer: FakeWriter, cache: SchedulerCache, clock: FixedClock
+) -> None:
+    # the kubelet starts the pods long after the bind (kwok: 15-30 s behind in W3)
+    cache.apply(PODGROUP, WatchEvent("ADDED", raw_podgroup({"phase": "Running"})))
+    clock.advance(20 * COUNT_HOLD)
+
+    def cycle(running: int, starting: int) -> None:
+        status = PodGroupStatus(phase=PodGroupPhase.RUNNING, running=running, starting=starting)
+        carry_out(effects, CycleResult(podgroups={"ns/pg1": status}))
+
+    cycle(3, 7)
+    clock.advance(COUNT_HOLD / 2)
+    cycle(8, 2)
+    assert writer.of("status") == []  # the starts are under way: one write at their end
+    cycle(10, 0)
+    assert writer.of("status") == [("ns/pg1", {"running": 10})]
+
+
 def test_a_gang_still_arriving_has_nothing_of_its_podgroup_status_written_until_it_stops(
     effects: EffectsExecutor, writer: FakeWriter, cache: SchedulerCache
 ) -> None:
