@@ -37,7 +37,10 @@ binds or waited). `apiWrites` counts the API server's writes in the `toBound` wi
 and resource (its apiserver_request_duration_seconds counts; the benchmark's own creates are in
 it for both); `apiWatchEvents` the watch events it sent in that window, count and bytes, by
 resource (apiserver_watch_events_total and _sizes); `apiWritesSettled` and
-`apiWatchEventsSettled` the same from the last bind to settled.
+`apiWatchEventsSettled` the same from the last bind to settled. `benchClientCpuSeconds` is this
+benchmark's client's CPU over both windows: it does the same work under either scheduler, so
+its row in the table (ours / kube per pair) says how much slower the machine ran one side of a
+pair than the other (a fifth, on some days), which moves every other ratio of that pair with it.
 Every run checks correctness: every pod bound, no node holding more than its allocatable, no
 watch error (the binding subresource itself refuses a second bind of a pod); a run that fails a
 check says so in its JSON (`check.ok: false`) and in the table.
@@ -357,6 +360,7 @@ def run_one(w: Workload, who: str, args: argparse.Namespace, workdir: Path) -> d
         result["settledAllRunning"] = all_running
         result["cpuPer1000Pods"] = _cpu_per_1000(cpu.phases(), len(times))
         result["cpuSeconds"] = cpu.phases()
+        result["benchClientCpuSeconds"] = _same_work_cpu(result["cpuSeconds"])
         result.update(_api_requests(cpu.requests()))
         result["check"] = _check(api, w, times, watch)
         return result
@@ -480,6 +484,13 @@ def _cpu_per_1000(phases: dict[str, dict[str, float]], pods: int) -> dict[str, A
     return out
 
 
+def _same_work_cpu(phases: dict[str, dict[str, float]]) -> float:
+    """This benchmark's client's CPU seconds over both windows: the same work under either
+    scheduler (the creates, the watches of bound and Running pods), so its ratio in a pair is
+    how much slower the machine ran one side than the other."""
+    return round(sum(p.get("bench-client", 0.0) for p in phases.values()), 2)
+
+
 def _api_requests(requests: dict[str, dict[str, dict[str, float]]]) -> dict[str, Any]:
     """The API server's writes and watch events of both windows (`_writes`, `_watch_events`)."""
     return {
@@ -550,6 +561,7 @@ MEASURES: dict[str, tuple[tuple[str, ...], bool]] = {
     "apiserver CPU/1k toBound": (("cpuPer1000Pods", "kube-apiserver", "toBound"), True),
     "apiserver CPU/1k settled": (("cpuPer1000Pods", "kube-apiserver", "settled"), True),
     "peak RSS MiB": (("peakRssMiB",), True),
+    "bench client CPU (same work)": (("benchClientCpuSeconds",), True),
 }
 
 
