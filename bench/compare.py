@@ -37,7 +37,9 @@ binds or waited). `apiWrites` counts the API server's writes in the `toBound` wi
 and resource (its apiserver_request_duration_seconds counts; the benchmark's own creates are in
 it for both); `apiWatchEvents` the watch events it sent in that window, count and bytes, by
 resource (apiserver_watch_events_total and _sizes); `apiWritesSettled` and
-`apiWatchEventsSettled` the same from the last bind to settled. `benchClientCpuSeconds` is this
+`apiWatchEventsSettled` the same from the last bind to settled; `podWatches` the pod watches
+open on the API server at each mark (every client's: a client that opens a second one makes
+every pod change cost the API server another watch event). `benchClientCpuSeconds` is this
 benchmark's client's CPU over both windows: it does the same work under either scheduler, so
 its row in the table (ours / kube per pair) says how much slower the machine ran one side of a
 pair than the other (a fifth, on some days), which moves every other ratio of that pair with it.
@@ -361,7 +363,7 @@ def run_one(w: Workload, who: str, args: argparse.Namespace, workdir: Path) -> d
         result["cpuPer1000Pods"] = _cpu_per_1000(cpu.phases(), len(times))
         result["cpuSeconds"] = cpu.phases()
         result["benchClientCpuSeconds"] = _same_work_cpu(result["cpuSeconds"])
-        result.update(_api_requests(cpu.requests()))
+        result.update(_api_requests(cpu.requests(), cpu.watches))
         result["check"] = _check(api, w, times, watch)
         return result
     finally:
@@ -491,13 +493,17 @@ def _same_work_cpu(phases: dict[str, dict[str, float]]) -> float:
     return round(sum(p.get("bench-client", 0.0) for p in phases.values()), 2)
 
 
-def _api_requests(requests: dict[str, dict[str, dict[str, float]]]) -> dict[str, Any]:
-    """The API server's writes and watch events of both windows (`_writes`, `_watch_events`)."""
+def _api_requests(
+    requests: dict[str, dict[str, dict[str, float]]], watches: dict[str, dict[str, int]]
+) -> dict[str, Any]:
+    """The API server's writes and watch events of both windows (`_writes`, `_watch_events`),
+    and the pod watches open at each mark."""
     return {
         "apiWrites": _writes(requests, "toBound"),
         "apiWritesSettled": _writes(requests, "settled"),
         "apiWatchEvents": _watch_events(requests, "toBound"),
         "apiWatchEventsSettled": _watch_events(requests, "settled"),
+        "podWatches": {phase: open_.get("pods", 0) for phase, open_ in watches.items()},
     }
 
 

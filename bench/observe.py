@@ -41,6 +41,7 @@ _APISERVER_DURATION = re.compile(
     r"^apiserver_request_duration_seconds_(count|sum)\{([^}]*)\} ([0-9.eE+-]+)$"
 )
 _WATCH_EVENTS = re.compile(r"^apiserver_watch_events_(total|sizes_sum)\{([^}]*)\} ([0-9.eE+-]+)$")
+_LONGRUNNING = re.compile(r"^apiserver_longrunning_requests\{([^}]*)\} ([0-9.eE+-]+)$")
 _LABEL = re.compile(r'(\w+)="([^"]*)"')
 _TICK = os.sysconf("SC_CLK_TCK")
 
@@ -281,19 +282,23 @@ class CpuMeter:
     """Per phase: CPU seconds (user + system) of the control-plane processes, the scheduler and
     this process (from /proc), the API server's own count and mean latency of each kind of
     request (apiserver_request_duration_seconds; WATCH excluded), and the watch events it sent,
-    all watchers together, by resource (`EVENTS resource`: count and bytes)."""
+    all watchers together, by resource (`EVENTS resource`: count and bytes); at each mark, the
+    watches open by resource (`watches`, apiserver_longrunning_requests)."""
 
     def __init__(self, cp: LocalControlPlane, api: Api) -> None:
         self.api = api
         self.pids = {name: proc.popen.pid for name, proc in cp.procs.items()}
         self.marks: list[tuple[str, dict[str, float], dict[str, tuple[float, float]]]] = []
+        self.watches: dict[str, dict[str, int]] = {}
+        """Per mark, the watches open on the API server by resource (every client's)."""
 
     def mark(self, phase: str) -> None:
         """Record the totals now; a phase's usage is the difference to the previous mark."""
         now: dict[str, float] = {name: process_cpu(pid) for name, pid in self.pids.items()}
         times = os.times()
         now["bench-client"] = times.user + times.system
-        self.marks.append((phase, now, self._requests()))
+        requests, self.watches[phase] = self._requests()
+        self.marks.append((phase, now, requests))
 
     def phases(self) -> dict[str, dict[str, float]]:
         """CPU seconds per process, per phase (the name of the mark ending it)."""
@@ -318,7 +323,8 @@ class CpuMeter:
             out[phase] = rows
         return out
 
-    def _requests(self) -> dict[str, tuple[float, float]]:
+    def _requests(self) -> tuple[dict[str, tuple[float, float]], dict[str, int]]:
+        """The counters `requests` differences, and the watches open now by resource."""
         try:
             conn = self.api.connection(timeout=30)
             conn.request("GET", "/metrics", headers=self.api.headers("text/plain"))
@@ -326,11 +332,17 @@ class CpuMeter:
             status, text = response.status, response.read().decode()
             conn.close()
         except (OSError, http.client.HTTPException):
-            return {}
+            return {}, {}
         if status != 200:
-            return {}
+            return {}, {}
         found: dict[str, list[float]] = {}
+        watches: dict[str, int] = {}
         for line in text.splitlines():
+            o = _LONGRUNNING.match(line)
+            if o and 'verb="WATCH"' in o.group(1):
+                resource = dict(_LABEL.findall(o.group(1))).get("resource", "")
+                watches[resource] = watches.get(resource, 0) + int(float(o.group(2)))
+                continue
             w = _WATCH_EVENTS.match(line)
             if w:
                 labels = dict(_LABEL.findall(w.group(2)))
@@ -346,7 +358,9 @@ class CpuMeter:
                 key += f"/{labels['subresource']}"
             slot = found.setdefault(key, [0.0, 0.0])
             slot[0 if m.group(1) == "count" else 1] += float(m.group(3))
-        return {k: (v[0], v[1]) for k, v in found.items()}
+        return {k: (v[0], v[1]) for k, v in found.items()}, {
+            k: n for k, n in sorted(watches.items()) if n
+        }
 
 
 def process_cpu(pid: int) -> float:
