@@ -52,6 +52,17 @@ last cycle (a pod on a quiet cluster) runs one at once. 0.1 until the nineteenth
 cycles cheaper since, 0.06 (W1 ours only, three runs each in turns): p50 0.1489, 0.1437, 0.1442 s
 against 0.1856, 0.1891, 0.1802 s, p99 0.2653-0.2886 s against 0.3339-0.3799 s, CPU per 1,000
 pods 1.43-1.5 s against 1.263-1.36 s (kube-scheduler's ~2 s)."""
+FOLD_RATIO = 8.0
+"""The fold lasts at least this many times the recent cycles' mean duration (up to
+`FOLD_MAX`), when that is longer than `DEBOUNCE`: a cycle's cost is mostly fixed (the session
+over the whole cluster: on a slow day 11 ms for one pod and 20 ms for ten), so where cycles
+take longer, on a slower machine or a larger cluster, a fixed fold made each pod of a stream
+pay more of them (W1 on a machine twice as slow: 5.4 pods a cycle against 12.8, and our CPU
+per pod above kube-scheduler's, whose cost per pod has no such share). At 8 the cycles of a
+steady stream hold the interpreter about a ninth of the time; on a quick machine (8 ms cycles)
+the fold stays about `DEBOUNCE`."""
+FOLD_MAX = 0.25
+"""Seconds the fold lasts at most, however long the cycles take (a stream's pods wait for it)."""
 GANG_DEBOUNCE = 0.04
 """The same, once a gang is whole (`Cache.complete`: its last member came; the members before
 it woke no cycle): a gang's members already waited for it, and gangs completing close together
@@ -74,6 +85,8 @@ pod yet is being created this long after its own creation (its move to Inqueue i
 once if a controller owns it, or it has minResources: job controllers create the pods only
 then; one without either, whose creator makes its pods next, goes straight to Running if its
 gang starts within the grace, or is written Inqueue when the grace ends)."""
+_CYCLE_MEAN_WEIGHT = 0.25
+"""The newest cycle's weight in the moving mean of their durations (`FOLD_RATIO`)."""
 YIELD_RATIO = 1.0
 """While earlier decisions are being carried out, the pause after a cycle, relative to how long
 that cycle took."""
@@ -168,6 +181,7 @@ class Scheduler:
         debounce: float = DEBOUNCE,
         gang_debounce: float = GANG_DEBOUNCE,
         yield_ratio: float = YIELD_RATIO,
+        fold_ratio: float = FOLD_RATIO,
         quiet_period: float = QUIET_PERIOD,
         arrival_grace: float = ARRIVAL_GRACE,
         health: CycleHealth | None = None,
@@ -179,9 +193,11 @@ class Scheduler:
         self._before_cycle = before_cycle
         self._period, self._debounce = period, debounce
         self._gang_debounce = min(gang_debounce, debounce)
-        self._yield_ratio = yield_ratio
+        self._yield_ratio, self._fold_ratio = yield_ratio, fold_ratio
         self._last_cycle_end = 0.0
         self._last_cycle_seconds = 0.0
+        self._mean_cycle_seconds: float | None = None
+        """The recent cycles' duration, a moving mean (`_CYCLE_MEAN_WEIGHT` to the newest)."""
         self.health = health if health is not None else CycleHealth()
         self._last: tuple[int, int] | None = None
         self._last_quiet = 0
@@ -239,6 +255,10 @@ class Scheduler:
         self._revisit_at, self._arrival_seen = report.result.revisit_at, arrival
         self._last, self._last_quiet = seen, quiet
         self._last_cycle_end, self._last_cycle_seconds = perf_counter(), report.seconds
+        mean = self._mean_cycle_seconds
+        self._mean_cycle_seconds = (
+            report.seconds if mean is None else mean + (report.seconds - mean) * _CYCLE_MEAN_WEIGHT
+        )
         for error in report.plugin_errors:
             logger.warning("cycle %d: plugin %s", self.cycles, error)
         for error in report.action_errors:
@@ -310,12 +330,23 @@ class Scheduler:
 
     def _fold(self, stop: threading.Event) -> None:
         """Let a burst of changes end before the cycle: until `debounce` seconds after the last
-        cycle ended, or `gang_debounce` once a gang is whole (not at all when that is past: the
-        loop was idle). Counted from the last cycle, not from the wake, so the cycles of a
+        cycle ended (or `fold_ratio` times the recent cycles' mean duration, at most `FOLD_MAX`,
+        when longer), or `gang_debounce` once a gang is whole (not at all when that is past:
+        the loop was idle). Counted from the last cycle, not from the wake, so the cycles of a
         steady stream keep their pace and a change after a quiet spell waits for nothing."""
         since = self._last_cycle_end
-        if self._cache.complete.wait(max(0.0, since + self._debounce - perf_counter())):
+        if self._cache.complete.wait(max(0.0, since + self.fold - perf_counter())):
             stop.wait(max(0.0, since + self._gang_debounce - perf_counter()))
+
+    @property
+    def fold(self) -> float:
+        """Seconds from a cycle's end before a change runs the next (but a gang made whole):
+        `debounce`, or `fold_ratio` times the recent cycles' mean duration, at most `FOLD_MAX`,
+        when that is longer."""
+        mean = self._mean_cycle_seconds
+        if mean is None:
+            return self._debounce
+        return max(self._debounce, min(FOLD_MAX, self._fold_ratio * mean))
 
     def _yield_to_workers(self, stop: threading.Event) -> None:
         """While earlier decisions are in flight, keep the gap after the last cycle."""

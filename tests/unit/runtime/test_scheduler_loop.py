@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import threading
 
@@ -15,7 +16,7 @@ from vscheduler.model.cluster import ClusterSnapshot
 from vscheduler.model.commands import Bind, CycleResult
 from vscheduler.obs.metrics import SchedulerMetrics
 from vscheduler.runtime.policy import PolicyHolder
-from vscheduler.runtime.scheduler import DEBOUNCE, GANG_DEBOUNCE, Scheduler
+from vscheduler.runtime.scheduler import DEBOUNCE, FOLD_MAX, FOLD_RATIO, GANG_DEBOUNCE, Scheduler
 from vscheduler.testing.builders import START, at, node, pod, podgroup, snapshot
 
 
@@ -239,6 +240,34 @@ def test_a_change_soon_after_a_cycle_waits_for_the_fold_and_one_after_a_quiet_sp
     started = perf_counter()
     patient._fold(threading.Event())
     assert perf_counter() - started < 2.5
+
+
+def test_the_fold_grows_with_the_cycles_duration_up_to_its_most(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    scheduler, cache, _, _ = make()
+    assert scheduler.fold == DEBOUNCE  # no cycle yet
+    took: list[float] = []
+    run_cycle = cycle.run_cycle
+
+    def timed(*args: object, **kwargs: object) -> CycleReport:
+        report = run_cycle(*args, **kwargs)  # type: ignore[arg-type]
+        return dataclasses.replace(report, seconds=took.pop(0))
+
+    monkeypatch.setattr(cycle, "run_cycle", timed)
+
+    def cycles(*seconds: float) -> float:
+        for s in seconds:
+            took.append(s)
+            cache.generation += 1
+            assert scheduler.run_once() is not None
+        return scheduler.fold
+
+    assert cycles(0.002, 0.002) == DEBOUNCE  # quick cycles: the fold as set
+    slow = cycles(*[0.02] * 20)  # cycles ten times as long: their mean, times the ratio
+    assert slow == pytest.approx(FOLD_RATIO * 0.02, rel=0.01)
+    assert cycles(1.0) == FOLD_MAX  # one cycle of a second: the fold at its most
+    assert DEBOUNCE < slow < FOLD_MAX
 
 
 def test_a_quiet_change_runs_a_cycle_only_once_the_quiet_period_has_passed() -> None:
