@@ -39,10 +39,14 @@ it for both); `apiWatchEvents` the watch events it sent in that window, count an
 resource (apiserver_watch_events_total and _sizes); `apiWritesSettled` and
 `apiWatchEventsSettled` the same from the last bind to settled; `podWatches` the pod watches
 open on the API server at each mark (every client's: a client that opens a second one makes
-every pod change cost the API server another watch event). `benchClientCpuSeconds` is this
-benchmark's client's CPU over both windows: it does the same work under either scheduler, so
-its row in the table (ours / kube per pair) says how much slower the machine ran one side of a
-pair than the other (a fifth, on some days), which moves every other ratio of that pair with it.
+every pod change cost the API server another watch event); `watchersTerminated` the watchers the
+API server closed in each window for not reading their events fast enough, by resource (a
+client then watches again from where it was, and the events it had not read are sent anew;
+looked for after runs where kwok took twice its CPU and the pod watch events rose by ~26,000
+with the same writes). `benchClientCpuSeconds` is this benchmark's client's CPU over both
+windows: it does the same work under either scheduler, so its row in the table (ours / kube per
+pair) says how much slower the machine ran one side of a pair than the other (a fifth, on some
+days), which moves every other ratio of that pair with it.
 Every run checks correctness: every pod bound, no node holding more than its allocatable, no
 watch error (the binding subresource itself refuses a second bind of a pod); a run that fails a
 check says so in its JSON (`check.ok: false`) and in the table.
@@ -497,13 +501,22 @@ def _api_requests(
     requests: dict[str, dict[str, dict[str, float]]], watches: dict[str, dict[str, int]]
 ) -> dict[str, Any]:
     """The API server's writes and watch events of both windows (`_writes`, `_watch_events`),
-    and the pod watches open at each mark."""
+    the watchers it closed for falling behind, by window and resource, and the pod watches open
+    at each mark."""
     return {
         "apiWrites": _writes(requests, "toBound"),
         "apiWritesSettled": _writes(requests, "settled"),
         "apiWatchEvents": _watch_events(requests, "toBound"),
         "apiWatchEventsSettled": _watch_events(requests, "settled"),
         "podWatches": {phase: open_.get("pods", 0) for phase, open_ in watches.items()},
+        "watchersTerminated": {
+            phase: {
+                key.split(" ", 1)[1]: int(row["count"])
+                for key, row in rows.items()
+                if key.startswith("TERMINATED ")
+            }
+            for phase, rows in requests.items()
+        },
     }
 
 

@@ -41,6 +41,7 @@ _APISERVER_DURATION = re.compile(
     r"^apiserver_request_duration_seconds_(count|sum)\{([^}]*)\} ([0-9.eE+-]+)$"
 )
 _WATCH_EVENTS = re.compile(r"^apiserver_watch_events_(total|sizes_sum)\{([^}]*)\} ([0-9.eE+-]+)$")
+_TERMINATED = re.compile(r"^apiserver_terminated_watchers_total\{([^}]*)\} ([0-9.eE+-]+)$")
 _LONGRUNNING = re.compile(r"^apiserver_longrunning_requests\{([^}]*)\} ([0-9.eE+-]+)$")
 _LABEL = re.compile(r'(\w+)="([^"]*)"')
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -282,8 +283,10 @@ class CpuMeter:
     """Per phase: CPU seconds (user + system) of the control-plane processes, the scheduler and
     this process (from /proc), the API server's own count and mean latency of each kind of
     request (apiserver_request_duration_seconds; WATCH excluded), and the watch events it sent,
-    all watchers together, by resource (`EVENTS resource`: count and bytes); at each mark, the
-    watches open by resource (`watches`, apiserver_longrunning_requests)."""
+    all watchers together, by resource (`EVENTS resource`: count and bytes), and the watchers it
+    closed for not reading their events fast enough (`TERMINATED resource`:
+    apiserver_terminated_watchers_total); at each mark, the watches open by resource
+    (`watches`, apiserver_longrunning_requests)."""
 
     def __init__(self, cp: LocalControlPlane, api: Api) -> None:
         self.api = api
@@ -318,6 +321,8 @@ class CpuMeter:
                     spent = total - before.get(key, (0.0, 0.0))[1]
                     if key.startswith("EVENTS "):
                         rows[key] = {"count": int(n), "bytes": int(spent)}
+                    elif key.startswith("TERMINATED "):
+                        rows[key] = {"count": int(n)}
                     else:
                         rows[key] = {"count": int(n), "meanMs": round(spent / n * 1000, 1)}
             out[phase] = rows
@@ -342,6 +347,11 @@ class CpuMeter:
             if o and 'verb="WATCH"' in o.group(1):
                 resource = dict(_LABEL.findall(o.group(1))).get("resource", "")
                 watches[resource] = watches.get(resource, 0) + int(float(o.group(2)))
+                continue
+            t = _TERMINATED.match(line)
+            if t:
+                resource = dict(_LABEL.findall(t.group(1))).get("resource", "")
+                found.setdefault(f"TERMINATED {resource}", [0.0, 0.0])[0] += float(t.group(2))
                 continue
             w = _WATCH_EVENTS.match(line)
             if w:
