@@ -4,8 +4,9 @@
 policy changed since the last cycle, or `QUIET_PERIOD` passed since the last cycle and the
 cache changed quietly: a placed pod now running, a bind confirmed); `run` loops until stopped:
 it waits for the period or for the cache to signal a change, then folds: the cycle starts
-`debounce` after the last one ended (`gang_debounce`, shorter, once a gang is whole), so a
-burst of watch events becomes one cycle, and a change after a quiet spell is decided at once.
+`debounce` after the last one ended (longer where cycles take longer, `FOLD_RATIO`;
+`gang_debounce`, shorter, once a gang is whole), so a burst of watch events becomes one cycle,
+and a change after a quiet spell is decided at once.
 Before the informers' first lists are in, it waits for them (`wait_synced`) instead, and the
 first cycle follows the last list at once: a backlog waiting at start needs no fold.
 Each bind goes to the carrier as its statement commits (`DecisionCarrier.stream`), so a
