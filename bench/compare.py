@@ -500,22 +500,21 @@ def _same_work_cpu(phases: dict[str, dict[str, float]]) -> float:
 def _api_requests(
     requests: dict[str, dict[str, dict[str, float]]], watches: dict[str, dict[str, int]]
 ) -> dict[str, Any]:
-    """The API server's writes and watch events of both windows (`_writes`, `_watch_events`),
+    """The API server's writes and watch events of both windows (`_writes`, `_by_resource`),
     the watchers it closed for falling behind, by window and resource, and the pod watches open
     at each mark."""
     return {
         "apiWrites": _writes(requests, "toBound"),
         "apiWritesSettled": _writes(requests, "settled"),
-        "apiWatchEvents": _watch_events(requests, "toBound"),
-        "apiWatchEventsSettled": _watch_events(requests, "settled"),
+        "apiWatchEvents": _by_resource(requests, "toBound", "EVENTS"),
+        "apiWatchEventsSettled": _by_resource(requests, "settled", "EVENTS"),
         "podWatches": {phase: open_.get("pods", 0) for phase, open_ in watches.items()},
         "watchersTerminated": {
             phase: {
-                key.split(" ", 1)[1]: int(row["count"])
-                for key, row in rows.items()
-                if key.startswith("TERMINATED ")
+                k: int(row["count"])
+                for k, row in _by_resource(requests, phase, "TERMINATED").items()
             }
-            for phase, rows in requests.items()
+            for phase in ("toBound", "settled")
         },
     }
 
@@ -532,11 +531,15 @@ def _writes(requests: dict[str, dict[str, dict[str, float]]], phase: str) -> dic
     }
 
 
-def _watch_events(requests: dict[str, dict[str, dict[str, float]]], phase: str) -> dict[str, Any]:
-    """The watch events the API server sent in one window (as `_writes`), all watchers together
-    (the benchmark's own bind watch included: the same for both), by resource."""
+def _by_resource(
+    requests: dict[str, dict[str, dict[str, float]]], phase: str, kind: str
+) -> dict[str, dict[str, float]]:
+    """The rows of one kind in one window (as `_writes`), by resource: `EVENTS`, the watch
+    events the API server sent, all watchers together (the benchmark's own bind watch included:
+    the same for both), count and bytes; `TERMINATED`, the watchers it closed, count."""
+    prefix = f"{kind} "
     rows = requests.get(phase, {})
-    return {key.split(" ", 1)[1]: row for key, row in rows.items() if key.startswith("EVENTS ")}
+    return {key[len(prefix) :]: row for key, row in rows.items() if key.startswith(prefix)}
 
 
 def _check(api: Api, w: Workload, bound: dict[str, float], watch: BindWatch) -> dict[str, Any]:
