@@ -367,7 +367,10 @@ def run_one(w: Workload, who: str, args: argparse.Namespace, workdir: Path) -> d
         result["cpuPer1000Pods"] = _cpu_per_1000(cpu.phases(), len(times))
         result["cpuSeconds"] = cpu.phases()
         result["benchClientCpuSeconds"] = _same_work_cpu(result["cpuSeconds"])
-        result.update(_api_requests(cpu.requests(), cpu.watches))
+        result.update(
+            _api_requests(cpu.requests(), cpu.watches),
+            benchWatchRestarts={"bound": watch.restarts, "running": running.restarts},
+        )
         result["check"] = _check(api, w, times, watch)
         return result
     finally:

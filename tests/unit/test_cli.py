@@ -588,3 +588,30 @@ def test_explain_shows_the_nodes_as_the_cycle_stood_when_it_decided_the_pod(
         "node-2": "Insufficient cpu",
         "node-3": "Insufficient cpu",
     }
+
+
+@pytest.mark.parametrize("collecting", [True, False])
+def test_run_imports_the_runtime_with_the_collector_paused_and_gives_it_back_as_it_was(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, collecting: bool
+) -> None:
+    import gc
+
+    from vscheduler import app
+
+    seen: list[bool] = []
+
+    def fake_run(settings: object) -> int:
+        seen.append(gc.isenabled())
+        return 7
+
+    monkeypatch.setattr(app, "run", fake_run)
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\n")
+    was = gc.isenabled()
+    try:
+        (gc.enable if collecting else gc.disable)()
+        assert cli.main(["run", "--kubeconfig", str(kubeconfig), "--leader-elect=false"]) == 7
+        assert seen == [collecting]
+        assert gc.isenabled() is collecting
+    finally:
+        (gc.enable if was else gc.disable)()
