@@ -44,11 +44,14 @@ many as the Event pool has workers. An Event is a write to the API server like a
 backlog the API server is what the binds wait for: kube-scheduler's recorder sends its Events
 one at a time, from one goroutine. Here they go one at a time while binds wait, and catch up
 when the binds are done."""
-EVENT_BATCH: Final = 16
+EVENT_BATCH: Final = 8
 """`Scheduled` Events sent together at most, written at once on one connection when the writer
-can (`EventBatchWriter`): one such batch cost about half the CPU per Event of sending each alone
+can (`EventBatchWriter`): a batch of 16 cost about half the CPU per Event of sending each alone
 (`bench.client_requests`: 257 against 541 µs), paying the syscalls, the TLS records and the
-GIL hand-offs once."""
+GIL hand-offs once. The API server answers a connection's requests one after another, so a
+batch takes its size times the API server's latency: with four workers sending 16 at a time a
+W1 stream's batches took 0.79 s each (45 ms an Event) and the Events fell 500 behind the binds,
+catching up only after the last bind; eight workers sending 8 kept up (docs/design.md)."""
 EVENT_GATHER: Final = 0.25
 """Seconds at most the first of the `Scheduled` Events waiting to go waits for others to go with
 it, when no bind waits for a worker (a stream of lone pods): `EVENT_BATCH` of them go at once,
