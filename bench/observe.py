@@ -328,6 +328,11 @@ class CpuMeter:
             out[phase] = rows
         return out
 
+    def counters(self) -> dict[str, tuple[float, float]]:
+        """The API server's counters now, unmarked: {"VERB resource[/subresource]": (count,
+        seconds)}, with the `EVENTS` and `TERMINATED` rows `requests` reads."""
+        return self._requests()[0]
+
     def _requests(self) -> tuple[dict[str, tuple[float, float]], dict[str, int]]:
         """The counters `requests` differences, and the watches open now by resource."""
         try:
