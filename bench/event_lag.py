@@ -52,6 +52,7 @@ def run_tree(tree: Path, nodes: int, pods: int, threads: int, tail: float) -> di
         if not wait_until("/readyz", sched.ready, 120):
             raise ControlPlaneError(f"{tree}: not ready")
         watch = BindWatch(api).start()
+        meter.mark("start")
         first = meter.counters()
         samples: list[tuple[float, int, int]] = []
         done = threading.Event()
@@ -73,8 +74,8 @@ def run_tree(tree: Path, nodes: int, pods: int, threads: int, tail: float) -> di
         done.set()
         poller.join()
         watch.stop()
-        last = meter.counters()
-        return _summary(tree, samples, first, last)
+        meter.mark("end")
+        return _summary(tree, samples, meter.requests()["end"])
     finally:
         if sched is not None:
             sched.stop()
@@ -84,8 +85,7 @@ def run_tree(tree: Path, nodes: int, pods: int, threads: int, tail: float) -> di
 def _summary(
     tree: Path,
     samples: list[tuple[float, int, int]],
-    first: dict[str, tuple[float, float]],
-    last: dict[str, tuple[float, float]],
+    requests: dict[str, dict[str, float]],
 ) -> dict[str, Any]:
     lags = [binds - events for _, binds, events in samples if binds]
     total_binds = max((b for _, b, _ in samples), default=0)
@@ -93,11 +93,7 @@ def _summary(
     final_events = max((e for _, _, e in samples), default=0)
     at_bound = next((e for _, b, e in samples if b >= total_binds), 0)
     events_done = next((t for t, _, e in samples if e >= final_events), None)
-    latency = {}
-    for key in (BINDS, EVENTS):
-        count = last.get(key, (0.0, 0.0))[0] - first.get(key, (0.0, 0.0))[0]
-        spent = last.get(key, (0.0, 0.0))[1] - first.get(key, (0.0, 0.0))[1]
-        latency[key] = round(spent / count * 1000, 1) if count else None
+    latency = {key: requests.get(key, {}).get("meanMs") for key in (BINDS, EVENTS)}
     return {
         "benchmark": "event_lag",
         "tree": str(tree),
