@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
+from typing import cast
 
 import numpy as np
 
@@ -103,11 +104,18 @@ class Placer:
         failed_tasks: Mapping[str, str] | None = None,
         resolvers: Mapping[str, Callable[[TaskState, IntArray, bool], object]] | None = None,
         simulators: frozenset[str] = frozenset(),
+        node_filters: Mapping[str, Callable[[TaskState, int], object]] | None = None,
+        node_scorers: Mapping[str, Callable[[TaskState, int], object]] | None = None,
     ) -> None:
         self.ledger = ledger
         self.local_filters = [h for h in filters if node_local.get(h.plugin, True)]
         self.global_filters = [h for h in filters if not node_local.get(h.plugin, True)]
         self.local_scorers = [h for h in scorers if node_local.get(h.plugin, True)]
+        ones, scalar = node_filters or {}, node_scorers or {}
+        self._filters_one = [(h, ones.get(h.plugin)) for h in self.local_filters]
+        """Each local predicate with its plugin's predicateNode answer, if it serves one."""
+        self._scorers_one = [(h, scalar.get(h.plugin)) for h in self.local_scorers]
+        """Each local nodeOrder hook with its plugin's nodeOrderNode answer, if it serves one."""
         self.global_scorers = [h for h in scorers if not node_local.get(h.plugin, True)]
         self.batch_scorers = list(batch_scorers)
         self.filters = list(filters)
@@ -184,12 +192,16 @@ class Placer:
     def _refresh_one(self, c: ClassEval, task: TaskState, i: int) -> None:
         """`_refresh` of the one node `i`, in scalars: the same answers without the fixed cost
         of some thirty array operations (most of a decision's time at thousands of nodes).
-        The hooks are asked about `[i]` as always; plugins may answer one node in scalars too."""
+        A plugin serving predicateNode or nodeOrderNode answers in scalars; the others are
+        asked about `[i]`."""
         idx = np.array((i,), dtype=np.int64)
         ok = True
-        for hook in self.local_filters:
+        for hook, one in self._filters_one:
             try:
-                passed = bool(np.asarray(hook.fn(task, idx), dtype=np.bool_)[0])
+                if one is not None:
+                    passed = bool(one(task, i))
+                else:
+                    passed = bool(np.asarray(hook.fn(task, idx), dtype=np.bool_)[0])
             except Exception as exc:
                 self.report(hook, "predicate", exc, task)
                 passed = False
@@ -203,8 +215,12 @@ class Placer:
             not ledger.full_future or ledger.pods_free_future.item(i) > 0
         )
         total = 0.0
-        for hook in self.local_scorers:
+        for hook, scalar in self._scorers_one:
             try:
+                if scalar is not None:
+                    score = scalar(task, i)
+                    total = total + (0.0 if score is None else float(cast(float, score)))
+                    continue
                 result = hook.fn(task, idx)
             except Exception as exc:
                 self.report(hook, "nodeOrder", exc, task)

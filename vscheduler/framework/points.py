@@ -16,9 +16,11 @@ jobOrder -> `JobOrder`, eventHandlers -> `AllocateEvent` / `DeallocateEvent`, ..
 | jobEnqueued | on_enqueued | enableJobEnqueued | every plugin notified |
 | prePredicate | prefilter | enablePredicate | all must pass |
 | predicate | filter_nodes | enablePredicate | all must pass (per node) |
+| predicateNode | filter_node | enablePredicate | predicate of one node, in scalars (optional) |
 | predicateReason | explain_node | enablePredicate | the failing plugin's own reason |
 | predicateResolvable | filter_nodes_resolvable | enablePredicate | all must pass (per node) |
 | nodeOrder | score_nodes | enableNodeOrder | summed |
+| nodeOrderNode | score_node | enableNodeOrder | nodeOrder of one node, in scalars (optional) |
 | batchNodeOrder | batch_score_nodes | enableNodeOrder | summed |
 | bestNode | pick_best_node | enableBestNode | first answer wins |
 | hyperNodeOrder | score_hypernodes | enabledHyperNodeOrder | summed (per HyperNode) |
@@ -43,6 +45,13 @@ the comparisons' (each key agrees with its plugin's `compare_jobs`). At 50,000 l
 (`bench.cycle --nodes 5000 --pods 50000 --gang 1`) allocate took 2.9-3.5 s, against 4.3-5.7 s
 comparing. A key that raises is recorded as a jobOrder error, and the session orders jobs by
 comparisons from then on.
+
+predicateNode and nodeOrderNode are predicate and nodeOrder for one node, answered in Python
+scalars: after each decision the placement re-evaluates the one node the decision took, for the
+next task of the class, and asks each predicate and nodeOrder plugin about it; a plugin serving
+the scalar form is asked that instead (the same answer, the same float), a plugin without it is
+asked about an array of one node. predicates, nodeorder and binpack serve them: an array of one
+cost more than its answer, about a tenth of a gang's decision at 5,000 nodes (docs/design.md).
 
 Tier vote: a REJECT ends it (not allowed); a PERMIT in a tier allows; a tier of ABSTAIN moves on;
 no votes at all allows. Tier intersection: abstaining plugins are skipped; the first answer starts
@@ -89,6 +98,7 @@ POINTS: Final[tuple[Point, ...]] = (
     Point("jobEnqueued", "on_enqueued", "enableJobEnqueued", hooks.JobEnqueued),
     Point("prePredicate", "prefilter", "enablePredicate", hooks.PrePredicate),
     Point("predicate", "filter_nodes", "enablePredicate", hooks.Predicate),
+    Point("predicateNode", "filter_node", "enablePredicate", hooks.PredicateNode),
     Point("predicateReason", "explain_node", "enablePredicate", hooks.PredicateReason),
     Point(
         "predicateResolvable",
@@ -97,6 +107,7 @@ POINTS: Final[tuple[Point, ...]] = (
         hooks.PredicateResolvable,
     ),
     Point("nodeOrder", "score_nodes", "enableNodeOrder", hooks.NodeOrder),
+    Point("nodeOrderNode", "score_node", "enableNodeOrder", hooks.NodeOrderNode),
     Point("batchNodeOrder", "batch_score_nodes", "enableNodeOrder", hooks.BatchNodeOrder),
     Point("bestNode", "pick_best_node", "enableBestNode", hooks.BestNode),
     Point("hyperNodeOrder", "score_hypernodes", "enabledHyperNodeOrder", hooks.HyperNodeOrder),

@@ -80,6 +80,15 @@ class Predicate(Protocol):
     def filter_nodes(self, task: TaskState, idx: IntArray, /) -> BoolArray: ...
 
 
+class PredicateNode(Protocol):
+    """predicateNode: `filter_nodes` of the one node `i`, answered in Python scalars: the same
+    answer as `filter_nodes(task, [i])[0]`. Optional; after each decision the placement asks
+    each predicate about the node the decision took, where an array of one costs more than the
+    answer."""
+
+    def filter_node(self, task: TaskState, i: int, /) -> bool: ...
+
+
 class PredicateReason(Protocol):
     """predicateReason: why node `i` failed this plugin's predicate (None: it did not)."""
 
@@ -104,6 +113,13 @@ class NodeOrder(Protocol):
     """nodeOrder: the nodes' scores at indices `idx`, weights applied; None for no opinion."""
 
     def score_nodes(self, task: TaskState, idx: IntArray, /) -> FloatArray | None: ...
+
+
+class NodeOrderNode(Protocol):
+    """nodeOrderNode: `score_nodes` of the one node `i`, in Python scalars: the same float as
+    `score_nodes(task, [i])[0]` (None for no opinion, as there). Optional, as predicateNode."""
+
+    def score_node(self, task: TaskState, i: int, /) -> float | None: ...
 
 
 class BatchNodeOrder(Protocol):

@@ -136,7 +136,11 @@ class QueueAccount:
     request: Resources = EMPTY
     inqueue: Resources = EMPTY
     elastic: Resources = EMPTY
-    share: float = 0.0
+    _share: float = dataclasses.field(default=0.0, init=False, repr=False)
+    _share_rule: float | None = dataclasses.field(default=None, init=False, repr=False)
+    """Set by `update_share` (its `if_nothing_deserved`): `share` is found again on its next
+    read. An allocation changes allocated once per task and the share is read once per job
+    (the queue order), so a gang's tasks do not each pay for it."""
     active: bool = False
     """The queue holds a job (with hierarchy: its subtree does): flat, it takes part in the
     queue points only then."""
@@ -182,11 +186,25 @@ class QueueAccount:
         capped = quota.within(self.deserved, self.real_capability, self.bounded)
         self.deserved = capped.max(self.guarantee)
 
+    @property
+    def share(self) -> float:
+        """The largest allocated/deserved ratio (`quota.share_of`), as of the last
+        `update_share` (found on the read after it)."""
+        rule = self._share_rule
+        if rule is not None:
+            self._share = quota.share_of(self.allocated, self.deserved, if_nothing_deserved=rule)
+            self._share_rule = None
+        return self._share
+
+    @share.setter
+    def share(self, value: float) -> None:
+        self._share, self._share_rule = value, None
+
     def update_share(self, if_nothing_deserved: float) -> None:
-        """`share` from allocated and deserved (`if_nothing_deserved` when it deserves nothing)."""
-        self.share = quota.share_of(
-            self.allocated, self.deserved, if_nothing_deserved=if_nothing_deserved
-        )
+        """`share` from allocated and deserved as they are now (`if_nothing_deserved` when it
+        deserves nothing), found when it is next read: allocated and deserved change only
+        before an `update_share`, so the share read is the one they give."""
+        self._share_rule = if_nothing_deserved
 
     def is_overused(self) -> bool:
         """Active, and allocated has reached deserved in every resource."""
@@ -645,9 +663,9 @@ class QueueAccounts:
                     return queue_refusals.over_tree_limit(each, account, asked, used)
             return True
         limit = account.deserved if self._limit_is_deserved else account.real_capability
-        over = quota.exceeds(account.allocated + asked, limit, asked)
-        if not over:
+        if not quota.would_exceed(account.allocated, asked, limit):
             return True
+        over = quota.exceeds(account.allocated + asked, limit, asked)
         return queue_refusals.over_limit(
             account, asked, over, total=self.total, limit_is_deserved=self._limit_is_deserved
         )
@@ -850,6 +868,7 @@ class QueueAccounts:
         account.update_share(self._if_nothing_deserved)
         if self.hierarchy:
             for each in account.ancestors():
+                _ = each.share  # as at its last update_share: an ancestor's is not updated here
                 each.allocated = each.allocated + delta
 
     def report(self) -> None:

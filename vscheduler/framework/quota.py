@@ -54,6 +54,12 @@ def exceeds(used: Resources, limit: Resources, asked: Resources) -> tuple[str, .
     return tuple(n for n, a in asked.items() if a > 0 and used.get(n) > limit.get(n))
 
 
+def would_exceed(held: Resources, asked: Resources, limit: Resources) -> bool:
+    """`exceeds(held + asked, limit, asked)` is not empty, found without making the sum (the
+    allocate action asks it once per task)."""
+    return any(a > 0 and held.get(n) + a > limit.get(n) for n, a in asked.unordered_items())
+
+
 def cluster_total(session: PluginSession) -> Resources:
     """The allocatable of the Ready nodes (Volcano's snapshot holds only those)."""
     return cluster_total_and_used(session)[0]

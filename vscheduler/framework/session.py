@@ -225,6 +225,8 @@ class Session:
             node_local={n: bool(getattr(p, "node_local", True)) for n, p in self.plugins.items()},
             explainers={h.plugin: h.fn for h in self.dispatch.hooks("predicateReason")},
             resolvers={h.plugin: h.fn for h in self.dispatch.hooks("predicateResolvable")},
+            node_filters={h.plugin: h.fn for h in self.dispatch.hooks("predicateNode")},
+            node_scorers={h.plugin: h.fn for h in self.dispatch.hooks("nodeOrderNode")},
             simulators=frozenset(
                 entry.option.name
                 for tier in tiers

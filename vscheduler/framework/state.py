@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType
+from typing import Final
 
 from vscheduler.model import status as st
 from vscheduler.model.compact import compacted
@@ -18,6 +19,8 @@ from vscheduler.model.resources import EMPTY, Resources
 from vscheduler.model.status import PodGroupPhase, TaskStatus
 
 _NONE: Mapping[str, TaskState] = MappingProxyType({})
+_HOLDS: Final = {s: s in st.OCCUPYING or s is TaskStatus.PIPELINED for s in TaskStatus}
+"""Per status, whether a task in it counts in its job's `allocated`."""
 
 
 class TaskState:
@@ -105,20 +108,21 @@ class JobState:
 
     def move(self, task: TaskState, new: TaskStatus) -> None:
         """Re-index `task` under `new` (the session has checked the transition)."""
-        del self._by_status[task.status][task.uid]
-        self._by_status.setdefault(new, {})[task.uid] = task
-        self._count(task, task.status, -1)
+        old, facts = task.status, task.facts
+        uid = facts.uid
+        del self._by_status[old][uid]
+        self._by_status.setdefault(new, {})[uid] = task
+        self._count(task, old, -1)
         self._count(task, new, 1)
-        was = task.status in st.OCCUPYING or task.status is TaskStatus.PIPELINED
-        now = new in st.OCCUPYING or new is TaskStatus.PIPELINED
+        was, now = _HOLDS[old], _HOLDS[new]
         if now and not was:
-            self.allocated = self.allocated + task.resreq
+            self.allocated = self.allocated + facts.resreq
         elif was and not now:
-            self.allocated = self.allocated - task.resreq
-        if new is TaskStatus.PENDING and task.status is not TaskStatus.PENDING:
-            self.pending_request = self.pending_request + task.resreq
-        elif task.status is TaskStatus.PENDING and new is not TaskStatus.PENDING:
-            self.pending_request = self.pending_request - task.resreq
+            self.allocated = self.allocated - facts.resreq
+        if new is TaskStatus.PENDING and old is not TaskStatus.PENDING:
+            self.pending_request = self.pending_request + facts.resreq
+        elif old is TaskStatus.PENDING and new is not TaskStatus.PENDING:
+            self.pending_request = self.pending_request - facts.resreq
 
     # --- reading ------------------------------------------------------------------------------
     @property

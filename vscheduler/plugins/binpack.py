@@ -37,6 +37,7 @@ from vscheduler.plugin_api import (
     FloatArray,
     IntArray,
     NodeOrder,
+    NodeOrderNode,
     PluginSession,
     TaskState,
 )
@@ -54,7 +55,7 @@ class Weights:
     resources: Mapping[str, int] = dataclasses.field(default_factory=lambda: {CPU: 1, MEMORY: 1})
 
 
-class Binpack(NodeOrder):
+class Binpack(NodeOrder, NodeOrderNode):
     """The per-session plugin (only opened when `binpack.weight` is not 0)."""
 
     def __init__(self, session: PluginSession, weights: Weights) -> None:
@@ -80,6 +81,15 @@ class Binpack(NodeOrder):
         if overflow.any():
             score[overflow.any(axis=1)] = 0.0
         return score
+
+    def score_node(self, task: TaskState, i: int) -> float:
+        """`score_nodes` of the one node `i` (in scalars when it takes them there)."""
+        found = self._columns(task)
+        if not found.terms or not found.weight_sum:
+            return 0.0
+        if len(found.terms) < 8:
+            return self._score_one(i, found)
+        return float(self.score_nodes(task, np.array((i,), dtype=np.int64)).item(0))
 
     def _score_one(self, i: int, found: _Columns) -> float:
         """`score_nodes` of the one node `i`, in Python floats: the same operations in the same

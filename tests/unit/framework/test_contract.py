@@ -27,7 +27,7 @@ from vscheduler.plugin_api import (
 
 
 class Misspelt(Predicate):
-    def filter_nodez(self, task: TaskState, idx: IntArray) -> BoolArray:
+    def filter_modes(self, task: TaskState, idx: IntArray) -> BoolArray:
         return np.ones(len(idx), dtype=np.bool_)
 
 
@@ -71,7 +71,7 @@ class Inherits(Good):
 
 def test_a_misspelt_hook_is_named_with_a_suggestion() -> None:
     assert contract.class_problems("toy", Misspelt) == [
-        "plugin 'toy': Misspelt.filter_nodez is not an extension point's method "
+        "plugin 'toy': Misspelt.filter_modes is not an extension point's method "
         "(did you mean 'filter_nodes'?)"
     ]
 
@@ -140,6 +140,6 @@ def test_building_a_policy_with_a_broken_plugin_is_a_policy_error_naming_plugin_
     with pytest.raises(PolicyError) as caught:
         build(policy, registry)
     assert caught.value.errors == (
-        "tiers[0].plugins[0]: plugin 'toy': Misspelt.filter_nodez is not an extension point's "
+        "tiers[0].plugins[0]: plugin 'toy': Misspelt.filter_modes is not an extension point's "
         "method (did you mean 'filter_nodes'?)",
     )

@@ -399,3 +399,18 @@ def test_the_accounts_match_the_plugins_code_before_the_component(
         running = [t for t in tasks if t.status is TaskStatus.RUNNING]
         want_victims = old_reclaimees(session, old, plugin, task, running)
         assert accounts.reclaimees(task, running) == want_victims
+
+
+amounts = st.dictionaries(
+    st.sampled_from(["cpu", "memory", "nvidia.com/gpu", "pods"]), st.integers(-4, 8), max_size=4
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(amounts, amounts, amounts)
+def test_would_exceed_says_what_exceeds_of_the_sum_says(
+    held: dict[str, int], asked: dict[str, int], limit: dict[str, int]
+) -> None:
+    h, a, lim = Resources(held), Resources(asked), Resources(limit)
+
+    assert quota.would_exceed(h, a, lim) is bool(quota.exceeds(h + a, lim, a))

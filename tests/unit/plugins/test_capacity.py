@@ -535,6 +535,27 @@ def test_with_hierarchy_two_leaves_are_ordered_by_their_ancestors_below_the_shar
     assert plugin.compare_queues(queues["i2"], queues["idle"]) < 0  # a leaf first
 
 
+def test_with_hierarchy_an_allocation_moves_the_leafs_share_and_not_its_ancestors() -> None:
+    """As Volcano's AllocateFunc: the leaf's share is updated, an ancestor's allocated grows
+    but its share stays as the session opened with it, whenever it is first read."""
+    session, plugin = open_session(
+        cpus(8),
+        deserving(queue("org"), cpu="4"),
+        dataclasses.replace(deserving(queue("leaf"), cpu="2"), parent="org"),
+        *demand("leaf", 2),
+        policy=HIERARCHY,
+    )
+    accounts = plugin.accounts
+    stmt = session.statement()
+
+    stmt.allocate(session.tasks["default/leaf-job-0"], 0)
+
+    assert (accounts["leaf"].allocated, accounts["leaf"].share) == (res(cpu="1"), 0.5)
+    assert (accounts["org"].allocated, accounts["org"].share) == (res(cpu="1"), 0.0)
+    stmt.allocate(session.tasks["default/leaf-job-1"], 0)
+    assert (accounts["leaf"].share, accounts["org"].share) == (1.0, 0.0)
+
+
 def test_with_hierarchy_every_queue_reports_its_figures() -> None:
     session, plugin = open_session(
         cpus(8),

@@ -29,6 +29,7 @@ from vscheduler.plugin_api import (
     NodeFacts,
     NodeMemo,
     NodeOrder as NodeOrderPoint,
+    NodeOrderNode,
     PluginSession,
     SpreadConstraint,
     Taint,
@@ -88,7 +89,7 @@ ARGUMENTS: Final = (
 
 
 # --- the plugin ---------------------------------------------------------------------------------
-class NodeOrder(NodeOrderPoint, BatchNodeOrder, AllocateEvent, DeallocateEvent):
+class NodeOrder(NodeOrderPoint, NodeOrderNode, BatchNodeOrder, AllocateEvent, DeallocateEvent):
     """The per-session plugin."""
 
     def __init__(self, session: PluginSession, weights: Weights, views: NodeViews) -> None:
@@ -142,6 +143,18 @@ class NodeOrder(NodeOrderPoint, BatchNodeOrder, AllocateEvent, DeallocateEvent):
             score = balanced_allocation(requested[:, cols], allocatable[:, cols])
             total += w.balanced_resource * score
         return total
+
+    def score_node(self, task: TaskState, i: int) -> float:
+        """`score_nodes` of the one node `i`, in scalars on the two-resource path (the same
+        float), else through `score_nodes`."""
+        w = self._w
+        static = self._static_scores(task)
+        if not (w.least_requested or w.most_requested or w.balanced_resource):
+            return float(static.item(i))
+        req = self._request(task)
+        if self._cm_present and not (self._gpu is not None and req.item(self._gpu)):
+            return float(static.item(i)) + self._two_resource_score(req.item(0), req.item(1), i)
+        return float(self.score_nodes(task, np.array((i,), dtype=np.int64)).item(0))
 
     def _two_resource_scores(self, req: IntArray, idx: IntArray) -> FloatArray:
         """least, most and balanced over cpu and memory when every node has both: the same

@@ -32,6 +32,7 @@ from vscheduler.plugin_api import (
     NodeMemo,
     PluginSession,
     Predicate,
+    PredicateNode,
     PredicateReason,
     PredicateResolvable,
     PrePredicate,
@@ -75,7 +76,13 @@ class Config:
 
 
 class Predicates(
-    PrePredicate, Predicate, PredicateReason, PredicateResolvable, AllocateEvent, DeallocateEvent
+    PrePredicate,
+    Predicate,
+    PredicateNode,
+    PredicateReason,
+    PredicateResolvable,
+    AllocateEvent,
+    DeallocateEvent,
 ):
     """The per-session plugin."""
 
@@ -171,6 +178,23 @@ class Predicates(
             if self._proportional.applies(req):
                 ok &= self._proportional.passes(req, idx)
         return self._with_volumes(task, idx, ok)
+
+    def filter_node(self, task: TaskState, i: int) -> bool:
+        """`filter_nodes` of the one node `i`: in scalars when only the class's checks and the
+        pod slot apply (no host port, inter-pod or spread term, proportional rule or claim in
+        play), else through `filter_nodes`."""
+        config = self._config
+        if (
+            (config.node_ports and task.facts.host_ports)
+            or self._index is not None
+            or config.proportional
+            or (self._volumes is not None and task.facts.claims)
+        ):
+            return bool(self.filter_nodes(task, np.array((i,), dtype=np.int64))[0])
+        if not self._static_mask(task).item(i):
+            return False
+        ledger = self._ledger
+        return not ledger.full_future or ledger.pods_free_future.item(i) > 0
 
     def _with_volumes(self, task: TaskState, idx: IntArray, ok: BoolArray) -> BoolArray:
         """`ok` narrowed to the nodes the pod's claims admit."""
