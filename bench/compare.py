@@ -546,8 +546,14 @@ def _by_resource(
 
 
 def _check(api: Api, w: Workload, bound: dict[str, float], watch: BindWatch) -> dict[str, Any]:
-    """Every pod bound; no node holding more than it has; none bound twice."""
-    status, doc = api.request("GET", POD_PATH)
+    """Every pod bound; no node holding more than it has; none bound twice. A list the API
+    server does not answer is a failed check of this run, not the end of the batch (an
+    overloaded API server once left a kube-scheduler W2 run's 10,000 pods unbound after 900 s
+    and its list unanswered)."""
+    try:
+        status, doc = api.request("GET", POD_PATH)
+    except OSError as err:  # socket.timeout is an OSError
+        return {"ok": False, "error": f"listing pods: {type(err).__name__}: {err}"}
     if status != 200:
         return {"ok": False, "error": f"listing pods: HTTP {status}"}
     per_node: dict[str, int] = {}
