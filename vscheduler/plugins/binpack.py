@@ -69,8 +69,6 @@ class Binpack(NodeOrder, NodeOrderNode):
         found = self._columns(task)
         if not found.terms or not found.weight_sum:
             return np.zeros(len(idx), dtype=np.float64)
-        if len(idx) == 1 and len(found.terms) < 8:  # one node: scalars (numpy sums < 8 in order)
-            return np.array((self._score_one(idx.item(0), found),))
         ledger = self._ledger
         final = ledger.used[idx][:, found.cols] + found.request
         allocatable = ledger.allocatable[idx][:, found.cols]
@@ -87,7 +85,7 @@ class Binpack(NodeOrder, NodeOrderNode):
         found = self._columns(task)
         if not found.terms or not found.weight_sum:
             return 0.0
-        if len(found.terms) < 8:
+        if len(found.terms) < 8:  # numpy sums fewer than 8 terms in order: the same float
             return self._score_one(i, found)
         return float(self.score_nodes(task, np.array((i,), dtype=np.int64)).item(0))
 

@@ -125,10 +125,6 @@ class NodeOrder(NodeOrderPoint, NodeOrderNode, BatchNodeOrder, AllocateEvent, De
         req = self._request(task)
         gpu = self._gpu is not None and bool(req[self._gpu])
         if self._cm_present and not gpu:
-            if len(idx) == 1:  # one node (the one the last task took): scalars are cheaper
-                i = idx.item(0)
-                two = self._two_resource_score(req.item(0), req.item(1), i)
-                return np.array((static.item(i) + two,))
             return static[idx] + self._two_resource_scores(req, idx)
         total = static[idx]
         requested = ledger.used[idx] + req
