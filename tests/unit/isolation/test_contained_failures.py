@@ -335,3 +335,52 @@ def test_simulate_and_the_loop_tell_the_action_error_with_the_job(
     assert [m.split(" (at ")[0] for m in caplog.messages] == [
         f"cycle 1: action allocate: podgroup {lone}: IndexError: list index out of range"
     ]
+
+
+class PickyOneNode(Picky):
+    """Picky's array answers never raise; its one-node answers (predicateNode, nodeOrderNode)
+    raise for pod `late`, which the placement asks about the node `early` took."""
+
+    def filter_nodes(self, task: TaskState, idx: Any) -> Any:
+        return np.ones(len(idx), dtype=np.bool_)
+
+    def score_nodes(self, task: TaskState, idx: Any) -> Any:
+        return np.zeros(len(idx))
+
+    def filter_node(self, task: TaskState, i: int) -> bool:
+        if task.facts.name == "late":
+            raise KeyError("no label 'zone'")
+        return True
+
+    def score_node(self, task: TaskState, i: int) -> float:
+        return 0.0
+
+
+class PickyOneNodeFactory:
+    name = "picky"
+    plugin = PickyOneNode
+
+    def open(self, _session: object) -> PickyOneNode:
+        return PickyOneNode()
+
+
+def test_a_one_node_answer_raising_for_one_task_skips_that_task_as_its_array_form_would() -> None:
+    base = catalog.load_pipeline(None)
+    pipeline = dataclasses.replace(
+        base, tiers=(*base.tiers, (PluginEntry(Option("picky"), PickyOneNodeFactory()),))
+    )
+    snap = snapshot(  # five nodes: one changed row is refreshed alone (`Placer._evaluate`)
+        *(node(f"n{i}").resources(cpu="8", memory="8Gi") for i in range(5)),
+        pod("early").requests(cpu="1").created(1),
+        pod("late").requests(cpu="1").created(2),
+    )
+
+    report = cycle.run_cycle(snap, pipeline, clock=FixedClock(START))
+
+    assert {b.pod for b in report.result.binds} == {"default/early"}
+    assert report.result.unschedulable == {
+        "default/late": "plugin picky failed at predicate for this pod: KeyError: \"no label 'zone'\""
+    }
+    assert report.plugin_errors == (
+        "picky predicate: KeyError: \"no label 'zone'\" (pod default/late)",
+    )
