@@ -50,8 +50,9 @@ predicateNode and nodeOrderNode are predicate and nodeOrder for one node, answer
 scalars: after each decision the placement re-evaluates the one node the decision took, for the
 next task of the class, and asks each predicate and nodeOrder plugin about it; a plugin serving
 the scalar form is asked that instead (the same answer, the same float), a plugin without it is
-asked about an array of one node. predicates, nodeorder and binpack serve them: an array of one
-cost more than its answer, about a tenth of a gang's decision at 5,000 nodes (docs/design.md).
+asked about an array of one node. predicates, nodeorder and binpack serve them: the one-node
+refresh through arrays of one was a fifth of a gang's decision under cProfile at 5,000 nodes
+(docs/design.md).
 
 Tier vote: a REJECT ends it (not allowed); a PERMIT in a tier allows; a tier of ABSTAIN moves on;
 no votes at all allows. Tier intersection: abstaining plugins are skipped; the first answer starts
